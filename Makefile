@@ -1,0 +1,51 @@
+# One-command setup: `make lab` opens the notebooks, `make test` runs every test.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	--nbval-cell-timeout 300
+HOST ?= 127.0.0.1
+PORT ?= 8888
+
+.PHONY: setup lab test test-unit test-notebooks test-browser figures benchmarks clean
+
+setup: $(STAMP)
+
+# (Re)install when the package's dependencies or the pinned versions change.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=$(HOST) --port=$(PORT) \
+		--ServerApp.open_browser=False --allow-root
+
+test: $(STAMP)
+	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory test-notebooks
+	$(MAKE) --no-print-directory test-browser
+
+test-unit: $(STAMP)
+	$(BIN)/pytest tests --ignore=tests/browser -q
+
+# Each notebook's stored outputs are compared with a fresh run (NB=notebooks/05_masking.ipynb for one).
+NB ?= notebooks
+test-notebooks: $(STAMP)
+	$(BIN)/pytest $(NBVAL_FLAGS) $(NB) -q
+
+test-browser: $(STAMP)
+	$(BIN)/pytest tests/browser -q -rs
+
+figures: $(STAMP)
+	$(BIN)/python -m attnlib.figures figures
+
+benchmarks: $(STAMP)
+	$(BIN)/python benchmarks/widget_latency.py
+	$(BIN)/python benchmarks/attention_memory.py
+	$(BIN)/python benchmarks/train_reversal.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,157 @@
+"""Input validation shared by every attnlib function.
+
+Each helper raises a ``ValueError`` or ``TypeError`` that names the argument and the shapes or
+values involved, so a wrong call fails at the boundary instead of deep inside torch.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = [
+    "check_tensor",
+    "check_same_device",
+    "check_same_dtype",
+    "check_last_dim_match",
+    "check_mask",
+    "check_valid_lens",
+    "check_positive_int",
+    "check_scale",
+]
+
+
+def check_tensor(name: str, x, *, ndim_min: int | None = None, ndim: int | None = None,
+                 floating: bool = True) -> torch.Tensor:
+    """Check that ``x`` is a tensor (floating point unless ``floating=False``) of enough dims."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if floating and not x.is_floating_point():
+        raise TypeError(
+            f"{name} must be a floating-point tensor (float16, bfloat16, float32 or float64), "
+            f"got dtype {x.dtype}; convert it with {name}.float()"
+        )
+    if ndim is not None and x.dim() != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {tuple(x.shape)}")
+    if ndim_min is not None and x.dim() < ndim_min:
+        raise ValueError(
+            f"{name} must have at least {ndim_min} dimension(s), got shape {tuple(x.shape)}"
+        )
+    return x
+
+
+def check_same_device(**tensors: torch.Tensor | None) -> None:
+    """Check that all given tensors (``None`` ignored) live on one device."""
+    items = [(n, t) for n, t in tensors.items() if isinstance(t, torch.Tensor)]
+    if not items:
+        return
+    first_name, first = items[0]
+    for name, t in items[1:]:
+        if t.device != first.device:
+            raise ValueError(
+                f"{first_name} is on {first.device} but {name} is on {t.device}; "
+                f"move them to one device (e.g. {name}.to({first_name}.device))"
+            )
+
+
+def check_same_dtype(**tensors: torch.Tensor | None) -> None:
+    """Check that all given floating tensors (``None`` ignored) share one dtype."""
+    items = [(n, t) for n, t in tensors.items() if isinstance(t, torch.Tensor)]
+    if not items:
+        return
+    first_name, first = items[0]
+    for name, t in items[1:]:
+        if t.dtype != first.dtype:
+            raise TypeError(
+                f"{first_name} has dtype {first.dtype} but {name} has dtype {t.dtype}; "
+                f"use one dtype for all inputs"
+            )
+
+
+def check_last_dim_match(name_a: str, a: torch.Tensor, name_b: str, b: torch.Tensor,
+                         what: str, dim_a: int = -1, dim_b: int = -1) -> None:
+    """Check ``a.shape[dim_a] == b.shape[dim_b]``; the message calls that size ``what``."""
+    if a.shape[dim_a] != b.shape[dim_b]:
+        raise ValueError(
+            f"{name_a} has {what}={a.shape[dim_a]} but {name_b} has {what}={b.shape[dim_b]} "
+            f"({name_a} shape {tuple(a.shape)}, {name_b} shape {tuple(b.shape)})"
+        )
+
+
+def check_mask(name: str, mask, target_shape: torch.Size | tuple, device: torch.device,
+               ) -> torch.Tensor:
+    """Check a boolean or float mask that must broadcast to ``target_shape`` ``(..., L, S)``."""
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor or None, got {type(mask).__name__}")
+    if mask.dtype != torch.bool and not mask.is_floating_point():
+        raise TypeError(
+            f"{name} must be a boolean mask (True = may attend) or a float mask (added to the "
+            f"scores), got dtype {mask.dtype}"
+        )
+    if mask.device != device:
+        raise ValueError(f"{name} is on {mask.device} but the scores are on {device}")
+    target_shape = tuple(target_shape)
+    try:
+        shape = torch.broadcast_shapes(mask.shape, target_shape)
+    except RuntimeError:
+        shape = None
+    if shape != target_shape:
+        raise ValueError(
+            f"{name} has shape {tuple(mask.shape)}, which does not broadcast to the scores' "
+            f"shape {target_shape} (..., L, S)"
+        )
+    return mask
+
+
+def check_valid_lens(valid_lens, batch_shape: tuple, num_queries: int, num_keys: int,
+                     device: torch.device) -> torch.Tensor:
+    """Check ``valid_lens``: integers in [0, S], shape ``(B,)`` or ``(B, L)`` matching the batch."""
+    if not isinstance(valid_lens, torch.Tensor):
+        raise TypeError(f"valid_lens must be a torch.Tensor, got {type(valid_lens).__name__}")
+    if valid_lens.is_floating_point() or valid_lens.is_complex() or valid_lens.dtype == torch.bool:
+        raise TypeError(f"valid_lens must hold integers, got dtype {valid_lens.dtype}")
+    if valid_lens.device != device:
+        raise ValueError(f"valid_lens is on {valid_lens.device} but the scores are on {device}")
+    if valid_lens.dim() not in (1, 2):
+        raise ValueError(
+            f"valid_lens must be 1-D (B,) or 2-D (B, L), got shape {tuple(valid_lens.shape)}"
+        )
+    if not batch_shape:
+        raise ValueError(
+            "valid_lens needs a batch axis: scores must be (B, ..., L, S), "
+            f"got (L, S) = ({num_queries}, {num_keys})"
+        )
+    if valid_lens.shape[0] != batch_shape[0]:
+        raise ValueError(
+            f"valid_lens has {valid_lens.shape[0]} rows but the batch size is {batch_shape[0]}"
+        )
+    if valid_lens.dim() == 2 and valid_lens.shape[1] != num_queries:
+        raise ValueError(
+            f"valid_lens of shape {tuple(valid_lens.shape)} gives one length per query, "
+            f"but there are L={num_queries} queries"
+        )
+    if valid_lens.numel():
+        lo, hi = int(valid_lens.min()), int(valid_lens.max())
+        if lo < 0:
+            raise ValueError(f"valid_lens must be >= 0, got {lo}")
+        if hi > num_keys:
+            raise ValueError(f"valid_lens must be <= S={num_keys} (the number of keys), got {hi}")
+    return valid_lens
+
+
+def check_positive_int(name: str, value) -> int:
+    """Check that ``value`` is a positive Python int (bool excluded)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return value
+
+
+def check_scale(scale) -> None:
+    """Check an attention ``scale``: ``None`` or a finite real number."""
+    if scale is None:
+        return
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"scale must be a number or None, got {type(scale).__name__}")
+    if scale != scale or scale in (float("inf"), float("-inf")):
+        raise ValueError(f"scale must be finite, got {scale}")

@@ -1,0 +1,46 @@
+"""Shared fixtures: the devices to test on, a seeded generator, and hypothesis settings."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+
+import attnlib
+
+settings.register_profile(
+    "attnlib", max_examples=int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "25")), deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("attnlib")
+
+
+def _devices() -> list[str]:
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices.append("cuda")
+    if torch.backends.mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+DEVICES = _devices()
+
+
+@pytest.fixture(params=DEVICES)
+def device(request) -> torch.device:
+    """Each test that takes `device` runs on the CPU and on every accelerator present."""
+    return torch.device(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    """The caller seeds: every test starts from seed 0."""
+    attnlib.set_seed(0)
+    yield
+
+
+def pytest_report_header(config):
+    return f"attnlib test devices: {', '.join(DEVICES)}"
