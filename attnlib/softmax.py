@@ -50,8 +50,6 @@ def masked_softmax(scores: torch.Tensor, attn_mask: torch.Tensor | None = None, 
     visible = None
     z = scores.float() if scores.dtype in _LOW_PRECISION else scores
     if attn_mask is not None:
-        if scores.dim() < 2:
-            raise ValueError(f"a mask needs scores of shape (..., L, S), got {tuple(shape)}")
         check_mask("attn_mask", attn_mask, shape, scores.device)
         if attn_mask.dtype == torch.bool:
             visible = attn_mask

@@ -1,0 +1,188 @@
+"""masked_softmax and its Jacobian (C08, C12-C14, C21, C25) against torch, autograd and float64."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from torch.testing import assert_close
+
+from attnlib import masked_softmax, padding_mask, softmax_jacobian
+
+FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+
+
+def test_c08_shift_invariance_and_no_overflow(device):
+    z = torch.randn(3, 7, device=device, dtype=torch.float64)
+    assert_close(masked_softmax(z + 123.0), masked_softmax(z))
+    big = torch.tensor([1000.0, 999.0, 990.0], device=device)  # float32
+    naive = torch.exp(big) / torch.exp(big).sum()
+    assert torch.isnan(naive).all()  # exp(1000) = inf in float32, inf/inf = NaN
+    stable = masked_softmax(big)
+    exact = torch.softmax(big.double() - 1000.0, -1).float()
+    assert torch.isfinite(stable).all()
+    assert_close(stable, exact)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_c12_fully_masked_row_zero_in_every_dtype(device, dtype):
+    scores = torch.randn(2, 3, 4, device=device).to(dtype)
+    mask = torch.ones(3, 4, dtype=torch.bool, device=device)
+    mask[1] = False
+    weights = masked_softmax(scores, mask)
+    assert weights.dtype == dtype
+    assert torch.all(weights[:, 1] == 0)
+    assert_close(weights[:, 0].float().sum(-1), torch.ones(2, device=device), atol=1e-2, rtol=0)
+    # A float mask of -inf everywhere on a row is the same "nothing visible" case.
+    fmask = torch.zeros(3, 4, device=device, dtype=dtype)
+    fmask[2] = float("-inf")
+    assert torch.all(masked_softmax(scores, fmask)[:, 2] == 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_c12_large_negative_sentinel_is_not_equivalent_across_dtypes(device, dtype):
+    row = torch.zeros(4, device=device, dtype=dtype)
+    with torch.no_grad():
+        plain_inf = torch.softmax(row + float("-inf"), -1)
+        sentinel = torch.softmax(row.float().add(-1e9).to(dtype), -1)  # all equal: uniform
+    assert torch.isnan(plain_inf).all()  # undefined: 0/0
+    if dtype == torch.float16:
+        assert torch.isinf(torch.tensor(-1e9).to(dtype))  # -1e9 overflows to -inf in float16
+    else:
+        assert_close(sentinel.float(), torch.full((4,), 0.25, device=device))
+    ours = masked_softmax(row[None], torch.zeros(1, 4, dtype=torch.bool, device=device))
+    assert torch.all(ours == 0)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("value", [1e4, -1e4])
+def test_huge_logits_finite_and_correct(device, dtype, value):
+    scores = torch.tensor([[value, 0.0, -value, value / 2]], device=device, dtype=dtype)
+    weights = masked_softmax(scores)
+    assert torch.isfinite(weights).all()
+    expected = torch.softmax(scores.double(), -1).to(dtype)
+    assert_close(weights, expected)
+
+
+def test_c13_jacobian_closed_form_matches_autograd(device):
+    z = torch.randn(6, device=device, dtype=torch.float64)
+    a = masked_softmax(z)
+    jac = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, -1), z)
+    assert_close(softmax_jacobian(a), jac)
+    assert_close(softmax_jacobian(a).sum(-1), torch.zeros(6, device=device, dtype=torch.float64))
+    # Raising one score lowers every other weight: off-diagonal entries are negative.
+    off = softmax_jacobian(a)[~torch.eye(6, dtype=torch.bool, device=device)]
+    assert torch.all(off < 0)
+
+
+def test_c13_jacobian_batched(device):
+    z = torch.randn(2, 3, 5, device=device, dtype=torch.float64)
+    a = masked_softmax(z)
+    jac = softmax_jacobian(a)
+    assert jac.shape == (2, 3, 5, 5)
+    for i in range(2):
+        for j in range(3):
+            ref = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, -1), z[i, j])
+            assert_close(jac[i, j], ref)
+
+
+def test_c14_saturated_row_has_tiny_jacobian(device):
+    z = torch.tensor([1.0, 0.5, -0.3, 0.2], device=device, dtype=torch.float64)
+    norms = [softmax_jacobian(masked_softmax(z * t)).abs().max().item() for t in (1, 10, 100)]
+    assert norms[0] > norms[1] > norms[2]
+    assert norms[2] < 1e-20  # near one-hot: a_j (1 - a_j) -> 0 for every j
+    # Closed form for the winner: a (1 - a) with a = 1 / (1 + sum exp(-(z_max - z_r) t)).
+    a = torch.softmax(z * 10, -1)
+    assert_close(softmax_jacobian(a).diagonal(), a * (1 - a))
+
+
+def test_c21_any_real_scores_give_weights_in_open_interval(device):
+    scores = torch.randn(4, 6, device=device, dtype=torch.float64) * 5
+    weights = masked_softmax(scores)
+    assert torch.all(weights > 0) and torch.all(weights < 1)
+    assert_close(weights.sum(-1), torch.ones(4, device=device, dtype=torch.float64))
+
+
+def test_c25_valid_lens_per_row_and_per_query(device):
+    scores = torch.randn(2, 3, 4, device=device, dtype=torch.float64)
+    w1 = masked_softmax(scores, valid_lens=torch.tensor([2, 0], device=device))
+    assert_close(w1[0], torch.softmax(scores[0, :, :2], -1).new_zeros(3, 4).index_copy(
+        1, torch.arange(2, device=device), torch.softmax(scores[0, :, :2], -1)))
+    assert torch.all(w1[1] == 0)  # valid_len 0: all-zero, not a uniform row
+    lens2 = torch.tensor([[1, 2, 4], [3, 0, 2]], device=device)
+    w2 = masked_softmax(scores, valid_lens=lens2)
+    for b in range(2):
+        for i in range(3):
+            n = int(lens2[b, i])
+            expected = torch.zeros(4, device=device, dtype=torch.float64)
+            if n:
+                expected[:n] = torch.softmax(scores[b, i, :n], -1)
+            assert_close(w2[b, i], expected)
+
+
+def test_c25_valid_lens_with_heads_axis(device):
+    scores = torch.randn(2, 5, 3, 4, device=device)  # (B, H, L, S)
+    lens = torch.tensor([3, 1], device=device)
+    w = masked_softmax(scores, valid_lens=lens)
+    mask = padding_mask(lens, 4)[:, None, None, :]
+    assert_close(w, masked_softmax(scores, mask))
+    assert torch.all(w[0, ..., 3:] == 0) and torch.all(w[1, ..., 1:] == 0)
+
+
+def test_d2l_style_sentinel_gives_uniform_row_ours_gives_zero(device):
+    scores = torch.randn(1, 2, 3, device=device)
+    sentinel = torch.softmax(scores.masked_fill(torch.ones_like(scores, dtype=torch.bool), -1e6),
+                             -1)
+    assert_close(sentinel, torch.full_like(sentinel, 1 / 3))
+    assert torch.all(masked_softmax(scores, valid_lens=torch.tensor([0], device=device)) == 0)
+
+
+def test_float_and_bool_masks_combine_with_valid_lens(device):
+    scores = torch.randn(1, 3, 4, device=device, dtype=torch.float64)
+    bias = torch.randn(3, 4, device=device, dtype=torch.float64)
+    w = masked_softmax(scores, bias, valid_lens=torch.tensor([3], device=device))
+    expected = torch.softmax((scores + bias)[..., :3], -1)
+    assert_close(w[..., :3], expected)
+    assert torch.all(w[..., 3] == 0)
+
+
+def test_never_writes_into_input(device):
+    scores = torch.randn(2, 3, 4, device=device)
+    before = scores.clone()
+    masked_softmax(scores, torch.rand(3, 4, device=device) > 0.5,
+                   valid_lens=torch.tensor([1, 2], device=device))
+    assert torch.equal(scores, before)
+
+
+def test_gradient_finite_with_fully_masked_rows(device):
+    scores = torch.randn(3, 4, device=device, dtype=torch.float64, requires_grad=True)
+    mask = torch.tensor([[True, False, True, True], [False] * 4, [True] * 4], device=device)
+    w = masked_softmax(scores, mask)
+    (w * torch.randn_like(w)).sum().backward()
+    assert torch.isfinite(scores.grad).all() and torch.all(scores.grad[1] == 0)
+    assert torch.autograd.gradcheck(lambda s: masked_softmax(s, mask), (scores,))
+
+
+@given(
+    rows=st.integers(1, 4), cols=st.integers(1, 6), scale=st.floats(0.0, 1e4),
+    dtype=st.sampled_from(FLOATS), seed=st.integers(0, 2**16), data=st.data(),
+)
+def test_property_weights_valid_for_any_mask_and_scale(rows, cols, scale, dtype, seed, data):
+    g = torch.Generator().manual_seed(seed)
+    scores = (torch.randn(rows, cols, generator=g, dtype=torch.float64) * scale)
+    mask = torch.rand(rows, cols, generator=g) > data.draw(st.floats(0.0, 1.0))
+    weights = masked_softmax(scores.to(dtype), mask).double()
+    assert torch.isfinite(weights).all()
+    assert torch.all(weights >= 0) and torch.all(weights[~mask] == 0)
+    sums = weights.sum(-1)
+    has_visible = mask.any(-1)
+    tol = 1e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-6
+    assert torch.all((sums[has_visible] - 1).abs() < tol)
+    assert torch.all(sums[~has_visible] == 0)
+    # Agrees with float64 softmax over the visible entries, computed independently.
+    ref = torch.softmax(scores.to(dtype).double().masked_fill(~mask, -math.inf), -1)
+    ref = torch.nan_to_num(ref, nan=0.0)
+    assert torch.all((weights - ref).abs() < tol)
