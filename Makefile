@@ -29,7 +29,7 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory test-browser
 
 test-unit: $(STAMP)
-	$(BIN)/pytest tests --ignore=tests/browser -q
+	$(BIN)/pytest tests --ignore=tests/browser -q -rs
 
 # Each notebook's stored outputs are compared with a fresh run (NB=notebooks/05_masking.ipynb for one).
 NB ?= notebooks
