@@ -1,0 +1,102 @@
+"""Each notebook's key picture, drawn from attnlib's plotting functions and saved deterministically.
+
+``python -m attnlib.figures [outdir]`` (default ``figures/``) writes every registered figure to
+``outdir/NAME.png`` (and ``NAME.svg`` where registered). A figure module registers a function that
+takes no arguments and returns a ``matplotlib.figure.Figure`` (made with ``Figure(...)``, not
+pyplot)::
+
+    from attnlib.figures import register_figure
+
+    @register_figure("query_output_hull", formats=("png", "svg"))
+    def query_output_hull_figure():
+        ...
+        return fig
+
+and gets one import line at the bottom of this file. ``tests/test_figures.py`` regenerates every
+figure and compares it with the committed PNG.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable
+
+__all__ = ["FIGURES", "FORMATS", "register_figure", "save_figure", "write_figures", "RC", "DPI"]
+
+#: name -> function returning a Figure.
+FIGURES: dict[str, Callable] = {}
+#: name -> file formats written for it.
+FORMATS: dict[str, tuple[str, ...]] = {}
+
+DPI = 100
+#: Settings in effect while a figure is drawn and saved (never set globally).
+RC = {
+    "svg.hashsalt": "attnlib",  # fixed ids in the SVG instead of random ones
+    "svg.fonttype": "path",
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "font.family": ["DejaVu Sans"],
+    "axes.unicode_minus": True,
+}
+_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+
+
+def register_figure(name: str, formats: Iterable[str] = ("png",)):
+    """Decorator: register a function returning a ``Figure`` as ``figures/NAME.{formats}``."""
+    formats = tuple(formats)
+    if "png" not in formats or not set(formats) <= {"png", "svg"}:
+        raise ValueError(f"formats must include 'png' and may add 'svg', got {formats}")
+
+    def decorate(fn):
+        if name in FIGURES:
+            raise ValueError(f"a figure named {name!r} is already registered")
+        FIGURES[name] = fn
+        FORMATS[name] = formats
+        return fn
+
+    return decorate
+
+
+def save_figure(fig, path: str, fmt: str) -> None:
+    """Save ``fig`` to ``path`` as ``fmt`` ("png" or "svg") with no dates or versions in the file."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        fig.savefig(path, format=fmt, dpi=DPI, metadata=_METADATA[fmt])
+
+
+def write_figures(outdir: str = "figures", names: Iterable[str] | None = None) -> list[str]:
+    """Draw the figures ``names`` (default: all) and write them under ``outdir``; return the paths."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    names = list(FIGURES) if names is None else list(names)
+    unknown = sorted(set(names) - set(FIGURES))
+    if unknown:
+        raise KeyError(f"unknown figure(s) {unknown}; registered: {sorted(FIGURES)}")
+    os.makedirs(outdir, exist_ok=True)
+    paths = []
+    for name in sorted(names):
+        with matplotlib.rc_context(RC):
+            fig = FIGURES[name]()
+            if fig.canvas is None or type(fig.canvas).__name__ == "FigureCanvasBase":
+                FigureCanvasAgg(fig)
+            for fmt in FORMATS[name]:
+                path = os.path.join(outdir, f"{name}.{fmt}")
+                save_figure(fig, path, fmt)
+                paths.append(path)
+    return paths
+
+
+# One import line per figure module (authors: add yours below).
+from attnlib.figures import query  # noqa: E402,F401
+from attnlib.figures import pooling  # noqa: E402,F401
+from attnlib.figures import bilinear  # noqa: E402,F401
+from attnlib.figures import scaling  # noqa: E402,F401
+from attnlib.figures import jacobian  # noqa: E402,F401
+from attnlib.figures import worked  # noqa: E402,F401
+from attnlib.figures import masking  # noqa: E402,F401
+from attnlib.figures import heads  # noqa: E402,F401
+from attnlib.figures import positions  # noqa: E402,F401
+from attnlib.figures import decoding  # noqa: E402,F401
+from attnlib.figures import sequence_costs  # noqa: E402,F401

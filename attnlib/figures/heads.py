@@ -1,0 +1,45 @@
+"""Key picture of notebook 06: four heads attend differently; one wide head gives a single map (C28, C17)."""
+
+from __future__ import annotations
+
+from attnlib import plotting
+from attnlib.figures import register_figure
+from attnlib.widgets.heads import DEFAULT_TOKENS, demo_projections, head_weight_maps
+
+__all__ = ["heads_weight_maps_figure"]
+
+#: Number of heads in the multi-head panels.
+NUM_HEADS = 4
+
+
+@register_figure("heads_weight_maps", formats=("png", "svg"))
+def heads_weight_maps_figure(fig=None):
+    """The heads explorer's sentence: one wide head (h = 1) next to the 4 heads of the same projections.
+
+    Args:
+        fig: an empty figure to draw into (e.g. ``plt.figure(...)`` in a notebook); None makes one.
+
+    Returns:
+        The matplotlib ``Figure``.
+    """
+    from matplotlib.figure import Figure
+
+    tokens = list(DEFAULT_TOKENS)
+    data = demo_projections(tokens)
+    d_model = data["x"].shape[-1]
+    wide = head_weight_maps(data["x"], data["w_q"], data["w_k"], 1)[0]  # (L, S)
+    heads = head_weight_maps(data["x"], data["w_q"], data["w_k"], NUM_HEADS)  # (H, L, S)
+    if fig is None:
+        fig = Figure(figsize=(14.0, 3.3), layout="constrained")
+    axes = fig.subplots(1, NUM_HEADS + 1)
+    plotting.heatmap(wide, ax=axes[0], row_labels=tokens, col_labels=tokens, vmin=0.0, vmax=1.0,
+                     colorbar=False, title=f"one wide head (Dh = {d_model})", xlabel="key",
+                     ylabel="query")
+    for r in range(NUM_HEADS):
+        plotting.heatmap(heads[r], ax=axes[r + 1], row_labels=tokens, col_labels=tokens, vmin=0.0,
+                         vmax=1.0, colorbar=(r == NUM_HEADS - 1),
+                         title=f"head {r + 1} of {NUM_HEADS} (Dh = {d_model // NUM_HEADS})",
+                         xlabel="key", ylabel="")
+    fig.suptitle("Same W_Q, W_K cut into 4 heads: each head has its own map per query (C28); "
+                 "one wide head has one (C17). Both 'the' rows match: no positions yet.")
+    return fig

@@ -1,0 +1,57 @@
+"""Key picture of notebook 05: a padding mask and a causal mask combine, and hidden cells get weight 0 (C37, C11)."""
+
+from __future__ import annotations
+
+import torch
+
+from attnlib import plotting
+from attnlib.attention import dot_product_attention
+from attnlib.figures import register_figure
+from attnlib.masks import causal_mask, padding_mask
+from attnlib.widgets.masking import demo_batch, hatch_overlay
+
+__all__ = ["masking_combined_figure"]
+
+#: Tokens per row and the valid length of the row drawn.
+NUM_TOKENS, VALID_LEN = 6, 4
+
+
+@register_figure("masking_combined", formats=("png", "svg"))
+def masking_combined_figure(fig=None):
+    """Padding mask, causal mask, their AND, and the weights under it (hidden cells hatched).
+
+    Args:
+        fig: an empty figure to draw into (e.g. ``plt.figure(...)`` in a notebook); None makes one.
+
+    Returns:
+        The matplotlib ``Figure``.
+    """
+    from matplotlib.figure import Figure
+
+    L = NUM_TOKENS
+    q, k, v = demo_batch(batch=1, num_tokens=L)  # (1, L, Dk), (1, S, Dk), (1, S, Dv)
+    lens = torch.tensor([VALID_LEN])
+    pad = padding_mask(lens, L).expand(L, L)  # (L, S): the same keys hidden for every query
+    causal = causal_mask(L)  # (L, S)
+    both = pad & causal  # (L, S)
+    _, w = dot_product_attention(q, k, v, valid_lens=lens, is_causal=True)  # (1, L, S)
+
+    if fig is None:
+        fig = Figure(figsize=(12.0, 3.3), layout="constrained")
+    axes = fig.subplots(1, 4)
+    panels = [(pad, f"padding mask (valid_len = {VALID_LEN})"), (causal, "causal mask (j ≤ i)"),
+              (both, "padding AND causal")]
+    extent = (-0.5, L - 0.5, L - 0.5, -0.5)
+    for ax, (m, title) in zip(axes, panels):
+        plotting.heatmap(m.double(), ax=ax, cmap="Greys_r", vmin=-0.3, vmax=1.0, colorbar=False,
+                         title=title, xlabel="key j", ylabel="query i")
+        ax.imshow(hatch_overlay(m), extent=extent, interpolation="nearest", aspect="auto", zorder=3)
+        plotting.cell_labels(ax, m.double(), fmt="{:.0f}", threshold=0.5)
+    ax = axes[3]
+    plotting.heatmap(w[0], ax=ax, mask=both, vmin=0.0, vmax=1.0, title="weights (hidden: hatched)",
+                     xlabel="key j", ylabel="query i")
+    ax.imshow(hatch_overlay(both), extent=extent, interpolation="nearest", aspect="auto", zorder=3)
+    plotting.cell_labels(ax, plotting.masked(w[0], both).filled(float("nan")), fmt="{:.2f}", fontsize=7)
+    fig.suptitle("True = may attend. Query i sees key j only if j is a real token AND j ≤ i; "
+                 "every visible row sums to 1 (C37, C11)")
+    return fig

@@ -1,0 +1,63 @@
+"""Key picture of notebook 07: the sinusoidal table, its columns' periods, and an offset as a rotation (C31, C32)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from attnlib import plotting
+from attnlib.figures import register_figure
+from attnlib.positional import offset_rotation, sinusoidal_encoding, sinusoidal_frequencies
+from attnlib.widgets.positions import pair_at
+
+__all__ = ["positions_rotation_figure"]
+
+D_MODEL, NUM_POSITIONS = 16, 64
+#: The frequency index, the offset and the starting positions drawn on the circle.
+FREQ, OFFSET, STARTS = 2, 5, (0, 9, 23, 40)
+
+
+@register_figure("positions_rotation", formats=("png", "svg"))
+def positions_rotation_figure(fig=None):
+    """PE table, a few columns as curves, and pos -> pos + k on the unit circle for several pos.
+
+    Args:
+        fig: an empty figure to draw into (e.g. ``plt.figure(...)`` in a notebook); None makes one.
+
+    Returns:
+        The matplotlib ``Figure``.
+    """
+    from matplotlib.figure import Figure
+
+    pe = sinusoidal_encoding(NUM_POSITIONS, D_MODEL, dtype=torch.float64)  # (P, D)
+    w = float(sinusoidal_frequencies(D_MODEL, dtype=torch.float64)[FREQ])
+    if fig is None:
+        fig = Figure(figsize=(13.0, 3.8), layout="constrained")
+    ax_t, ax_c, ax_r = fig.subplots(1, 3, width_ratios=[1.1, 1.3, 1.0])
+    plotting.heatmap(pe, ax=ax_t, cmap="RdBu_r", vmin=-1.0, vmax=1.0, title="PE[pos, column]",
+                     xlabel="column (even: sin, odd: cos)", ylabel="position pos")
+    pos = torch.arange(NUM_POSITIONS)
+    plotting.curves(pos, {f"column {c} (i = {c // 2})": pe[:, c] for c in (0, 2, 4, 6)}, ax=ax_c,
+                    title="sine columns: each i has its own period", xlabel="position pos",
+                    ylabel="PE value")
+    theta = np.linspace(0, 2 * np.pi, 200)
+    ax_r.plot(np.sin(theta), np.cos(theta), color="0.8", linewidth=1)
+    r = offset_rotation(float(OFFSET), w)  # (2, 2)
+    for n, p in enumerate(STARTS):
+        a, b = pair_at(p, w), pair_at(p + OFFSET, w)  # (2,), (2,)
+        moved = r @ a
+        ax_r.annotate("", xy=tuple(b.tolist()), xytext=tuple(a.tolist()),
+                      arrowprops=dict(arrowstyle="->", color=f"C{n}", connectionstyle="arc3,rad=-0.25"))
+        ax_r.scatter(*a.tolist(), color=f"C{n}", s=25, zorder=3)
+        ax_r.scatter(*moved.tolist(), facecolors="none", edgecolors="black", s=80, zorder=4)
+        ax_r.annotate(f"{p}→{p + OFFSET}", tuple(a.tolist()), xytext=(4, 4), textcoords="offset points",
+                      fontsize=8, color=f"C{n}")
+    ax_r.set_aspect("equal", adjustable="box")
+    ax_r.set_xlim(-1.3, 1.3)
+    ax_r.set_ylim(-1.3, 1.3)
+    ax_r.set_xlabel(f"sin(w pos)  (column {2 * FREQ})")
+    ax_r.set_ylabel(f"cos(w pos)  (column {2 * FREQ + 1})")
+    ax_r.set_title(f"i = {FREQ}, k = {OFFSET}: each arrow turns {w * OFFSET:.2f} rad", fontsize=9)
+    fig.suptitle("Sinusoidal positions: an offset k is the same 2×2 rotation R(k) at every position "
+                 "(circles: R(k) applied to the start) (C31, C32)")
+    return fig

@@ -1,0 +1,127 @@
+"""Attention pooling on 1-D data: a toy regression set and pooling with any named score function.
+
+Nadaraya–Watson kernel regression (:func:`attnlib.nadaraya_watson`) is attention pooling with the
+Gaussian score. Here the same pooling can use any score of :data:`attnlib.SCORE_FUNCTIONS` on
+scalar inputs, plus the positive distance that must *not* be used as a score (C20), so one can
+watch what each choice does to the weights and to the fitted curve.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._checks import check_positive_int, check_same_device, check_tensor
+from .scoring import SCORE_FUNCTIONS, _check_bandwidth, euclidean_distance
+from .softmax import masked_softmax
+
+__all__ = [
+    "POOLING_SCORES",
+    "toy_function",
+    "toy_regression_data",
+    "pooling_scores",
+    "attention_pooling",
+]
+
+#: Score names :func:`pooling_scores` accepts. ``"distance (wrong)"`` is the positive distance
+#: |x - x_i| fed straight to softmax: the C20 pitfall, which favours the farthest key.
+POOLING_SCORES = ("gaussian", "neg_euclidean", "dot", "cosine", "scaled_dot", "distance (wrong)")
+
+
+def toy_function(x: torch.Tensor) -> torch.Tensor:
+    """The noiseless target ``f(x) = 2 sin(x) + x^0.8`` (defined for x >= 0)."""
+    check_tensor("x", x)
+    if bool((x < 0).any()):
+        raise ValueError(f"toy_function needs x >= 0 (x^0.8), got min {float(x.min()):.4g}")
+    return 2 * torch.sin(x) + x.pow(0.8)
+
+
+def toy_regression_data(n_train: int = 40, *, x_max: float = 5.0, noise: float = 0.5,
+                        generator: torch.Generator | None = None,
+                        device: torch.device | str | None = None,
+                        dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """Noisy samples of :func:`toy_function` at sorted random points in ``[0, x_max)``.
+
+    The numbers are drawn on the CPU (from ``generator``, or torch's global generator) and then
+    moved to ``device``, so a seeded call gives the same data on every device.
+
+    Args:
+        n_train: number of points S.
+        x_max: the inputs lie in ``[0, x_max)``.
+        noise: standard deviation of the Gaussian noise added to the targets.
+        generator: optional CPU ``torch.Generator``; the library never seeds, the caller does.
+        device, dtype: where and in what float type to return the data.
+
+    Returns:
+        ``(x_train (S,), y_train (S,))`` with ``x_train`` sorted ascending.
+    """
+    check_positive_int("n_train", n_train)
+    if not (x_max > 0):
+        raise ValueError(f"x_max must be positive, got {x_max}")
+    if not (noise >= 0):
+        raise ValueError(f"noise must be >= 0, got {noise}")
+    x = torch.sort(torch.rand(n_train, generator=generator, dtype=torch.float64) * x_max).values
+    eps = torch.randn(n_train, generator=generator, dtype=torch.float64)  # (S,)
+    y = toy_function(x) + noise * eps  # (S,)
+    return x.to(device=device, dtype=dtype), y.to(device=device, dtype=dtype)
+
+
+def pooling_scores(x_query: torch.Tensor, x_keys: torch.Tensor, score: str = "gaussian",
+                   bandwidth: float = 1.0) -> torch.Tensor:
+    """Scores of scalar queries against scalar keys with a named score function.
+
+    Each scalar is treated as a 1-D vector, so ``"dot"`` is ``x·x_i``, ``"cosine"`` is
+    ``sign(x)·sign(x_i)`` and ``"neg_euclidean"`` is ``-|x - x_i|``. ``"gaussian"`` uses the
+    bandwidth as its width, ``-(x - x_i)² / (2 h²)``; every other score is divided by ``h``
+    (a temperature: small h sharpens the softmax). ``"distance (wrong)"`` is ``+|x - x_i| / h``,
+    the mistake of C20.
+
+    Args:
+        x_query: ``(L,)`` query positions (0-d counts as one query).
+        x_keys: ``(S,)`` key positions.
+        score: one of :data:`POOLING_SCORES`.
+        bandwidth: kernel width / temperature h > 0.
+
+    Returns:
+        Scores ``(L, S)``.
+    """
+    h = _check_bandwidth(bandwidth)
+    if score not in POOLING_SCORES:
+        raise ValueError(f"score must be one of {POOLING_SCORES}, got {score!r}")
+    check_tensor("x_query", x_query)
+    check_tensor("x_keys", x_keys, ndim=1)
+    check_same_device(x_query=x_query, x_keys=x_keys)
+    if x_query.dim() > 1:
+        raise ValueError(f"x_query must be 0-d or 1-D (L,), got shape {tuple(x_query.shape)}")
+    q = x_query.reshape(-1, 1)  # (L, 1)
+    k = x_keys.to(q.dtype).reshape(-1, 1)  # (S, 1)
+    if score == "gaussian":
+        return SCORE_FUNCTIONS["gaussian"](q, k, bandwidth=h)  # (L, S)
+    if score == "distance (wrong)":
+        return euclidean_distance(q, k) / h  # (L, S)
+    return SCORE_FUNCTIONS[score](q, k) / h  # (L, S)
+
+
+def attention_pooling(x_query: torch.Tensor, x_keys: torch.Tensor, y_values: torch.Tensor,
+                      score: str = "gaussian", bandwidth: float = 1.0,
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pool the values with softmax weights of a named score: ``f(x) = Σ_i α(x, x_i) y_i``.
+
+    With ``score="gaussian"`` this is :func:`attnlib.nadaraya_watson`.
+
+    Args:
+        x_query: ``(L,)`` queries; x_keys: ``(S,)`` keys; y_values: ``(S,)`` or ``(S, Dv)``.
+        score, bandwidth: as in :func:`pooling_scores`.
+
+    Returns:
+        ``(prediction (L,) or (L, Dv), weights (L, S))``.
+    """
+    scores = pooling_scores(x_query, x_keys, score, bandwidth)  # (L, S)
+    check_tensor("y_values", y_values, ndim_min=1)
+    if y_values.dim() > 2 or y_values.shape[0] != x_keys.shape[0]:
+        raise ValueError(
+            f"y_values must be (S,) or (S, Dv) with S={x_keys.shape[0]} (the number of keys), "
+            f"got shape {tuple(y_values.shape)}"
+        )
+    check_same_device(x_keys=x_keys, y_values=y_values)
+    weights = masked_softmax(scores)  # (L, S)
+    return weights @ y_values.to(weights.dtype), weights  # (L,) or (L, Dv), (L, S)

@@ -1,0 +1,324 @@
+"""Transformer encoder and decoder blocks, and LayerNorm written out.
+
+Post-LN (the original): x = LN(x + Sublayer(x)) after each sub-layer.
+Pre-LN: x = x + Sublayer(LN(x)), which trains more easily when deep.
+Both blocks copy their torch counterparts (``from_torch``) so the outputs can be compared.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._checks import check_positive_int, check_tensor
+from .multihead import MultiHeadAttention
+
+__all__ = [
+    "layer_norm",
+    "batch_norm_tokens",
+    "norm_context_dependence",
+    "FeedForward",
+    "EncoderBlock",
+    "DecoderBlock",
+]
+
+
+def layer_norm(x: torch.Tensor, weight: torch.Tensor | None = None,
+               bias: torch.Tensor | None = None, eps: float = 1e-5) -> torch.Tensor:
+    """LayerNorm over the last axis: each token is normalised over its own features.
+
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias`` with the biased variance, mean and
+    variance taken over the last axis only (so no other token, batch row or padding enters).
+
+    Args:
+        x: ``(..., D)``.
+        weight: optional ``(D,)`` gain.
+        bias: optional ``(D,)`` shift.
+        eps: added to the variance.
+
+    Returns:
+        ``(..., D)``, equal to ``F.layer_norm(x, (D,), weight, bias, eps)``.
+    """
+    check_tensor("x", x, ndim_min=1)
+    width = x.shape[-1]
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != (width,):
+            raise ValueError(f"{name} must have shape ({width},) to match x {tuple(x.shape)}, "
+                             f"got {tuple(p.shape)}")
+    mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
+    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # (..., 1), biased
+    y = (x - mean) / torch.sqrt(var + eps)  # (..., D)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def batch_norm_tokens(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """BatchNorm with batch statistics, as ``nn.BatchNorm1d`` in training mode on every token.
+
+    Each feature is normalised over all ``B * L`` tokens (padding included), so a token's
+    output depends on the other tokens in the batch.
+
+    Args:
+        x: ``(B, L, D)``.
+        eps: added to the variance.
+
+    Returns:
+        ``(B, L, D)``.
+    """
+    check_tensor("x", x, ndim=3)
+    flat = x.reshape(-1, x.shape[-1])  # (B*L, D)
+    mean = flat.mean(dim=0)  # (D,)
+    var = ((flat - mean) ** 2).mean(dim=0)  # (D,), biased as BatchNorm normalises with it
+    return (x - mean) / torch.sqrt(var + eps)  # (B, L, D)
+
+
+def norm_context_dependence(x_a: torch.Tensor, x_b: torch.Tensor, *, eps: float = 1e-5,
+                            ) -> dict[str, float]:
+    """How much token ``[0, 0]``'s normalised output moves when its context changes (C38).
+
+    ``x_a`` and ``x_b`` must hold the same token at ``[0, 0]`` and may differ anywhere else,
+    even in shape (other batch rows, another sequence length, extra padding).
+
+    Args:
+        x_a: ``(B1, L1, D)``.
+        x_b: ``(B2, L2, D)`` with ``x_b[0, 0] == x_a[0, 0]``.
+        eps: added to the variance.
+
+    Returns:
+        ``{"layer_norm": d_ln, "batch_norm": d_bn}``, the largest absolute change of token
+        ``[0, 0]``'s output: 0 for LayerNorm, in general not 0 for BatchNorm.
+    """
+    check_tensor("x_a", x_a, ndim=3)
+    check_tensor("x_b", x_b, ndim=3)
+    if x_a.shape[-1] != x_b.shape[-1]:
+        raise ValueError(f"x_a has D={x_a.shape[-1]} but x_b has D={x_b.shape[-1]}")
+    if not torch.equal(x_a[0, 0], x_b[0, 0]):
+        raise ValueError("x_a[0, 0] and x_b[0, 0] must be the same token")
+    d_ln = (layer_norm(x_a, eps=eps)[0, 0] - layer_norm(x_b, eps=eps)[0, 0]).abs().max()
+    d_bn = (batch_norm_tokens(x_a, eps)[0, 0] - batch_norm_tokens(x_b, eps)[0, 0]).abs().max()
+    return {"layer_norm": float(d_ln), "batch_norm": float(d_bn)}
+
+
+class FeedForward(nn.Module):
+    """Position-wise FFN: ``linear2(dropout(relu(linear1(x))))``, the same MLP on every token."""
+
+    def __init__(self, d_model: int, d_ff: int, *, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        check_positive_int("d_ff", d_ff)
+        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, L, D)`` -> ``(B, L, D)``."""
+        return self.linear2(self.dropout(F.relu(self.linear1(x))))  # (B, L, D)
+
+
+def _check_block_args(d_model, num_heads, d_ff, dropout) -> None:
+    check_positive_int("d_model", d_model)
+    check_positive_int("num_heads", num_heads)
+    check_positive_int("d_ff", d_ff)
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+
+
+def _check_torch_layer(layer, cls) -> None:
+    if not isinstance(layer, cls):
+        raise TypeError(f"expected an nn.{cls.__name__}, got {type(layer).__name__}")
+    if not layer.self_attn.batch_first:
+        raise ValueError(f"the {cls.__name__} must be built with batch_first=True")
+    act = layer.activation
+    if not (act is F.relu or isinstance(act, nn.ReLU)):
+        raise ValueError(f"only activation='relu' is supported, got {act!r}")
+
+
+def _copy_linear(dst: nn.Linear, src: nn.Linear) -> None:
+    dst.weight.copy_(src.weight)
+    if src.bias is not None:
+        dst.bias.copy_(src.bias)
+
+
+def _copy_norm(dst: nn.LayerNorm, src: nn.LayerNorm) -> None:
+    if src.weight is not None:
+        dst.weight.copy_(src.weight)
+    if src.bias is not None:
+        dst.bias.copy_(src.bias)
+
+
+def _apply_norm(norm: nn.LayerNorm, x: torch.Tensor) -> torch.Tensor:
+    """Our :func:`layer_norm` with the parameters an ``nn.LayerNorm`` holds."""
+    return layer_norm(x, norm.weight, norm.bias, norm.eps)
+
+
+class EncoderBlock(nn.Module):
+    """Self-attention and FFN, each with a residual connection and LayerNorm.
+
+    Post-LN (``norm_first=False``)::
+
+        x = LN1(x + Dropout(SelfAttn(x)));  x = LN2(x + Dropout(FFN(x)))
+
+    Pre-LN (``norm_first=True``)::
+
+        x = x + Dropout(SelfAttn(LN1(x)));  x = x + Dropout(FFN(LN2(x)))
+
+    Args:
+        d_model: D.
+        num_heads: H (divides D).
+        d_ff: hidden width of the FFN.
+        dropout: dropout after attention weights, inside the FFN and on each sub-layer output.
+        norm_first: Pre-LN if True, Post-LN (the original) if False.
+        eps: LayerNorm epsilon.
+        bias: biases in all linear layers and norms.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, *, dropout: float = 0.0,
+                 norm_first: bool = False, eps: float = 1e-5, bias: bool = True):
+        super().__init__()
+        _check_block_args(d_model, num_heads, d_ff, dropout)
+        self.d_model = d_model
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, *, valid_lens: torch.Tensor | None = None,
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encode ``x``; padded keys (past ``valid_lens``) get no attention.
+
+        Args:
+            x: ``(B, L, D)``.
+            valid_lens: optional integer ``(B,)``: the real length of each sequence.
+
+        Returns:
+            ``(out (B, L, D), self_weights (B, H, L, L))``.
+        """
+        check_tensor("x", x, ndim=3)
+        if self.norm_first:
+            h = _apply_norm(self.norm1, x)
+            a, weights = self.self_attn(h, h, h, valid_lens=valid_lens)
+            x = x + self.dropout1(a)
+            x = x + self.dropout2(self.ffn(_apply_norm(self.norm2, x)))
+        else:
+            a, weights = self.self_attn(x, x, x, valid_lens=valid_lens)
+            x = _apply_norm(self.norm1, x + self.dropout1(a))
+            x = _apply_norm(self.norm2, x + self.dropout2(self.ffn(x)))
+        return x, weights  # (B, L, D), (B, H, L, L)
+
+    @classmethod
+    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "EncoderBlock":
+        """Copy an ``nn.TransformerEncoderLayer(batch_first=True, activation='relu')``.
+
+        Returns:
+            A new block on the layer's device and dtype, in the same train/eval mode.
+        """
+        _check_torch_layer(layer, nn.TransformerEncoderLayer)
+        d_model = layer.self_attn.embed_dim
+        bias = layer.linear1.bias is not None
+        new = cls(d_model, layer.self_attn.num_heads, layer.linear1.out_features,
+                  dropout=layer.dropout.p, norm_first=layer.norm_first, eps=layer.norm1.eps,
+                  bias=bias)
+        new = new.to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
+        new.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+        with torch.no_grad():
+            _copy_linear(new.ffn.linear1, layer.linear1)
+            _copy_linear(new.ffn.linear2, layer.linear2)
+            _copy_norm(new.norm1, layer.norm1)
+            _copy_norm(new.norm2, layer.norm2)
+        return new.train(layer.training)
+
+
+class DecoderBlock(nn.Module):
+    """Causal self-attention, cross-attention to the encoder output, and FFN.
+
+    Post-LN (``norm_first=False``)::
+
+        x = LN1(x + SelfAttn(x, causal));  x = LN2(x + CrossAttn(x, memory));  x = LN3(x + FFN(x))
+
+    Pre-LN normalises the input of each sub-layer instead. In the cross-attention the queries
+    come from the decoder (x) and the keys and values from the encoder output (memory).
+
+    Args: as :class:`EncoderBlock`.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, *, dropout: float = 0.0,
+                 norm_first: bool = False, eps: float = 1e-5, bias: bool = True):
+        super().__init__()
+        _check_block_args(d_model, num_heads, d_ff, dropout)
+        self.d_model = d_model
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm3 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+        self.dropout3 = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, *,
+                memory_valid_lens: torch.Tensor | None = None,
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Decode ``x`` (causally) while attending to the encoder output ``memory``.
+
+        Args:
+            x: ``(B, T, D)`` decoder input (shifted targets).
+            memory: ``(B, S, D)`` encoder output.
+            memory_valid_lens: optional integer ``(B,)``: real source lengths (padding hidden).
+
+        Returns:
+            ``(out (B, T, D), self_weights (B, H, T, T), cross_weights (B, H, T, S))``.
+        """
+        check_tensor("x", x, ndim=3)
+        check_tensor("memory", memory, ndim=3)
+        if memory.shape[-1] != self.d_model:
+            raise ValueError(f"memory has width {memory.shape[-1]} but d_model={self.d_model}")
+        if self.norm_first:
+            h = _apply_norm(self.norm1, x)
+            a, self_w = self.self_attn(h, h, h, is_causal=True)
+            x = x + self.dropout1(a)
+            h = _apply_norm(self.norm2, x)
+            c, cross_w = self.cross_attn(h, memory, memory, valid_lens=memory_valid_lens)
+            x = x + self.dropout2(c)
+            x = x + self.dropout3(self.ffn(_apply_norm(self.norm3, x)))
+        else:
+            a, self_w = self.self_attn(x, x, x, is_causal=True)
+            x = _apply_norm(self.norm1, x + self.dropout1(a))
+            c, cross_w = self.cross_attn(x, memory, memory, valid_lens=memory_valid_lens)
+            x = _apply_norm(self.norm2, x + self.dropout2(c))
+            x = _apply_norm(self.norm3, x + self.dropout3(self.ffn(x)))
+        return x, self_w, cross_w  # (B, T, D), (B, H, T, T), (B, H, T, S)
+
+    @classmethod
+    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> "DecoderBlock":
+        """Copy an ``nn.TransformerDecoderLayer(batch_first=True, activation='relu')``.
+
+        Compare with ``layer(x, memory, tgt_is_causal=True, tgt_mask=causal)`` where torch's
+        boolean mask means True = hidden (the opposite of ours).
+
+        Returns:
+            A new block on the layer's device and dtype, in the same train/eval mode.
+        """
+        _check_torch_layer(layer, nn.TransformerDecoderLayer)
+        d_model = layer.self_attn.embed_dim
+        bias = layer.linear1.bias is not None
+        new = cls(d_model, layer.self_attn.num_heads, layer.linear1.out_features,
+                  dropout=layer.dropout.p, norm_first=layer.norm_first, eps=layer.norm1.eps,
+                  bias=bias)
+        new = new.to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
+        new.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+        new.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
+        with torch.no_grad():
+            _copy_linear(new.ffn.linear1, layer.linear1)
+            _copy_linear(new.ffn.linear2, layer.linear2)
+            _copy_norm(new.norm1, layer.norm1)
+            _copy_norm(new.norm2, layer.norm2)
+            _copy_norm(new.norm3, layer.norm3)
+        return new.train(layer.training)

@@ -1,0 +1,627 @@
+"""A small framework for interactive explorers: controls + one figure updated in place + a readout.
+
+How to write a builder (in ``attnlib/widgets/<concept>.py``)::
+
+    import torch
+    from attnlib import plotting
+    from attnlib.widgets.base import Explorer, float_slider, new_figure, register
+
+    @register("temperature")                        # the name tests and the benchmark use
+    def temperature_explorer(logits=(2.0, 1.0, 0.1)):  # callable with NO arguments (teaching defaults)
+        z = torch.tensor(logits)
+        controls = {"t": float_slider("temperature", 0.1, 5.0, 1.0, step=0.05)}
+        fig, ax = new_figure(figsize=(5, 3))           # the figure is built ONCE
+        bars = plotting.weight_bars(torch.softmax(z, -1), ax=ax, title="softmax(z / t)")
+
+        def update(t):                                 # one keyword per control name
+            w = torch.softmax(z / t, -1)
+            plotting.set_bar_heights(bars, w)          # update artists in place, never a new figure
+            return {"weights": w}                      # the numbers the readout shows
+
+        return Explorer(controls, update, fig, columns=["z1", "z2", "z3"])
+
+Then add one line ``from attnlib.widgets import <concept>  # noqa: F401`` to
+``attnlib/widgets/__init__.py`` (that fills ``BUILDERS``) and one line per notebook to
+``tests/browser/specs.py``. Keep figures small (about ``figsize=(8, 3.2)``, the default dpi) so an
+update stays under 30 ms; fix axis limits / ``vmin``/``vmax`` at build time so moved artists stay
+in view; do not call ``ax.relim``, ``plt.*`` or create artists inside ``update``.
+
+An :class:`Explorer` shows itself when it is the last expression of a cell. From Python,
+``ex.set(t=2.0)`` sets controls and runs ``update`` synchronously, ``ex.state()`` returns the
+numbers shown, ``ex.values()`` the control values, ``ex.render()`` the figure as an RGBA array.
+In a Jupyter kernel the figure lives on an ipympl canvas (``%matplotlib widget`` or not); outside
+a kernel (pytest, scripts) on a plain Agg canvas. ``with figure_backend("agg"): ...`` forces one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import html
+import itertools
+import json
+import math
+import struct
+import sys
+import zlib
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = [
+    "BUILDERS",
+    "register",
+    "Explorer",
+    "new_figure",
+    "figure_backend",
+    "float_slider",
+    "int_slider",
+    "log_slider",
+    "toggle",
+    "dropdown",
+    "control_values",
+    "to_python",
+    "png_rgba",
+]
+
+#: name -> builder function; filled by :func:`register` when ``attnlib.widgets`` imports each module.
+BUILDERS: dict[str, Callable[..., "Explorer"]] = {}
+
+_BACKEND: contextvars.ContextVar[str] = contextvars.ContextVar("attnlib_figure_backend", default="auto")
+_FIGURE_NUMBERS = itertools.count(1)
+
+DEFAULT_FIGSIZE = (8.0, 3.2)
+DEFAULT_DPI = 90
+
+
+def register(name: str):
+    """Decorator: add a builder to :data:`BUILDERS` under ``name``.
+
+    The wrapped builder records its name and call arguments on the returned :class:`Explorer`
+    (``ex.name``, ``ex.call``) so the browser test can rebuild the same explorer in Python.
+    """
+
+    def decorate(fn):
+        if name in BUILDERS:
+            raise ValueError(f"a widget builder named {name!r} is already registered ({BUILDERS[name]!r})")
+
+        @functools.wraps(fn)
+        def builder(*args, **kwargs):
+            ex = fn(*args, **kwargs)
+            if not isinstance(ex, Explorer):
+                raise TypeError(f"builder {name!r} must return an Explorer, got {type(ex).__name__}")
+            ex.name = name
+            ex.call = (list(args), dict(kwargs))
+            ex._refresh_readout()
+            return ex
+
+        builder.widget_name = name
+        BUILDERS[name] = builder
+        return builder
+
+    return decorate
+
+
+# ----------------------------------------------------------------------------- figure / canvas
+
+
+@contextlib.contextmanager
+def figure_backend(name: str):
+    """Within the block, :func:`new_figure` uses ``name``: ``"auto"``, ``"ipympl"``, ``"agg"``."""
+    if name not in ("auto", "ipympl", "agg"):
+        raise ValueError(f"backend must be 'auto', 'ipympl' or 'agg', got {name!r}")
+    token = _BACKEND.set(name)
+    try:
+        yield
+    finally:
+        _BACKEND.reset(token)
+
+
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return False
+    ip = get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def _ipympl_available() -> bool:
+    try:
+        import ipympl.backend_nbagg  # noqa: F401
+    except Exception:  # ImportError, or a broken install
+        return False
+    return True
+
+
+def _resolve_backend(backend: str | None) -> str:
+    backend = backend or _BACKEND.get()
+    if backend == "auto":
+        return "ipympl" if _in_kernel() and _ipympl_available() else "agg"
+    return backend
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=DEFAULT_FIGSIZE, dpi: float = DEFAULT_DPI,
+               backend: str | None = None, **subplots_kw):
+    """Create a figure for an explorer, with its canvas, outside pyplot (nothing global changes).
+
+    Args:
+        nrows, ncols: subplot grid (passed to ``Figure.subplots``).
+        figsize: inches; keep it small (the default is about 720 x 290 pixels).
+        dpi: dots per inch.
+        backend: ``"ipympl"`` (an ipympl canvas widget, for Jupyter), ``"agg"`` (headless), or
+            None to use :func:`figure_backend`'s choice (default ``"auto"``: ipympl in a kernel).
+        **subplots_kw: e.g. ``width_ratios=[1, 2]``, ``squeeze``.
+    Returns:
+        ``(fig, axes)`` as ``Figure.subplots`` returns them. The layout is computed once
+        (constrained) when the :class:`Explorer` is made, then frozen, so updates do not re-layout.
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    if _resolve_backend(backend) == "ipympl":
+        from ipympl.backend_nbagg import FigureManager
+
+        canvas = _fast_canvas_class()(fig)
+        FigureManager(canvas, next(_FIGURE_NUMBERS))
+        canvas.header_visible = False
+        canvas.footer_visible = False
+        canvas.toolbar_visible = False
+        canvas.resizable = False
+    else:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, **subplots_kw)
+    return fig, axes
+
+
+@functools.lru_cache(maxsize=None)
+def _fast_canvas_class():
+    """ipympl's Canvas, sending its frames as quickly compressed PNGs (zlib level 1, not 6).
+
+    The PNG encode of each frame (PIL, zlib level 6, adaptive row filters) was most of an
+    update's cost; :func:`png_rgba` does it several times faster for diff frames that are mostly
+    empty. The logic is matplotlib's ``FigureCanvasWebAggCore.get_diff_image``; the widget model
+    and the front-end are ipympl's own.
+    """
+    from ipympl.backend_nbagg import Canvas
+
+    class FastCanvas(Canvas):
+        def get_diff_image(self):
+            if not self._png_is_old:
+                return None
+            pixels = np.asarray(self.get_renderer().buffer_rgba())
+            buff = pixels.view(np.uint32).squeeze(2)
+            if self._force_full or buff.shape != self._last_buff.shape or (pixels[:, :, 3] != 255).any():
+                self.set_image_mode("full")
+                output = buff
+            else:
+                self.set_image_mode("diff")
+                output = np.where(buff != self._last_buff, buff, 0)
+            self._last_buff = buff.copy()
+            self._force_full = False
+            self._png_is_old = False
+            return png_rgba(output.view(dtype=np.uint8).reshape((*output.shape, 4)))
+
+    return FastCanvas
+
+
+def png_rgba(pixels: np.ndarray, level: int = 1) -> bytes:
+    """Encode ``(H, W, 4)`` uint8 RGBA pixels as a PNG quickly (no row filters, zlib ``level``)."""
+    h, w, _ = pixels.shape
+    raw = np.zeros((h, w * 4 + 1), np.uint8)  # each row starts with filter byte 0 ("none")
+    raw[:, 1:] = pixels.reshape(h, w * 4)
+
+    def chunk(tag: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)  # 8-bit RGBA, no interlace
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(raw.tobytes(), level)) + chunk(b"IEND", b""))
+
+
+def _is_ipympl(canvas) -> bool:
+    mod = sys.modules.get("ipympl.backend_nbagg")
+    return mod is not None and isinstance(canvas, mod.Canvas)
+
+
+# ----------------------------------------------------------------------------- controls
+
+_STYLE = {"description_width": "initial"}
+
+
+def _layout(width):
+    import ipywidgets as w
+
+    return w.Layout(width=width)
+
+
+def float_slider(description: str, min: float, max: float, value: float, *, step: float = 0.05,
+                 readout_format: str = ".2f", width: str = "300px", continuous_update: bool = True):
+    """A ``FloatSlider`` with a description, a fixed range and live updates while dragging."""
+    import ipywidgets as w
+
+    if not min <= value <= max:
+        raise ValueError(f"value={value} must lie in [min={min}, max={max}] for slider {description!r}")
+    return w.FloatSlider(value=value, min=min, max=max, step=step, description=description,
+                         readout_format=readout_format, continuous_update=continuous_update,
+                         style=_STYLE, layout=_layout(width))
+
+
+def int_slider(description: str, min: int, max: int, value: int, *, step: int = 1, width: str = "300px",
+               continuous_update: bool = True):
+    """An ``IntSlider`` with a description and a fixed range."""
+    import ipywidgets as w
+
+    if not min <= value <= max:
+        raise ValueError(f"value={value} must lie in [min={min}, max={max}] for slider {description!r}")
+    return w.IntSlider(value=value, min=min, max=max, step=step, description=description,
+                       continuous_update=continuous_update, style=_STYLE, layout=_layout(width))
+
+
+def log_slider(description: str, min_exp: float, max_exp: float, value: float, *, base: float = 10.0,
+               step: float = 0.1, readout_format: str = ".3g", width: str = "300px",
+               continuous_update: bool = True):
+    """A ``FloatLogSlider`` from ``base**min_exp`` to ``base**max_exp`` (steps in the exponent)."""
+    import ipywidgets as w
+
+    if not base**min_exp <= value <= base**max_exp:
+        raise ValueError(f"value={value} must lie in [{base}**{min_exp}, {base}**{max_exp}] for {description!r}")
+    return w.FloatLogSlider(value=value, base=base, min=min_exp, max=max_exp, step=step, description=description,
+                            readout_format=readout_format, continuous_update=continuous_update,
+                            style=_STYLE, layout=_layout(width))
+
+
+def toggle(description: str, value: bool = False, *, width: str = "auto"):
+    """A ``Checkbox`` (on/off control)."""
+    import ipywidgets as w
+
+    return w.Checkbox(value=value, description=description, indent=False, style=_STYLE, layout=_layout(width))
+
+
+def dropdown(description: str, options, value=None, *, width: str = "260px"):
+    """A ``Dropdown`` over ``options`` (a list, or a list of ``(label, value)`` pairs)."""
+    import ipywidgets as w
+
+    kw = {} if value is None else {"value": value}
+    return w.Dropdown(options=options, description=description, style=_STYLE, layout=_layout(width), **kw)
+
+
+def control_values(control, rng: np.random.Generator | None = None, n_random: int = 3) -> list:
+    """Values to try for one control: its minimum, its maximum and ``n_random`` random ones.
+
+    Booleans give ``[False, True]``; selections (dropdowns, selection sliders) every option
+    (or ``n_random + 2`` of them, min and max included, when there are many). Used by the
+    control-sweep test and the latency benchmark.
+    """
+    rng = rng if rng is not None else np.random.default_rng(0)
+    if isinstance(control.value, bool):
+        return [False, True]
+    if hasattr(control, "options") and hasattr(control, "index"):
+        opts = [o[1] if isinstance(o, tuple) else o for o in control.options]
+        if len(opts) <= n_random + 2:
+            return opts
+        picks = [0, len(opts) - 1, *rng.choice(np.arange(1, len(opts) - 1), n_random, replace=False)]
+        return [opts[int(i)] for i in picks]
+    lo, hi = control.min, control.max
+    base = getattr(control, "base", None)
+    if base is not None:  # FloatLogSlider: min/max are exponents
+        return [float(base**lo), float(base**hi),
+                *(float(base ** rng.uniform(lo, hi)) for _ in range(n_random))]
+    if isinstance(control.value, tuple):  # range sliders
+        if isinstance(lo, int):
+            pairs = [tuple(sorted(rng.integers(lo, hi + 1, 2).tolist())) for _ in range(n_random)]
+        else:
+            pairs = [tuple(sorted(rng.uniform(lo, hi, 2).tolist())) for _ in range(n_random)]
+        return [(lo, lo), (hi, hi), (lo, hi), *pairs]
+    if isinstance(lo, int) and isinstance(control.value, int):
+        return [lo, hi, *(int(v) for v in rng.integers(lo, hi + 1, n_random))]
+    return [float(lo), float(hi), *(float(v) for v in rng.uniform(lo, hi, n_random))]
+
+
+# ----------------------------------------------------------------------------- readout
+
+
+def to_python(x) -> Any:
+    """Convert tensors/arrays/numpy scalars (any device) to floats, ints, bools, str or nested lists."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        torch = None
+    if torch is not None and isinstance(x, torch.Tensor):
+        x = x.detach().to("cpu")
+        if x.is_floating_point():
+            x = x.to(torch.float64)
+        return x.tolist()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, Mapping):
+        return {str(k): to_python(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_python(v) for v in x]
+    return x
+
+
+def _fmt(x, digits: int) -> str:
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        s = f"{x:.{digits}f}"
+        if float(s) == 0.0:  # no "-0.000"
+            s = f"{0.0:.{digits}f}"
+        return s
+    return html.escape(str(x))
+
+
+def _rows(name: str, value, digits: int) -> list[list[str]]:
+    """Table rows ``[[label, cell, cell, ...], ...]`` for one readout entry."""
+    if isinstance(value, list) and value and all(isinstance(r, list) for r in value):
+        return [[html.escape(name) if i == 0 else "", *(_fmt(c, digits) for c in r)] for i, r in enumerate(value)]
+    if isinstance(value, list):
+        return [[html.escape(name), *(_fmt(c, digits) for c in value)]]
+    return [[html.escape(name), _fmt(value, digits)]]
+
+
+def _json_or_none(x):
+    try:
+        json.dumps(x)
+    except (TypeError, ValueError):
+        return None
+    return x
+
+
+# ----------------------------------------------------------------------------- the explorer
+
+
+class Explorer:
+    """Controls, one figure updated in place, and a readout of the numbers.
+
+    Args:
+        controls: ``{name: ipywidget}``; each widget's ``value`` is passed to ``update`` by name.
+        update: ``update(**values) -> dict`` that moves the figure's artists in place and returns
+            the numbers to show (floats, tensors, arrays, nested lists, str, bool).
+        figure: the figure from :func:`new_figure`, built once.
+        dynamic: the artists ``update`` changes (points, bars, images, texts). Given, only they are
+            redrawn over a cached picture of the rest (blitting: a few ms per update); the rest of
+            the figure must then stay as it is (fixed limits, ticks, titles, colour limits), and a
+            static artist that overlaps a dynamic one is painted under it. None: the whole figure
+            is redrawn on every change (simpler, slower).
+        title: optional heading above the controls.
+        columns: optional header labels for the readout table (e.g. ``["k1", "k2", "k3"]``).
+        digits: decimals shown in the readout.
+        run: call ``update`` now with the initial control values (default True).
+    """
+
+    def __init__(self, controls: Mapping[str, Any], update: Callable[..., Mapping[str, Any]], figure, *,
+                 dynamic: Sequence[Any] | None = None, title: str | None = None,
+                 columns: Sequence[str] | None = None, digits: int = 3, run: bool = True):
+        import ipywidgets as w
+
+        if not controls:
+            raise ValueError("controls must name at least one control")
+        self.controls: dict[str, Any] = dict(controls)
+        self.update_fn = update
+        self.figure = figure
+        self.title = title
+        self.columns = list(columns) if columns is not None else None
+        self.digits = digits
+        self.name: str | None = None
+        self.call: tuple[list, dict] = ([], {})
+        self.error: str | None = None
+        self._state: dict[str, Any] = {}
+        self._hold = False
+        self.n_updates = 0
+        self.dynamic = sorted(dynamic, key=lambda a: a.get_zorder()) if dynamic else []
+        for a in self.dynamic:
+            a.set_animated(True)  # left out of full draws; drawn over the cached background
+        self._background = None
+        self._background_size = None
+
+        canvas = figure.canvas
+        self.canvas = canvas
+        self.readout = w.HTML(value="")
+        self.readout.add_class("attnlib-readout")
+        if _is_ipympl(canvas):
+            view = canvas
+        elif _in_kernel():
+            # No ipympl: show PNGs in an Image widget, refreshed after each update.
+            view = w.Image(format="png")
+        else:
+            view = None
+        self._image = view if isinstance(view, w.Image) else None
+        control_box = w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap"))
+        children = ([w.HTML(f"<b>{html.escape(title)}</b>")] if title else []) + [control_box]
+        children += ([view] if view is not None else []) + [self.readout]
+        self.widget = w.VBox(children)
+        self.widget.add_class("attnlib-explorer")
+
+        for c in self.controls.values():
+            c.observe(self._on_change, names="value")
+        canvas.mpl_connect("draw_event", self._on_full_draw)
+        if run:
+            self._run()
+        if _is_ipympl(canvas):
+            canvas.draw_idle()  # the front-end asks for the first image when it is shown
+        elif self._image is not None:
+            self._full_draw()
+            self._push_image()
+        # headless Agg: nothing is drawn until render() or the first update.
+
+    # -- driving from Python
+    def values(self) -> dict[str, Any]:
+        """The current control values ``{name: value}``."""
+        return {k: to_python(c.value) for k, c in self.controls.items()}
+
+    def set(self, **values) -> dict[str, Any]:
+        """Set controls by name (one update for all of them), redraw, and return :meth:`state`.
+
+        Slider values outside a control's range are clipped by ipywidgets, as the browser would.
+        """
+        return self.set_values(values)
+
+    def set_values(self, values: Mapping[str, Any], *, redraw: bool = True) -> dict[str, Any]:
+        """Like :meth:`set` with a dict; ``redraw=False`` updates the artists but draws nothing."""
+        unknown = sorted(set(values) - set(self.controls))
+        if unknown:
+            raise KeyError(f"unknown control(s) {unknown}; this explorer has {sorted(self.controls)}")
+        self._hold = True
+        try:
+            for k, v in values.items():
+                self.controls[k].value = v
+        finally:
+            self._hold = False
+        self._run()
+        if redraw:
+            self._redraw()
+        return self.state()
+
+    def state(self) -> dict[str, Any]:
+        """The numbers shown (before rounding to ``digits``), as floats / nested lists / str."""
+        return dict(self._state)
+
+    def render(self) -> np.ndarray:
+        """Draw the figure now and return its pixels, ``(height, width, 4)`` uint8."""
+        self._full_draw()
+        return np.asarray(self.canvas.buffer_rgba()).copy()
+
+    def draw_now(self) -> None:
+        """Finish the redraw of the last update synchronously (what the benchmark times after ``set``).
+
+        With ``dynamic`` artists the redraw already happened in ``set`` (blitting), so this does
+        nothing. Without, it renders the whole figure (with ipympl: also encodes and sends it, as
+        the front-end's request after ``draw_idle`` would).
+        """
+        if self.dynamic:
+            return
+        self.canvas.draw()
+
+    def readout_html(self) -> str:
+        """The readout's HTML (what the browser shows in ``.attnlib-readout``)."""
+        return self.readout.value
+
+    # -- internals
+    def _on_change(self, change):
+        if self._hold:
+            return
+        try:
+            self._run()
+        except Exception as exc:  # show it where the reader looks, then let ipywidgets log it
+            self.error = f"{type(exc).__name__}: {exc}"
+            self._refresh_readout()
+            raise
+        self._redraw()
+
+    def _run(self):
+        result = self.update_fn(**{k: c.value for k, c in self.controls.items()})
+        if not isinstance(result, Mapping):
+            raise TypeError(f"update must return a dict of numbers to show, got {type(result).__name__}")
+        self._state = {str(k): to_python(v) for k, v in result.items()}
+        self.error = None
+        self.n_updates += 1
+        self._refresh_readout()
+
+    def _redraw(self):
+        if self.dynamic:
+            self._blit()
+            if _is_ipympl(self.canvas):
+                self.canvas.blit(self.figure.bbox)  # sends the changed pixels to the front-end
+            elif self._image is not None:
+                self._push_image()
+        elif _is_ipympl(self.canvas):
+            self.canvas.draw_idle()  # the front-end asks for the new image when it is ready
+        elif self._image is not None:
+            self._full_draw()
+            self._push_image()
+        # headless Agg without dynamic artists: nothing to show; render() draws on demand.
+
+    def _full_draw(self):
+        """Render everything with Agg (the draw_event handler then caches the background)."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg.draw(self.canvas)  # ipympl's own draw() would also send the image
+
+    def _on_full_draw(self, event):
+        canvas = self.canvas
+        if event.canvas is not canvas:
+            return
+        _freeze_layout(self.figure)  # the layout was just computed: keep it for every update
+        if not self.dynamic or canvas.is_saving():
+            return  # savefig draws into another renderer, with the animated artists included
+        renderer = canvas.get_renderer()
+        if event.renderer is not renderer:
+            return
+        self._background = canvas.copy_from_bbox(self.figure.bbox)
+        self._background_size = (renderer.width, renderer.height)
+        for a in self.dynamic:
+            self.figure.draw_artist(a)
+
+    def _blit(self):
+        renderer = self.canvas.get_renderer()
+        if self._background is None or self._background_size != (renderer.width, renderer.height):
+            self._full_draw()  # size or dpi changed (e.g. a HiDPI screen): cache a new background
+            return
+        self.canvas.restore_region(self._background)
+        for a in self.dynamic:
+            self.figure.draw_artist(a)
+
+    def _push_image(self):
+        self._image.value = png_rgba(np.asarray(self.canvas.buffer_rgba()))
+
+    def _data_state(self) -> dict:
+        args, kwargs = self.call
+        payload = {"builder": self.name, "controls": self.values()}
+        a, k = _json_or_none(to_python(args)), _json_or_none(to_python(kwargs))
+        payload["reproducible"] = a is not None and k is not None
+        payload["args"] = a if a is not None else []
+        payload["kwargs"] = k if k is not None else {}
+        return payload
+
+    def _refresh_readout(self):
+        rows: list[list[str]] = []
+        for name, value in self._state.items():
+            rows.extend(_rows(name, value, self.digits))
+        width = max((len(r) for r in rows), default=1)
+        head = ""
+        if self.columns:
+            head = "<tr><th></th>" + "".join(f"<th>{html.escape(c)}</th>" for c in self.columns) + "</tr>"
+        body = "".join(
+            "<tr>" + f"<th style='text-align:left;padding-right:1em'>{r[0]}</th>"
+            + "".join(f"<td style='text-align:right;padding:0 0.6em;font-family:monospace'>{c}</td>" for c in r[1:])
+            + "<td></td>" * (width - len(r)) + "</tr>"
+            for r in rows
+        )
+        err = f"<div class='attnlib-error' style='color:#b00'>{html.escape(self.error)}</div>" if self.error else ""
+        data = html.escape(json.dumps(self._data_state(), sort_keys=True), quote=True)
+        self.readout.value = (
+            f"<div class='attnlib-state' data-state=\"{data}\"></div>{err}"
+            f"<table class='attnlib-table'>{head}{body}</table>"
+        )
+
+    # -- display
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def __repr__(self):
+        return f"<Explorer {self.name or '(unregistered)'} controls={list(self.controls)}>"
+
+
+def _freeze_layout(fig) -> None:
+    """After the first full draw has laid the figure out, switch the layout engine off.
+
+    Updates then keep every axes where it is (no constrained-layout pass per frame, and the
+    cached background of blitting stays valid).
+    """
+    engine = fig.get_layout_engine()
+    if engine is None or type(engine).__name__ == "PlaceHolderLayoutEngine":
+        return
+    fig.set_layout_engine("none")

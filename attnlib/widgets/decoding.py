@@ -1,0 +1,165 @@
+"""The decoding explorer: step through greedy decoding and watch both attention maps fill in.
+
+Teaches C36 (the decoder's self-attention is causal: step t sees inputs 0..t only), C39 (the
+cross-attention map is [target length, source length]: row t is where step t looked in the source)
+and C40 (a model trained on reversal looks along the anti-diagonal). Everything is decoded once, at
+build time (:func:`attnlib.decoding.trace_greedy_decoding`); the slider only reveals rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from attnlib import plotting
+from attnlib.decoding import DecodingTrace, token_labels, trace_greedy_decoding
+from attnlib.seq2seq import NUM_SPECIAL, Seq2SeqTransformer
+from attnlib.widgets.base import Explorer, dropdown, int_slider, new_figure, register
+
+__all__ = ["decoding_explorer", "default_model", "visible_rows", "DEFAULT_SOURCE", "DEFAULT_VOCAB"]
+
+#: The default source sequence, "b g a e j d" (ids 3.. are the letters a..); six different letters,
+#: in the held-out split of :func:`attnlib.seq2seq.make_batch` (never trained on).
+DEFAULT_SOURCE = (4, 9, 3, 7, 12, 6)
+#: PAD, BOS, EOS and the 10 symbols a..j, as in notebook 08's reversal task.
+DEFAULT_VOCAB = 13
+
+
+def default_model(seed: int = 0, vocab_size: int = DEFAULT_VOCAB) -> Seq2SeqTransformer:
+    """The untrained model the explorer shows when given none (notebook 08 passes a trained one).
+
+    Built with notebook 08's sizes from a generator seeded with ``seed`` inside
+    ``torch.random.fork_rng``, so the caller's random state is left as it was.
+
+    Returns:
+        A :class:`~attnlib.seq2seq.Seq2SeqTransformer` on the CPU, in eval mode.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Seq2SeqTransformer(vocab_size, d_model=64, num_heads=4, d_ff=128)
+    return model.eval()
+
+
+def visible_rows(num_rows: int, num_cols: int, step: int, *, causal: bool) -> np.ndarray:
+    """Which cells of a ``(T, num_cols)`` attention map are shown after ``step`` decoding steps.
+
+    Args:
+        num_rows: T, the number of decoding steps.
+        num_cols: columns of the map (T for self-attention, S for cross-attention).
+        step: how many steps have run, in ``[0, T]``; rows ``t >= step`` are not computed yet.
+        causal: also hide columns ``j > t`` (the decoder's self-attention).
+
+    Returns:
+        Boolean ``(T, num_cols)``, True = shown.
+    """
+    if not 0 <= step <= num_rows:
+        raise ValueError(f"step must be in [0, {num_rows}], got {step}")
+    rows = np.arange(num_rows)[:, None] < step  # (T, 1)
+    shown = np.broadcast_to(rows, (num_rows, num_cols)).copy()
+    if causal:
+        shown &= np.arange(num_cols)[None, :] <= np.arange(num_rows)[:, None]
+    return shown
+
+
+def _caption(src_text: str, in_lab: list[str], out_lab: list[str], t: int) -> str:
+    return (f"source: {src_text}\n"
+            f"step {t}: read {' '.join(in_lab[:t]):<{2 * len(in_lab) + 2}}  wrote {' '.join(out_lab[:t])}")
+
+
+def _head_options(num_heads: int):
+    return [("average of heads", -1)] + [(f"head {h + 1}", h) for h in range(num_heads)]
+
+
+@register("decoding")
+def decoding_explorer(model: Seq2SeqTransformer | None = None, src=DEFAULT_SOURCE, *,
+                      step: int | None = None, head: int = -1, layer: int = -1) -> Explorer:
+    """A slider over greedy-decoding steps: causal self-attention and cross-attention, row by row.
+
+    Args:
+        model: a trained :class:`~attnlib.seq2seq.Seq2SeqTransformer` (None: :func:`default_model`,
+            untrained, so its maps show no alignment yet).
+        src: the source sequence, token ids ``>= NUM_SPECIAL`` (a tensor or a sequence of ints).
+        step: starting step in ``[1, T]`` (default: T, everything decoded).
+        head: starting head, ``-1`` for the average over heads.
+        layer: which decoder layer's maps to show (default the last).
+
+    Returns:
+        An :class:`~attnlib.widgets.base.Explorer` with controls ``step`` and ``head`` and a
+        readout of what step t read and wrote, its cross-attention row over the source and the
+        source position it looked at most.
+    """
+    if model is None:
+        model = default_model()
+    if not isinstance(model, Seq2SeqTransformer):
+        raise TypeError(f"model must be a Seq2SeqTransformer or None, got {type(model).__name__}")
+    device = next(model.parameters()).device
+    src = torch.as_tensor(src, dtype=torch.long).reshape(-1).to(device)  # (S,)
+    if src.numel() < 1 or int(src.min()) < NUM_SPECIAL or int(src.max()) >= model.vocab_size:
+        raise ValueError(f"src must hold symbol ids in [{NUM_SPECIAL}, {model.vocab_size}), got {src.tolist()}")
+    trace: DecodingTrace = trace_greedy_decoding(model, src)
+    num_layers = len(trace.cross_weights)
+    if not -num_layers <= layer < num_layers:
+        raise ValueError(f"layer must be in [{-num_layers}, {num_layers}), got {layer}")
+    self_w = plotting.to_numpy(trace.self_weights[layer])  # (H, T, T)
+    cross_w = plotting.to_numpy(trace.cross_weights[layer])  # (H, T, S)
+    num_heads, T, S = cross_w.shape
+    if not -1 <= head < num_heads:
+        raise ValueError(f"head must be -1 (average) or in [0, {num_heads}), got {head}")
+    step = T if step is None else int(step)
+    if not 1 <= step <= T:
+        raise ValueError(f"step must be in [1, {T}], got {step}")
+    self_mean, cross_mean = self_w.mean(0), cross_w.mean(0)  # (T, T), (T, S)
+    src_lab = token_labels(trace.src)
+    in_lab = token_labels(trace.tgt_in)
+    out_lab = token_labels(trace.tokens)
+
+    controls = {
+        "step": int_slider("decoding step t", 1, T, step, width="320px"),
+        "head": dropdown("head", _head_options(num_heads), head, width="220px"),
+    }
+    fig, (ax_self, ax_cross) = new_figure(1, 2, figsize=(8.4, 3.8), width_ratios=[T, S + 1.5])
+    src_text = " ".join(src_lab)
+    # Tick labels are static, so they name positions only: the tokens appear in the caption
+    # as they are written, never ahead of the step that writes them.
+    im_self = plotting.heatmap(self_mean, ax=ax_self, mask=visible_rows(T, T, step, causal=True),
+                               vmin=0.0, vmax=1.0, colorbar=False,
+                               row_labels=[str(t + 1) for t in range(T)],
+                               title="decoder self-attention (causal)", xlabel="decoder input j",
+                               ylabel="step t")
+    im_cross = plotting.heatmap(cross_mean, ax=ax_cross, mask=visible_rows(T, S, step, causal=False),
+                                vmin=0.0, vmax=1.0, colorbar=True, col_labels=src_lab,
+                                row_labels=[str(t + 1) for t in range(T)],
+                                title=f"cross-attention [{T} steps × {S} source]",
+                                xlabel="source token j", ylabel="step t", colorbar_label="weight")
+    from matplotlib.patches import Rectangle
+
+    box_self = ax_self.add_patch(Rectangle((-0.5, step - 1.5), T, 1, fill=False, ec="red", lw=1.5))
+    box_cross = ax_cross.add_patch(Rectangle((-0.5, step - 1.5), S, 1, fill=False, ec="red", lw=1.5))
+    caption = fig.suptitle(_caption(src_text, in_lab, out_lab, T), x=0.02, ha="left", fontsize=9,
+                           family="monospace")
+
+    def update(step, head):
+        t = int(step)
+        sw = self_mean if head == -1 else self_w[head]  # (T, T)
+        cw = cross_mean if head == -1 else cross_w[head]  # (T, S)
+        im_self.set_data(plotting.masked(sw, visible_rows(T, T, t, causal=True)))
+        im_cross.set_data(plotting.masked(cw, visible_rows(T, S, t, causal=False)))
+        box_self.set_y(t - 1.5)
+        box_cross.set_y(t - 1.5)
+        caption.set_text(_caption(src_text, in_lab, out_lab, t))
+        row = cw[t - 1]  # (S,)
+        top = int(np.argmax(row))
+        return {
+            "step t": t,
+            "reads": in_lab[t - 1],
+            "writes": out_lab[t - 1],
+            "cross-attention row (source positions 0..S-1)": row,
+            "most attended source position": f"{top} ({src_lab[top]})",
+            "self-attention row (inputs 0..t-1)": sw[t - 1, :t],
+        }
+
+    ex = Explorer(controls, update, fig, dynamic=[im_self, im_cross, box_self, box_cross, caption],
+                  digits=2)
+    ex.trace = trace  # what was decoded, for tests and for readers who want the numbers
+    ex.images = {"self": im_self, "cross": im_cross}
+    return ex

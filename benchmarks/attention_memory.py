@@ -1,0 +1,77 @@
+"""Time and peak extra memory of written-out attention, blockwise attention and SDPA (C41, C42).
+
+For each n: B=1, H=8, Dh=64, float32, on the CPU by default, forward only (no autograd).
+Written-out is softmax(QKᵀ/√d)V with the (n, n) score matrix in memory; blockwise is
+``attnlib.blockwise_attention`` (online softmax over key blocks); SDPA is
+``torch.nn.functional.scaled_dot_product_attention``. Peak extra memory is measured by
+``attnlib.costs.peak_extra_memory`` (see its docstring: the process's peak resident-set growth
+on the CPU, ``max_memory_allocated`` on CUDA); next to it the size of one H·n·n float32 score
+matrix for comparison.
+
+Run:  .venv/bin/python benchmarks/attention_memory.py            (n = 512 ... 8192, ~2-3 min)
+      .venv/bin/python benchmarks/attention_memory.py --quick    (n = 256 ... 1024, seconds)
+The written-out version needs about 4.5 GiB of RAM at n=8192.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn.functional as F
+
+import attnlib
+from attnlib.blockwise import blockwise_attention
+from attnlib.costs import median_time, peak_extra_memory, written_out_attention
+
+MiB = 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="n = 256, 512, 1024 only")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch CPU threads (default 1: steadier on a shared machine)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per cell (median)")
+    parser.add_argument("--block-size", type=int, default=128)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    ns = [256, 512, 1024] if args.quick else [512, 1024, 2048, 4096, 8192]
+    heads, head_dim = 8, 64
+    attnlib.set_seed(0)
+    print(f"device={device}, threads={torch.get_num_threads()}, B=1, H={heads}, Dh={head_dim}, "
+          f"float32, block_size={args.block_size}, median of {args.repeats}, torch "
+          f"{torch.__version__}")
+    print(f"{'n':>6} | {'method':<11} | {'median ms':>10} | {'peak extra MiB':>14} | "
+          f"{'H·n² scores MiB':>15}")
+    print("-" * 70)
+    results = {}
+    with torch.no_grad():
+        for n in ns:
+            q, k, v = (torch.randn(1, heads, n, head_dim, device=device) for _ in range(3))
+            methods = {
+                "written-out": lambda: written_out_attention(q, k, v),
+                "blockwise": lambda: blockwise_attention(q, k, v, block_size=args.block_size),
+                "SDPA": lambda: F.scaled_dot_product_attention(q, k, v),
+            }
+            reference = F.scaled_dot_product_attention(q, k, v)
+            err = (blockwise_attention(q, k, v, block_size=args.block_size) - reference).abs()
+            for name, fn in methods.items():
+                seconds = median_time(fn, repeats=args.repeats, warmup=1, device=device)
+                peak = peak_extra_memory(fn, device=device)
+                results[n, name] = (seconds, peak)
+                print(f"{n:>6} | {name:<11} | {seconds * 1e3:>10.1f} | {peak / MiB:>14.1f} | "
+                      f"{heads * n * n * 4 / MiB:>15.1f}")
+            print(f"{'':>6} | max |blockwise - SDPA| = {float(err.max()):.2e}")
+            del q, k, v, reference, err
+    n = ns[-1]
+    mem_ratio = results[n, "blockwise"][1] / results[n, "written-out"][1]
+    time_ratio = results[n, "blockwise"][0] / results[n, "SDPA"][0]
+    print(f"memory ratio (blockwise/written-out, n={n}): {mem_ratio:.3f}; "
+          f"time ratio (blockwise/SDPA, n={n}): {time_ratio:.2f}")
+
+
+if __name__ == "__main__":
+    main()

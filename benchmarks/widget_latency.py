@@ -1,0 +1,134 @@
+"""How fast does each interactive explorer answer a slider move? (``python benchmarks/widget_latency.py``)
+
+For every builder in ``attnlib.widgets.BUILDERS`` we time two things, each over the same ~30
+random control settings (seeded), and print the medians side by side:
+
+* **update** (what the widget does): ``explorer.set(name=value)`` for one control, which runs the
+  builder's ``update`` (the maths, moving the artists in place, the readout), redraws the figure
+  (blitting the changed artists over a cached background, or a full Agg render for explorers
+  without ``dynamic`` artists) and, on the ipympl canvas used in Jupyter, encodes the changed
+  pixels as PNG and sends them down the widget's comm (with no front-end attached the comm
+  discards the message); then ``explorer.draw_now()`` to finish any redraw left pending. The
+  canvas is told a front-end is connected (``syncing_data_url = False``), as in JupyterLab.
+* **full redraw** (the baseline, what ``interact`` + ``%matplotlib inline`` does): build the
+  same explorer from scratch on an Agg canvas (new controls, new figure and artists), set the
+  same control values (``set_values(..., redraw=False)``: the maths and artists, no drawing),
+  and render the figure to PNG with ``savefig`` (layout, one full draw, PNG encode). (The
+  inline backend also crops with ``bbox_inches="tight"``, which costs one more draw; we leave
+  it out, so the baseline is, if anything, flattering to ``interact``.)
+
+Targets: median update <= 30 ms, and at least 2.5x faster than the full redraw. The last line
+reads ``slowest median update: X ms; smallest speed-up over full redraw: Y×``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import io
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def _random_value(control, rng):
+    """A random value inside ``control``'s range (min, max or a random one; any ipywidgets control)."""
+    from attnlib.widgets.base import control_values
+
+    vals = control_values(control, rng, n_random=3)
+    return vals[int(rng.integers(len(vals)))]
+
+
+def moves(explorer, n, seed=0):
+    """``n`` single-control moves ``(name, value)``, cycling through the controls."""
+    rng = np.random.default_rng(seed)
+    names = list(explorer.controls)
+    return [(names[i % len(names)], _random_value(explorer.controls[names[i % len(names)]], rng)) for i in range(n)]
+
+
+def time_updates(builder, n: int, backend: str) -> list[float]:
+    from attnlib.widgets import figure_backend
+
+    with figure_backend(backend):
+        ex = builder()
+    if hasattr(ex.canvas, "syncing_data_url"):
+        ex.canvas.syncing_data_url = False  # a front-end is attached (JupyterLab): diffs only
+    ex.render()
+    seq = moves(ex, n + 3)
+    times = []
+    for i, (name, value) in enumerate(seq):
+        t0 = time.perf_counter()
+        ex.set(**{name: value})
+        ex.draw_now()
+        t1 = time.perf_counter()
+        if i >= 3:  # the first moves warm caches (fonts, glyphs)
+            times.append(t1 - t0)
+    return times
+
+
+def time_full_redraws(builder, n: int) -> list[float]:
+    from attnlib.widgets import figure_backend
+
+    with figure_backend("agg"):
+        probe = builder()
+    seq = moves(probe, n + 1)
+    state = probe.values()
+    times = []
+    for i, (name, value) in enumerate(seq):
+        state[name] = value
+        t0 = time.perf_counter()
+        with figure_backend("agg"):
+            ex = builder()  # headless: the figure is built but not drawn
+        ex.set_values(state, redraw=False)
+        buf = io.BytesIO()
+        ex.figure.savefig(buf, format="png")
+        t1 = time.perf_counter()
+        if i >= 1:
+            times.append(t1 - t0)
+        del ex
+    return times
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--moves", type=int, default=30, help="moves per builder (default 30)")
+    parser.add_argument("--baseline-moves", type=int, default=None, help="full redraws per builder (default: --moves)")
+    parser.add_argument("--only", nargs="*", default=None, help="builder names to time (default: all)")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(1)  # tiny tensors: threads only add overhead
+    from attnlib.widgets import BUILDERS
+    from attnlib.widgets.base import _ipympl_available
+
+    backend = "ipympl" if _ipympl_available() else "agg"
+    names = sorted(BUILDERS) if args.only is None else args.only
+    n_base = args.baseline_moves or args.moves
+    rows = []
+    print(f"widget latency: median over {args.moves} moves per builder; canvas: {backend}; "
+          f"baseline: {n_base} full rebuilds + PNG")
+    header = f"{'builder':<22} {'update ms':>10} {'p90 ms':>8} {'full redraw ms':>15} {'speed-up':>9}"
+    print(header)
+    print("-" * len(header))
+    for name in names:
+        gc.collect()
+        up = time_updates(BUILDERS[name], args.moves, backend)
+        full = time_full_redraws(BUILDERS[name], n_base)
+        med_up, med_full = statistics.median(up) * 1e3, statistics.median(full) * 1e3
+        p90 = float(np.percentile(up, 90)) * 1e3
+        rows.append((name, med_up, med_full))
+        print(f"{name:<22} {med_up:>10.1f} {p90:>8.1f} {med_full:>15.1f} {med_full / med_up:>8.1f}×")
+        sys.stdout.flush()
+    slowest = max(r[1] for r in rows)
+    speedup = min(r[2] / r[1] for r in rows)
+    ok = slowest <= 30.0 and speedup >= 2.5
+    print(f"targets (median <= 30 ms, speed-up >= 2.5×): {'met' if ok else 'NOT met'}")
+    print(f"slowest median update: {slowest:.1f} ms; smallest speed-up over full redraw: {speedup:.1f}×")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Greedy-decoding traces (attnlib.decoding) against decoding one step at a time."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnlib.decoding import DecodingTrace, token_labels, trace_greedy_decoding
+from attnlib.seq2seq import BOS, EOS, PAD, Seq2SeqTransformer, greedy_decode
+
+
+@pytest.fixture
+def model(device):
+    # Two decoder layers so the per-layer lists are exercised; untrained is enough here.
+    return Seq2SeqTransformer(13, d_model=32, num_heads=4, d_ff=64, num_decoder_layers=2).to(device).eval()
+
+
+def test_trace_tokens_equal_greedy_decode(model, device):
+    src = torch.tensor([6, 3, 8, 5, 4], device=device)
+    trace = trace_greedy_decoding(model, src)
+    tokens, _ = greedy_decode(model, src.unsqueeze(0))
+    assert isinstance(trace, DecodingTrace)
+    assert torch.equal(trace.tokens, tokens[0])
+    assert trace.num_steps == 6
+    assert int(trace.tgt_in[0]) == BOS
+    assert torch.equal(trace.tgt_in[1:], trace.tokens[:-1])
+    assert torch.equal(trace.src, src)
+
+
+def test_c36_trace_rows_equal_step_by_step_decoding(model, device):
+    """Row t of the one-pass trace is exactly what step t saw when decoding incrementally."""
+    src = torch.tensor([[7, 9, 3, 12, 5, 6]], device=device)
+    trace = trace_greedy_decoding(model, src)
+    memory, _ = model.encode(src)
+    tgt = torch.full((1, 1), BOS, dtype=torch.long, device=device)
+    with torch.no_grad():
+        for t in range(trace.num_steps):
+            logits, self_ws, cross_ws = model.decode(tgt, memory)  # only steps 0..t exist
+            assert int(logits[0, -1].argmax()) == int(trace.tokens[t])
+            for layer in range(2):
+                torch.testing.assert_close(trace.self_weights[layer][:, t, : t + 1],
+                                           self_ws[layer][0, :, t], atol=1e-5, rtol=1e-5)
+                torch.testing.assert_close(trace.cross_weights[layer][:, t],
+                                           cross_ws[layer][0, :, t], atol=1e-5, rtol=1e-5)
+            tgt = torch.cat([tgt, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+
+
+def test_c39_trace_shapes_are_target_by_source(model, device):
+    src = torch.tensor([3, 4, 5, 6, 7, 8, 9], device=device)  # S = 7
+    trace = trace_greedy_decoding(model, src, max_len=4)  # T = 4
+    assert [tuple(w.shape) for w in trace.cross_weights] == [(4, 4, 7)] * 2  # (H, T, S)
+    assert [tuple(w.shape) for w in trace.self_weights] == [(4, 4, 4)] * 2  # (H, T, T)
+    for w in trace.self_weights:  # causal: nothing above the diagonal, rows sum to 1
+        assert float(w.triu(diagonal=1).abs().max()) == 0.0
+        torch.testing.assert_close(w.sum(-1), torch.ones(4, 4, device=device))
+
+
+def test_trace_restores_training_mode(model, device):
+    model.train()
+    trace_greedy_decoding(model, torch.tensor([3, 4], device=device))
+    assert model.training
+
+
+def test_token_labels():
+    assert token_labels(torch.tensor([PAD, BOS, EOS, 3, 4, 28, 29])) == ["·", "<s>", "</s>", "a", "b", "z", "#29"]
+    assert token_labels([5, 3]) == ["c", "a"]
+
+
+@pytest.mark.parametrize("src, err, match", [
+    (torch.tensor([3, 0, 4]), ValueError, "no PAD"),
+    (torch.tensor([[3, 4], [5, 6]]), ValueError, "one sequence"),
+    (torch.tensor([3.0, 4.0]), TypeError, "src"),
+    (torch.tensor([], dtype=torch.long), ValueError, "non-empty"),
+])
+def test_trace_bad_input(src, err, match):
+    m = Seq2SeqTransformer(13, d_model=16, num_heads=2, d_ff=16)
+    with pytest.raises(err, match=match):
+        trace_greedy_decoding(m, src)
+
+
+def test_trace_bad_model():
+    with pytest.raises(TypeError, match="Seq2SeqTransformer"):
+        trace_greedy_decoding(torch.nn.Linear(2, 2), torch.tensor([3]))
+
+
+def test_token_labels_bad_input():
+    with pytest.raises(ValueError, match="1-D"):
+        token_labels(torch.tensor([[3, 4]]))
+    with pytest.raises(ValueError, match=">= 0"):
+        token_labels([-1])

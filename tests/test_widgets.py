@@ -1,0 +1,303 @@
+"""The interactive explorers: every control of every builder, and the query explorer's numbers.
+
+Runs headless (Agg canvas, and ipympl's canvas widget without a front-end); the browser test in
+tests/browser/ drives the same builders through JupyterLab.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from attnlib.plotting import convex_hull
+from attnlib.widgets import BUILDERS, figure_backend
+from attnlib.widgets.base import Explorer, control_values, float_slider, new_figure, png_rgba, register
+
+BUILDER_NAMES = sorted(BUILDERS)
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from _leaves(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _leaves(v)
+    else:
+        yield x
+
+
+def _numbers(state) -> np.ndarray:
+    return np.array([float(v) for v in _leaves(state) if isinstance(v, (int, float)) and not isinstance(v, bool)])
+
+
+def _max_change(a: dict, b: dict) -> float:
+    """Largest change of any number between two states (inf if their structure differs)."""
+    if a.keys() != b.keys():
+        return math.inf
+    na, nb = _numbers(a), _numbers(b)
+    if na.shape != nb.shape:
+        return math.inf
+    if na.size == 0:
+        return 0.0 if a == b else math.inf
+    return float(np.max(np.abs(na - nb)))
+
+
+def test_registry_has_the_query_explorer_and_every_builder_needs_no_arguments():
+    assert "query" in BUILDERS
+    for name, builder in BUILDERS.items():
+        with figure_backend("agg"):
+            ex = builder()
+        assert isinstance(ex, Explorer), name
+        assert ex.name == name
+        assert ex.controls, f"{name} has no controls"
+
+
+@pytest.mark.parametrize("name", BUILDER_NAMES)
+def test_every_control_min_max_random_is_finite_and_moves_the_picture(name):
+    """Each control to its min, max and random values: no error, no NaN/inf, the figure follows."""
+    rng = np.random.default_rng(0)
+    with figure_backend("agg"):
+        ex = BUILDERS[name]()
+    fig, axes_before = ex.figure, list(ex.figure.axes)
+    prev_state, prev_pixels = ex.state(), ex.render()
+    checked_changes = 0
+    for cname, control in ex.controls.items():
+        for value in control_values(control, rng, n_random=3):
+            state = ex.set(**{cname: value})
+            nums = _numbers(state)
+            assert np.all(np.isfinite(nums)), f"{name}: {cname}={value!r} shows non-finite numbers {state}"
+            assert ex.error is None
+            if ex.dynamic:
+                # Blitting must paint what a full redraw paints (every changed artist is dynamic).
+                blitted = np.asarray(ex.canvas.buffer_rgba()).copy()
+                pixels = ex.render()
+                differ = np.any(blitted != pixels, axis=-1).mean()
+                assert differ < 0.005, (f"{name}: after {cname}={value!r} the blitted frame differs from a "
+                                        f"full redraw in {differ:.2%} of pixels: an updated artist is "
+                                        f"missing from dynamic=[...]")
+            else:
+                pixels = ex.render()
+            if _max_change(prev_state, state) > 0.05:
+                assert np.any(pixels != prev_pixels), f"{name}: numbers changed ({cname}={value!r}) but the figure did not"
+                checked_changes += 1
+            prev_state, prev_pixels = state, pixels
+    assert checked_changes > 0, f"{name}: no control changed the numbers shown"
+    assert ex.figure is fig and list(fig.axes) == axes_before, f"{name}: the figure was rebuilt"
+
+
+@pytest.mark.parametrize("name", BUILDER_NAMES)
+def test_readout_carries_css_class_and_the_control_state(name):
+    with figure_backend("agg"):
+        ex = BUILDERS[name]()
+    assert "attnlib-readout" in ex.readout._dom_classes
+    assert "attnlib-explorer" in ex.widget._dom_classes
+    m = re.search(r'data-state="([^"]*)"', ex.readout_html())
+    assert m, "readout has no data-state"
+    import html
+
+    payload = json.loads(html.unescape(m.group(1)))
+    assert payload["builder"] == name
+    assert payload["controls"] == ex.values()
+    assert payload["reproducible"] is True  # built with its defaults
+
+
+# ------------------------------------------------------------------- the query explorer (C19, C07, C26)
+
+
+def _reference(q, keys, values, scaled=True):
+    q, k, v = (torch.as_tensor(a, dtype=torch.float64) for a in (q, keys, values))
+    scores = k @ q / (math.sqrt(k.shape[1]) if scaled else 1.0)  # (S,)
+    w = torch.softmax(scores, dim=0)  # (S,)
+    return scores, w, w @ v
+
+
+@pytest.mark.claim("C19")
+@pytest.mark.parametrize("scaled", [True, False])
+def test_c19_query_explorer_shows_softmax_of_scores_and_weighted_values(scaled):
+    from attnlib.widgets.query import DEFAULT_KEYS, DEFAULT_VALUES
+
+    with figure_backend("agg"):
+        ex = BUILDERS["query"]()
+    rng = np.random.default_rng(1)
+    for x, y in [(1.0, 2.0), (-3.0, 3.0), (0.0, 0.0), *rng.uniform(-3, 3, (5, 2)).tolist()]:
+        st = ex.set(x=x, y=y, scaled=scaled)
+        s_ref, w_ref, o_ref = _reference((x, y), DEFAULT_KEYS, DEFAULT_VALUES, scaled)
+        torch.testing.assert_close(torch.tensor(st["scores"], dtype=torch.float64), s_ref)
+        torch.testing.assert_close(torch.tensor(st["weights"], dtype=torch.float64), w_ref)
+        torch.testing.assert_close(torch.tensor(st["output (x, y)"], dtype=torch.float64), o_ref)
+        # the figure shows the same numbers: bar heights, query point, output point
+        bars = [a for a in ex.dynamic if type(a).__name__ == "Rectangle"]
+        np.testing.assert_allclose([b.get_height() for b in bars], w_ref.numpy(), atol=1e-12)
+        offsets = [np.asarray(a.get_offsets())[0] for a in ex.dynamic if type(a).__name__ == "PathCollection"]
+        assert any(np.allclose(o, [x, y]) for o in offsets)
+        assert any(np.allclose(o, o_ref.numpy()) for o in offsets)
+        # the readout text shows the rounded weights
+        for w in w_ref.tolist():
+            assert f"{w:.3f}" in ex.readout_html() or f"{abs(w):.3f}" in ex.readout_html()
+
+
+@pytest.mark.claim("C07")
+def test_c07_query_explorer_output_stays_in_the_values_hull():
+    from attnlib.widgets.query import DEFAULT_VALUES
+
+    hull = convex_hull(np.array(DEFAULT_VALUES))  # counter-clockwise
+    with figure_backend("agg"):
+        ex = BUILDERS["query"]()
+    rng = np.random.default_rng(2)
+    for x, y in rng.uniform(-3, 3, (20, 2)):
+        st = ex.set(x=float(x), y=float(y))
+        w = np.array(st["weights"])
+        assert np.all(w >= 0) and abs(w.sum() - 1) < 1e-12
+        o = np.array(st["output (x, y)"])
+        for a, b in zip(hull, np.roll(hull, -1, axis=0)):
+            cross = (b[0] - a[0]) * (o[1] - a[1]) - (b[1] - a[1]) * (o[0] - a[0])
+            assert cross >= -1e-9, f"output {o} left the hull at edge {a}->{b}"
+
+
+@pytest.mark.claim("C26")
+def test_c26_two_key_example_in_the_query_explorer():
+    with figure_backend("agg"):
+        ex = BUILDERS["query"](keys=[[1.0, 0.0], [0.0, 1.0]], values=[[1.0, 0.0], [0.0, 1.0]])
+    st = ex.set(x=1.0, y=2.0, scaled=True)
+    np.testing.assert_allclose(st["scores"], [1 / math.sqrt(2), 2 / math.sqrt(2)], atol=1e-12)
+    np.testing.assert_allclose(np.round(st["weights"], 2), [0.33, 0.67])
+    st = ex.set(x=1.0, y=1.0)
+    np.testing.assert_allclose(np.round(st["scores"], 2), [0.71, 0.71])
+    np.testing.assert_allclose(st["weights"], [0.5, 0.5], atol=1e-12)
+
+
+def test_query_explorer_rejects_bad_keys():
+    with pytest.raises(ValueError, match="keys has S=3 points but values has S=2"):
+        BUILDERS["query"](keys=[[1, 0], [0, 1], [1, 1]], values=[[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match=r"shape \(S, 2\)"):
+        BUILDERS["query"](keys=[[1, 0, 0], [0, 1, 0]], values=[[1, 0], [0, 1]])
+
+
+# ------------------------------------------------------------------- the framework
+
+
+def test_explorer_updates_in_place_when_a_control_changes():
+    with figure_backend("agg"):
+        ex = BUILDERS["query"]()
+    n = ex.n_updates
+    ex.controls["x"].value = -1.5  # as the browser does: the observer runs the update
+    assert ex.n_updates == n + 1
+    assert ex.values()["x"] == -1.5
+    s1 = ex.state()
+    ex.set(x=-1.5, y=0.0, scaled=False)  # one update for three controls
+    assert ex.n_updates == n + 2
+    assert s1 != ex.state()
+
+
+def test_set_clips_to_the_slider_range_and_rejects_unknown_names():
+    with figure_backend("agg"):
+        ex = BUILDERS["query"]()
+    ex.set(x=10.0)
+    assert ex.values()["x"] == 3.0
+    with pytest.raises(KeyError, match="unknown control"):
+        ex.set(z=1.0)
+
+
+def test_update_must_return_a_dict():
+    fig, ax = new_figure(backend="agg")
+    with pytest.raises(TypeError, match="update must return a dict"):
+        Explorer({"a": float_slider("a", 0.0, 1.0, 0.5)}, lambda a: a, fig)
+
+
+def test_update_error_is_shown_in_the_readout():
+    fig, ax = new_figure(backend="agg")
+
+    def update(a):
+        if a > 0.9:
+            raise ValueError("a too large")
+        return {"a": a}
+
+    ex = Explorer({"a": float_slider("a", 0.0, 1.0, 0.5)}, update, fig)
+    with pytest.raises(ValueError):
+        ex.controls["a"].value = 1.0
+    assert "a too large" in ex.readout_html() and "attnlib-error" in ex.readout_html()
+
+
+def test_readout_rounds_and_never_shows_negative_zero():
+    fig, ax = new_figure(backend="agg")
+    ex = Explorer({"a": float_slider("a", -1.0, 1.0, 0.0)},
+                  lambda a: {"v": torch.tensor([a, -1e-9, 1 / 3]), "m": [[1, 2], [3, 4]], "label": "x<y"}, fig,
+                  digits=3)
+    h = ex.readout_html()
+    assert "0.333" in h and "-0.000" not in h and "x&lt;y" in h
+    assert ex.state()["v"][2] == pytest.approx(1 / 3)
+    assert ex.state()["m"] == [[1, 2], [3, 4]]
+
+
+def test_register_refuses_duplicates_and_non_explorers():
+    with pytest.raises(ValueError, match="already registered"):
+        register("query")(lambda: None)
+    try:
+        bad = register("_test_not_an_explorer")(lambda: 42)
+        with pytest.raises(TypeError, match="must return an Explorer"):
+            bad()
+    finally:
+        BUILDERS.pop("_test_not_an_explorer", None)
+
+
+def test_display_delegates_to_the_widget_box():
+    with figure_backend("agg"):
+        ex = BUILDERS["query"]()
+    bundle = ex._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+
+
+@pytest.mark.filterwarnings("ignore:Passing unrecognized arguments:DeprecationWarning")  # ipympl's Toolbar
+def test_ipympl_canvas_blits_and_sends_the_same_pixels_as_a_full_draw():
+    pytest.importorskip("ipympl")
+    from PIL import Image
+
+    with figure_backend("ipympl"):
+        ex = BUILDERS["query"]()
+    from ipympl.backend_nbagg import Canvas
+
+    assert isinstance(ex.canvas, Canvas)
+    assert ex.canvas in ex.widget.children  # the canvas widget is displayed inside the explorer
+    sent = []
+    ex.canvas.send_binary = lambda data: sent.append(data)
+    ex.render()
+    ex.canvas._force_full = True
+    ex.set(x=-2.0, y=1.0)
+    assert sent, "no frame was sent to the front-end"
+    frame = np.asarray(Image.open(io.BytesIO(sent[-1])).convert("RGBA"))
+    np.testing.assert_array_equal(frame, ex.render())
+    # the next move sends only a diff frame: transparent where nothing changed
+    ex.set(x=-1.0)
+    diff = np.asarray(Image.open(io.BytesIO(sent[-1])).convert("RGBA"))
+    assert ex.canvas._image_mode == "diff"
+    assert 0 < (diff[..., 3] > 0).mean() < 0.5
+
+
+def test_png_rgba_round_trips():
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    px = rng.integers(0, 256, (7, 5, 4), dtype=np.uint8)
+    np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(png_rgba(px)))), px)
+
+
+def test_control_values_cover_min_max_and_stay_in_range():
+    import ipywidgets as w
+
+    rng = np.random.default_rng(0)
+    s = w.FloatSlider(min=-2.0, max=3.0, value=0.0)
+    vals = control_values(s, rng, n_random=4)
+    assert vals[:2] == [-2.0, 3.0] and len(vals) == 6 and all(-2 <= v <= 3 for v in vals)
+    assert control_values(w.Checkbox(value=True), rng) == [False, True]
+    assert control_values(w.Dropdown(options=["a", "b"]), rng) == ["a", "b"]
+    log = control_values(w.FloatLogSlider(min=0, max=3, base=2, value=2), rng)
+    assert log[:2] == [1.0, 8.0]
+    assert control_values(w.IntSlider(min=1, max=4, value=2), rng)[:2] == [1, 4]
