@@ -8,9 +8,10 @@ running quantities over the blocks seen so far:
 - ``acc``: the running sum of ``exp(score - m) * value``.
 
 When a new block raises the maximum from m to m', the old sums are rescaled by
-``exp(m - m')``, so at the end ``acc / l`` is exactly ``softmax(scores) @ V``. Only a
-``(..., L, block_size)`` slice of scores exists at any time, so the extra memory grows
-linearly in the sequence length instead of quadratically.
+``exp(m - m')``, so at the end ``acc / l`` is exactly ``softmax(scores) @ V``. At most an
+``(..., L, block_size)`` slice of scores exists at any time (:func:`blockwise_attention`
+also cuts the queries into tiles), so the extra memory grows linearly in the sequence
+length instead of quadratically.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def sinusoidal_encoding(num_positions: int, d_model: int, *, base: float = 10000
         device, dtype: where and how to build the result (computed in float64 first).
 
     Returns:
-        ``(num_positions, D)`` with ``PE[pos, 2i] = sin(pos w_i)``, ``PE[pos, 2i+1] = cos(pos w_i)``.
+        ``(num_positions, D)``: ``PE[pos, 2i] = sin(pos w_i)``, ``PE[pos, 2i+1] = cos(pos w_i)``.
     """
     check_positive_int("num_positions", num_positions)
     omega = sinusoidal_frequencies(d_model, base=base, dtype=torch.float64)  # (ceil(D/2),)

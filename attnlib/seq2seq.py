@@ -241,7 +241,7 @@ class Seq2SeqTransformer(nn.Module):
 
     def encode(self, src: torch.Tensor, src_valid_lens: torch.Tensor | None = None,
                ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """``src (B, S)`` -> ``(memory (B, S, D), [self-attention weights (B, H, S, S)] per layer)``."""
+        """``src (B, S)`` -> ``(memory (B, S, D), [self weights (B, H, S, S)] per layer)``."""
         self._check_tokens("src", src)
         x = self.positions(self.src_embed(src))  # (B, S, D)
         weights = []
@@ -418,7 +418,7 @@ def train_seq2seq(model: Seq2SeqTransformer, *, task: str = "reverse", seq_len: 
             about ten times slower. ``None`` leaves torch's setting alone. Ignored off the CPU.
 
     Returns:
-        A :class:`TrainHistory`.
+        A :class:`TrainHistory`. The model is left in eval mode.
     """
     if not isinstance(model, Seq2SeqTransformer):
         raise TypeError(f"model must be a Seq2SeqTransformer, got {type(model).__name__}")

@@ -126,6 +126,13 @@ def _check_block_args(d_model, num_heads, d_ff, dropout) -> None:
         raise ValueError(f"dropout must be in [0, 1), got {dropout}")
 
 
+def _check_width(name: str, x: torch.Tensor, d_model: int) -> None:
+    check_tensor(name, x, ndim=3)
+    if x.shape[-1] != d_model:
+        raise ValueError(f"{name} has width {x.shape[-1]} but the block has d_model={d_model} "
+                         f"({name} shape {tuple(x.shape)})")
+
+
 def _check_torch_layer(layer, cls) -> None:
     if not isinstance(layer, cls):
         raise TypeError(f"expected an nn.{cls.__name__}, got {type(layer).__name__}")
@@ -199,7 +206,7 @@ class EncoderBlock(nn.Module):
         Returns:
             ``(out (B, L, D), self_weights (B, H, L, L))``.
         """
-        check_tensor("x", x, ndim=3)
+        _check_width("x", x, self.d_model)
         if self.norm_first:
             h = _apply_norm(self.norm1, x)
             a, weights = self.self_attn(h, h, h, valid_lens=valid_lens)
@@ -276,10 +283,8 @@ class DecoderBlock(nn.Module):
         Returns:
             ``(out (B, T, D), self_weights (B, H, T, T), cross_weights (B, H, T, S))``.
         """
-        check_tensor("x", x, ndim=3)
-        check_tensor("memory", memory, ndim=3)
-        if memory.shape[-1] != self.d_model:
-            raise ValueError(f"memory has width {memory.shape[-1]} but d_model={self.d_model}")
+        _check_width("x", x, self.d_model)
+        _check_width("memory", memory, self.d_model)
         if self.norm_first:
             h = _apply_norm(self.norm1, x)
             a, self_w = self.self_attn(h, h, h, is_causal=True)

@@ -8,7 +8,7 @@ Written-out is softmax(QKᵀ/√d)V with the (n, n) score matrix in memory; bloc
 on the CPU, ``max_memory_allocated`` on CUDA); next to it the size of one H·n·n float32 score
 matrix for comparison.
 
-Run:  .venv/bin/python benchmarks/attention_memory.py            (n = 512 ... 8192, ~2-3 min)
+Run:  .venv/bin/python benchmarks/attention_memory.py            (n = 512 ... 8192, ~3-5 min)
       .venv/bin/python benchmarks/attention_memory.py --quick    (n = 256 ... 1024, seconds)
 The written-out version needs about 4.5 GiB of RAM at n=8192.
 """
@@ -16,6 +16,7 @@ The written-out version needs about 4.5 GiB of RAM at n=8192.
 from __future__ import annotations
 
 import argparse
+import statistics
 
 import torch
 import torch.nn.functional as F
@@ -33,7 +34,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch CPU threads (default 1: steadier on a shared machine)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per cell (median)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per cell (median)")
     parser.add_argument("--block-size", type=int, default=128)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -58,9 +59,19 @@ def main() -> None:
             }
             reference = F.scaled_dot_product_attention(q, k, v)
             err = (blockwise_attention(q, k, v, block_size=args.block_size) - reference).abs()
+            # Memory first (after a warm-up call each), then the timings interleaved: each
+            # round times every method once, so a busy moment on a shared machine slows all
+            # three alike instead of one of them.
+            peaks = {}
             for name, fn in methods.items():
-                seconds = median_time(fn, repeats=args.repeats, warmup=1, device=device)
-                peak = peak_extra_memory(fn, device=device)
+                fn()
+                peaks[name] = peak_extra_memory(fn, device=device)
+            times = {name: [] for name in methods}
+            for _ in range(args.repeats):
+                for name, fn in methods.items():
+                    times[name].append(median_time(fn, repeats=1, warmup=0, device=device))
+            for name in methods:
+                seconds, peak = statistics.median(times[name]), peaks[name]
                 results[n, name] = (seconds, peak)
                 print(f"{n:>6} | {name:<11} | {seconds * 1e3:>10.1f} | {peak / MiB:>14.1f} | "
                       f"{heads * n * n * 4 / MiB:>15.1f}")

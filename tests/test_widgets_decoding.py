@@ -65,8 +65,8 @@ def test_c36_images_show_only_decoded_rows_and_the_causal_triangle():
     ex = decoding_explorer()
     T, S = ex.trace.num_steps, ex.trace.src.shape[0]
     ex.set(step=3, head=-1)
-    shown_self = ~np.ma.getmaskarray(ex.images["self"].get_array())
-    shown_cross = ~np.ma.getmaskarray(ex.images["cross"].get_array())
+    shown_self = ~np.ma.getmaskarray(ex.images["self"].get_array()).reshape(T, T)
+    shown_cross = ~np.ma.getmaskarray(ex.images["cross"].get_array()).reshape(T, S)
     expected_self = causal_mask(T).numpy() & (np.arange(T)[:, None] < 3)
     assert (shown_self == expected_self).all()
     assert shown_cross[:3].all() and not shown_cross[3:].any()

@@ -48,7 +48,7 @@ def kernel_regression_panels(x_train, y_train, grid, fits: Mapping[str, object],
 
 
 @register_figure("kernel_regression", formats=("png", "svg"))
-def kernel_regression_figure(n_train: int = 40, bandwidths=(0.1, 0.5, 2.0), heatmap_bandwidth: float = 0.5,
+def kernel_regression_figure(n_train: int = 40, bandwidths=(0.05, 0.2, 1.0), heatmap_bandwidth: float = 0.2,
                              seed: int = 0):
     """The key picture: fits for several kernel widths, and the weight matrix of one of them.
 

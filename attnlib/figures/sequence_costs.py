@@ -16,7 +16,7 @@ from attnlib.figures import register_figure
 __all__ = ["fitted_slope", "measured_cost_panels", "theoretical_costs", "sequence_costs_figure"]
 
 _STYLE = {"self-attention": ("C3", "o-"), "RNN": ("C0", "s-"), "CNN": ("C2", "^-"),
-          "blockwise attention": ("C1", "d--")}
+          "blockwise attention": ("C1", "d--"), "RNN / CNN output": ("C0", "s-")}
 
 
 def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
@@ -49,7 +49,7 @@ def _guides(ax, ns, anchor, slopes=(1, 2)):
     for p in slopes:
         y = anchor * (n / n[0]) ** p
         ax.plot(n, y, ":", color="0.55", lw=1)
-        ax.annotate(f"∝ n^{p}", (n[-1], y[-1]), fontsize=8, color="0.4", ha="right", va="bottom")
+        ax.annotate("∝ n" + ("" if p == 1 else "²" if p == 2 else f"^{p}"), (n[-1], y[-1]), fontsize=8, color="0.4", ha="right", va="bottom")
 
 
 def measured_cost_panels(rows, axes):
@@ -101,7 +101,7 @@ def theoretical_costs(ns: Sequence[int], *, d_model: int = 512, kernel_size: int
     Returns:
         ``{"compute": {layer: (N,)}, "memory": {layer: (N,)}}``: multiply-adds (CNN ``k n d²``, RNN
         ``n d²``, self-attention ``n² d``) and bytes of the largest array (``n²`` scores for full
-        attention, ``n · block`` for blockwise, ``n d`` outputs for RNN and CNN).
+        attention, ``n · block`` for blockwise, the ``n d`` output for RNN and CNN, one curve).
     """
     n = np.asarray(ns, dtype=np.float64)
     d, k = float(d_model), float(kernel_size)
@@ -109,7 +109,7 @@ def theoretical_costs(ns: Sequence[int], *, d_model: int = 512, kernel_size: int
         "compute": {"CNN": k * n * d**2, "RNN": n * d**2, "self-attention": n**2 * d},
         "memory": {"self-attention": n**2 * bytes_per_number,
                    "blockwise attention": n * np.minimum(block_size, n) * bytes_per_number,
-                   "RNN": n * d * bytes_per_number, "CNN": n * d * bytes_per_number},
+                   "RNN / CNN output": n * d * bytes_per_number},
     }
 
 

@@ -18,13 +18,17 @@ How to write a builder (in ``attnlib/widgets/<concept>.py``)::
             plotting.set_bar_heights(bars, w)          # update artists in place, never a new figure
             return {"weights": w}                      # the numbers the readout shows
 
-        return Explorer(controls, update, fig, columns=["z1", "z2", "z3"])
+        return Explorer(controls, update, fig, dynamic=bars.patches, columns=["z1", "z2", "z3"])
 
-Then add one line ``from attnlib.widgets import <concept>  # noqa: F401`` to
+Then add one line ``from attnlib.widgets.<concept> import <builder>  # noqa: F401,E402`` to
 ``attnlib/widgets/__init__.py`` (that fills ``BUILDERS``) and one line per notebook to
-``tests/browser/specs.py``. Keep figures small (about ``figsize=(8, 3.2)``, the default dpi) so an
-update stays under 30 ms; fix axis limits / ``vmin``/``vmax`` at build time so moved artists stay
-in view; do not call ``ax.relim``, ``plt.*`` or create artists inside ``update``.
+``tests/browser/specs.py``. ``dynamic=`` lists every artist ``update`` changes: only those are
+redrawn, over a cached picture of the rest (blitting), which is what keeps an update under
+30 ms; the control-sweep test checks that the blitted frame equals a full redraw, so a missing
+artist is caught. Without ``dynamic`` the whole figure is redrawn (often 60-200 ms). Keep
+figures small (about ``figsize=(8, 3.2)`` at the default dpi), few texts among the dynamic
+artists (text is the slowest thing to draw), fix axis limits / ``vmin``/``vmax`` at build time,
+and never call ``ax.relim``, ``plt.*`` or create artists inside ``update``.
 
 An :class:`Explorer` shows itself when it is the last expression of a cell. From Python,
 ``ex.set(t=2.0)`` sets controls and runs ``update`` synchronously, ``ex.state()`` returns the
@@ -35,6 +39,7 @@ a kernel (pytest, scripts) on a plain Agg canvas. ``with figure_backend("agg"): 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import contextvars
 import functools
@@ -127,9 +132,31 @@ def _in_kernel() -> bool:
     return ip is not None and getattr(ip, "kernel", None) is not None
 
 
+def _import_ipympl():
+    """Import ``ipympl.backend_nbagg`` without changing matplotlib's backend.
+
+    ``import ipympl`` calls ``matplotlib.use("module://ipympl.backend_nbagg")``, which would
+    switch pyplot to ipympl in a notebook using ``%matplotlib inline`` (or in pytest). We only
+    need its Canvas widget, so we put the backend back as it was.
+    """
+    if "ipympl.backend_nbagg" in sys.modules:
+        return sys.modules["ipympl.backend_nbagg"]
+    import matplotlib
+
+    before = dict.__getitem__(matplotlib.rcParams, "backend")  # without resolving the auto backend
+    import ipympl.backend_nbagg as mod
+
+    if dict.__getitem__(matplotlib.rcParams, "backend") != before:
+        if "matplotlib.pyplot" in sys.modules:
+            matplotlib.use(before)
+        else:
+            dict.__setitem__(matplotlib.rcParams, "backend", before)
+    return mod
+
+
 def _ipympl_available() -> bool:
     try:
-        import ipympl.backend_nbagg  # noqa: F401
+        _import_ipympl()
     except Exception:  # ImportError, or a broken install
         return False
     return True
@@ -159,10 +186,9 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=DEFAULT_FIGSIZE, dpi: 
     """
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    fig = Figure(figsize=_whole_pixels(figsize, dpi), dpi=dpi, layout="constrained")
     if _resolve_backend(backend) == "ipympl":
-        from ipympl.backend_nbagg import FigureManager
-
+        FigureManager = _import_ipympl().FigureManager
         canvas = _fast_canvas_class()(fig)
         FigureManager(canvas, next(_FIGURE_NUMBERS))
         canvas.header_visible = False
@@ -179,47 +205,73 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=DEFAULT_FIGSIZE, dpi: 
 
 @functools.lru_cache(maxsize=None)
 def _fast_canvas_class():
-    """ipympl's Canvas, sending its frames as quickly compressed PNGs (zlib level 1, not 6).
+    """ipympl's Canvas, sending every frame whole, as a quickly compressed PNG.
 
-    The PNG encode of each frame (PIL, zlib level 6, adaptive row filters) was most of an
-    update's cost; :func:`png_rgba` does it several times faster for diff frames that are mostly
-    empty. The logic is matplotlib's ``FigureCanvasWebAggCore.get_diff_image``; the widget model
-    and the front-end are ipympl's own.
+    ipympl's front-end loads each frame into one ``Image`` asynchronously; a frame that arrives
+    before the previous one has loaded replaces it unseen. matplotlib's own drawing waits for the
+    front-end to ask for each frame, but an explorer pushes a frame on every slider step, so a
+    lost *diff* frame would leave stale pixels for good. Whole frames make a lost one harmless:
+    the next frame repaints everything. :func:`png_rgba` encodes them several times faster than
+    PIL's default. The widget model and the front-end are ipympl's own.
     """
-    from ipympl.backend_nbagg import Canvas
+    Canvas = _import_ipympl().Canvas
 
     class FastCanvas(Canvas):
         def get_diff_image(self):
             if not self._png_is_old:
                 return None
-            pixels = np.asarray(self.get_renderer().buffer_rgba())
-            buff = pixels.view(np.uint32).squeeze(2)
-            if self._force_full or buff.shape != self._last_buff.shape or (pixels[:, :, 3] != 255).any():
-                self.set_image_mode("full")
-                output = buff
-            else:
-                self.set_image_mode("diff")
-                output = np.where(buff != self._last_buff, buff, 0)
-            self._last_buff = buff.copy()
+            pixels = np.asarray(self.get_renderer().buffer_rgba())  # (H, W, 4)
+            self.set_image_mode("full")
+            self._last_buff = pixels.view(np.uint32).squeeze(2).copy()
             self._force_full = False
             self._png_is_old = False
-            return png_rgba(output.view(dtype=np.uint8).reshape((*output.shape, 4)))
+            return png_rgba(pixels)
+
+        def send_binary(self, data):
+            # Until the front-end says "initialized", ipympl keeps the last frame in ``_data_url``
+            # for the model's first image, but without the "data:" prefix, so a front-end that
+            # opens after a frame was pushed (e.g. ``ex.set`` in a later cell of Run All) loads a
+            # broken image and never sizes its canvas. Our frames are already PNG: store them whole.
+            if self.syncing_data_url:
+                self._data_url = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            self.send({"data": '{"type": "binary"}'}, buffers=[data])
 
     return FastCanvas
 
 
 def png_rgba(pixels: np.ndarray, level: int = 1) -> bytes:
-    """Encode ``(H, W, 4)`` uint8 RGBA pixels as a PNG quickly (no row filters, zlib ``level``)."""
+    """Encode ``(H, W, 4)`` uint8 RGBA pixels as a PNG quickly (no row filters, zlib ``level``).
+
+    Fully opaque pixels are stored as RGB (a quarter less to compress).
+    """
     h, w, _ = pixels.shape
-    raw = np.zeros((h, w * 4 + 1), np.uint8)  # each row starts with filter byte 0 ("none")
-    raw[:, 1:] = pixels.reshape(h, w * 4)
+    opaque = bool((pixels[:, :, 3] == 255).all())
+    channels = 3 if opaque else 4
+    raw = np.zeros((h, w * channels + 1), np.uint8)  # each row starts with filter byte 0 ("none")
+    raw[:, 1:] = (pixels[:, :, :3] if opaque else pixels).reshape(h, w * channels)
 
     def chunk(tag: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body) & 0xFFFFFFFF)
 
-    header = struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)  # 8-bit RGBA, no interlace
+    header = struct.pack(">IIBBBBB", w, h, 8, 2 if opaque else 6, 0, 0, 0)  # 8-bit RGB / RGBA
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
             + chunk(b"IDAT", zlib.compress(raw.tobytes(), level)) + chunk(b"IEND", b""))
+
+
+def _whole_pixels(figsize, dpi):
+    """Nudge ``figsize`` so that ``figsize * dpi`` is a whole number of pixels, not 413.99999.
+
+    Agg rounds the size while ipympl's front-end truncates it; without this they can differ
+    by a pixel row and the browser shows a cropped image.
+    """
+    out = []
+    for inches in figsize:
+        px = round(inches * dpi)
+        v = px / dpi
+        while v * dpi < px:
+            v = math.nextafter(v, math.inf)
+        out.append(v)
+    return tuple(out)
 
 
 def _is_ipympl(canvas) -> bool:

@@ -61,9 +61,26 @@ def visible_rows(num_rows: int, num_cols: int, step: int, *, causal: bool) -> np
     return shown
 
 
-def _caption(src_text: str, in_lab: list[str], out_lab: list[str], t: int) -> str:
-    return (f"source: {src_text}\n"
-            f"step {t}: read {' '.join(in_lab[:t]):<{2 * len(in_lab) + 2}}  wrote {' '.join(out_lab[:t])}")
+def _written(out_lab: list[str], t: int) -> str:
+    return "wrote: " + " ".join(out_lab[:t])
+
+
+def _mesh(ax, weights, shown, row_labels, col_labels, *, title, xlabel):
+    """A heatmap as a ``QuadMesh`` (row 0 on top): redrawing a few cells is much cheaper than
+    resampling an image, which keeps a slider move fast. Hidden cells are drawn grey."""
+    import matplotlib
+
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="0.85")
+    mesh = ax.pcolormesh(plotting.masked(weights, shown), cmap=cmap, vmin=0.0, vmax=1.0)
+    rows, cols = shown.shape
+    ax.set_xlim(0, cols)
+    ax.set_ylim(rows, 0)
+    ax.set_xticks(np.arange(cols) + 0.5, labels=col_labels)
+    ax.set_yticks(np.arange(rows) + 0.5, labels=row_labels)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("step t")
+    return mesh
 
 
 def _head_options(num_heads: int):
@@ -121,32 +138,30 @@ def decoding_explorer(model: Seq2SeqTransformer | None = None, src=DEFAULT_SOURC
     src_text = " ".join(src_lab)
     # Tick labels are static, so they name positions only: the tokens appear in the caption
     # as they are written, never ahead of the step that writes them.
-    im_self = plotting.heatmap(self_mean, ax=ax_self, mask=visible_rows(T, T, step, causal=True),
-                               vmin=0.0, vmax=1.0, colorbar=False,
-                               row_labels=[str(t + 1) for t in range(T)],
-                               title="decoder self-attention (causal)", xlabel="decoder input j",
-                               ylabel="step t")
-    im_cross = plotting.heatmap(cross_mean, ax=ax_cross, mask=visible_rows(T, S, step, causal=False),
-                                vmin=0.0, vmax=1.0, colorbar=True, col_labels=src_lab,
-                                row_labels=[str(t + 1) for t in range(T)],
-                                title=f"cross-attention [{T} steps × {S} source]",
-                                xlabel="source token j", ylabel="step t", colorbar_label="weight")
+    rows = [str(t + 1) for t in range(T)]
+    im_self = _mesh(ax_self, self_mean, visible_rows(T, T, step, causal=True), rows, [str(j) for j in range(T)],
+                    title="decoder self-attention (causal)", xlabel="decoder input j")
+    im_cross = _mesh(ax_cross, cross_mean, visible_rows(T, S, step, causal=False), rows, src_lab,
+                     title=f"cross-attention [{T} steps × {S} source]", xlabel="source token j")
+    fig.colorbar(im_cross, ax=ax_cross, label="weight")
     from matplotlib.patches import Rectangle
 
-    box_self = ax_self.add_patch(Rectangle((-0.5, step - 1.5), T, 1, fill=False, ec="red", lw=1.5))
-    box_cross = ax_cross.add_patch(Rectangle((-0.5, step - 1.5), S, 1, fill=False, ec="red", lw=1.5))
-    caption = fig.suptitle(_caption(src_text, in_lab, out_lab, T), x=0.02, ha="left", fontsize=9,
-                           family="monospace")
+    box_self = ax_self.add_patch(Rectangle((0, step - 1), T, 1, fill=False, ec="red", lw=1.5))
+    box_cross = ax_cross.add_patch(Rectangle((0, step - 1), S, 1, fill=False, ec="red", lw=1.5))
+    # The source line is static (drawn once); only the short "wrote:" line changes per step.
+    fig.suptitle(f"source: {src_text}", x=0.02, ha="left", fontsize=9, family="monospace")
+    caption = fig.text(0.35, 0.985, _written(out_lab, T), ha="left", va="top", fontsize=9,
+                       family="monospace", color="C3")
 
     def update(step, head):
         t = int(step)
         sw = self_mean if head == -1 else self_w[head]  # (T, T)
         cw = cross_mean if head == -1 else cross_w[head]  # (T, S)
-        im_self.set_data(plotting.masked(sw, visible_rows(T, T, t, causal=True)))
-        im_cross.set_data(plotting.masked(cw, visible_rows(T, S, t, causal=False)))
-        box_self.set_y(t - 1.5)
-        box_cross.set_y(t - 1.5)
-        caption.set_text(_caption(src_text, in_lab, out_lab, t))
+        im_self.set_array(plotting.masked(sw, visible_rows(T, T, t, causal=True)))
+        im_cross.set_array(plotting.masked(cw, visible_rows(T, S, t, causal=False)))
+        box_self.set_y(t - 1)
+        box_cross.set_y(t - 1)
+        caption.set_text(_written(out_lab, t))
         row = cw[t - 1]  # (S,)
         top = int(np.argmax(row))
         return {

@@ -151,8 +151,8 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
         ax.title.set_fontsize(8)
         frame = ax.add_patch(Rectangle((0.0, 0.0), 1.0, 1.0, transform=ax.transAxes, fill=False,
                                        edgecolor="C3", linewidth=3.0, clip_on=False, visible=False))
-        note = ax.text(0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center", fontsize=7,
-                       color="0.3")
+        note = ax.text(0.5, 0.5, "unused", transform=ax.transAxes, ha="center", va="center", fontsize=7,
+                       color="0.3", visible=r >= num_heads)
         thumbs.append(im)
         frames.append(frame)
         notes.append(note)
@@ -165,7 +165,7 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
         big_title.set_text(f"h = {h} heads (Dh = {d_model // h}): head {r}")
         for i in range(max_heads):
             thumbs[i].set_data(plotting.masked(w[i]) if i < h else np.ma.masked_invalid(unused))
-            notes[i].set_text("" if i < h else f"unused\n(h = {h})")
+            notes[i].set_visible(i >= h)
             frames[i].set_visible(i == r - 1)
         if h > 1:
             flat = w.reshape(h, -1)  # (H, L*S)

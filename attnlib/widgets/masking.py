@@ -15,7 +15,8 @@ from attnlib.attention import dot_product_attention
 from attnlib.masks import causal_mask, padding_mask
 from attnlib.widgets.base import Explorer, int_slider, new_figure, register, toggle
 
-__all__ = ["masking_explorer", "combined_visible", "hatch_overlay", "demo_batch", "DEFAULT_VALID_LENS"]
+__all__ = ["masking_explorer", "combined_visible", "hatch_overlay", "weights_rgba", "demo_batch",
+           "DEFAULT_VALID_LENS"]
 
 #: Starting valid lengths of the three batch rows (out of 6 tokens).
 DEFAULT_VALID_LENS = (6, 4, 2)
@@ -70,6 +71,38 @@ def hatch_overlay(visible, *, cell_px: int = _CELL_PX, color=(0.25, 0.25, 0.25),
     return rgba
 
 
+def weights_rgba(weights, visible, *, cmap: str = "viridis", vmin: float = 0.0, vmax: float = 1.0,
+                 hidden_color=(0.85, 0.85, 0.85), cell_px: int = _CELL_PX) -> np.ndarray:
+    """One RGBA picture of a weight matrix: visible cells in ``cmap``, hidden cells grey and hatched.
+
+    Drawing this single image is cheaper than a masked heatmap plus a hatch overlay.
+
+    Args:
+        weights: ``(L, S)`` weights.
+        visible: boolean ``(L, S)``, True = may attend.
+        cmap, vmin, vmax: colour map and its limits for the visible cells.
+        hidden_color: RGB of the hidden cells (under the stripes).
+        cell_px: pixels per cell side.
+
+    Returns:
+        ``(L * cell_px, S * cell_px, 4)`` float array for ``AxesImage.set_data``.
+    """
+    import matplotlib
+
+    w = plotting.to_numpy(weights)
+    vis = np.asarray(plotting.to_numpy(visible), dtype=bool)
+    if w.ndim != 2 or w.shape != vis.shape:
+        raise ValueError(f"weights {w.shape} and visible {vis.shape} must both be (L, S)")
+    norm = np.clip((w - vmin) / (vmax - vmin), 0.0, 1.0)
+    rgba = matplotlib.colormaps[cmap](norm)  # (L, S, 4)
+    rgba[~vis] = (*hidden_color, 1.0)
+    big = np.kron(rgba, np.ones((cell_px, cell_px, 1)))  # (L*px, S*px, 4)
+    stripes = hatch_overlay(vis, cell_px=cell_px)  # (L*px, S*px, 4)
+    a = stripes[..., 3:4]
+    big[..., :3] = big[..., :3] * (1.0 - a) + stripes[..., :3] * a
+    return big
+
+
 def demo_batch(*, batch: int = 3, num_tokens: int = 6, d_k: int = 8, d_v: int = 4, seed: int = 0):
     """The explorer's random self-attention batch, from its own seeded generator.
 
@@ -121,43 +154,51 @@ def masking_explorer(valid_lens=DEFAULT_VALID_LENS, *, num_tokens: int = 6, d_k:
                 for b in range(B)}
     controls["causal"] = toggle("causal mask (hide j > i)", causal)
 
+    # Every (row, length, causal) combination is small: compute them all once, so that a slider
+    # move only looks results up and moves pixels.
+    table = {}
+    for c in (False, True):
+        for n in range(L + 1):
+            lens_n = torch.full((B,), n)  # (B,)
+            _, w_n = dot_product_attention(q, k, v, valid_lens=lens_n, is_causal=c)  # (B, L, S)
+            vis_n = combined_visible(lens_n[:1], L, c)[0]  # (L, S)
+            pictures = [weights_rgba(w_n[b], vis_n) for b in range(B)]
+            table[c, n] = (w_n.numpy(), vis_n.numpy(), pictures)
+
     def compute(len0, len1, len2, causal):
-        vl = torch.tensor([len0, len1, len2])  # (B,)
-        _, weights = dot_product_attention(q, k, v, valid_lens=vl, is_causal=bool(causal))  # (B, L, S)
-        return weights, combined_visible(vl, L, bool(causal))
+        rows = [table[bool(causal), int(n)] for n in (len0, len1, len2)]
+        weights = np.stack([rows[b][0][b] for b in range(B)])  # (B, L, S)
+        visible = np.stack([rows[b][1] for b in range(B)])  # (B, L, S)
+        return weights, visible, [rows[b][2][b] for b in range(B)]
 
     probe = min(2, L - 1)  # the query whose weights the readout lists
-    w0, vis0 = compute(*lens, causal)
+    w0, vis0, pictures0 = compute(*lens, causal)
     fig, axes = new_figure(1, B, figsize=(8.4, 3.0))
-    extent = (-0.5, L - 0.5, L - 0.5, -0.5)
-    images, overlays = [], []
+    images = []
     for b, ax in enumerate(axes):
         im = plotting.heatmap(w0[b], ax=ax, mask=vis0[b], vmin=0.0, vmax=1.0, colorbar=(b == B - 1),
                               title=f"batch row {b}", xlabel="key j",
                               ylabel="query i" if b == 0 else "")
-        ov = ax.imshow(hatch_overlay(vis0[b]), extent=extent, interpolation="nearest", aspect="auto",
-                       zorder=3)
+        im.set_data(pictures0[b])  # the same cells as one RGBA picture, hidden ones hatched
         if b > 0:
             ax.tick_params(labelleft=False)  # one set of query labels is enough (and faster)
         images.append(im)
-        overlays.append(ov)
 
     def update(len0, len1, len2, causal):
-        weights, visible = compute(len0, len1, len2, causal)
+        weights, visible, pictures = compute(len0, len1, len2, causal)
         for b in range(B):
-            images[b].set_data(plotting.masked(weights[b], visible[b]))
-            overlays[b].set_data(hatch_overlay(visible[b]))
-        hidden_w = weights.masked_fill(visible, 0.0)  # weights on hidden keys only
+            images[b].set_data(pictures[b])
+        hidden_w = np.where(visible, 0.0, weights)  # weights on hidden keys only
         shown = {"valid_lens": [int(len0), int(len1), int(len2)]}
         for b in range(B):
             shown[f"row {b}: weights of query {probe}"] = weights[b, probe]
         for b in range(B):
             shown[f"row {b}: row sums (per query)"] = weights[b].sum(-1)
-        shown["max weight on a hidden key"] = float(hidden_w.abs().max())
+        shown["max weight on a hidden key"] = float(np.abs(hidden_w).max())
         shown["fully hidden query rows"] = int((~visible.any(-1)).sum())
         return shown
 
     ex = Explorer(controls, update, fig, columns=[str(j) for j in range(L)], digits=3,
-                  dynamic=images + overlays)
+                  dynamic=images)
     ex.data = {"q": q, "k": k, "v": v}  # the inputs, for tests and curious readers
     return ex

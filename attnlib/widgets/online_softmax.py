@@ -62,6 +62,13 @@ def _boundaries(block_size: int, num_keys: int, lo: float, hi: float):
     return np.array(xs, dtype=float), np.array(ys, dtype=float)
 
 
+def _bar_verts(heights: np.ndarray, width: float = 0.8) -> list[np.ndarray]:
+    """Rectangles from 0 to each height, centred on 0, 1, 2, ... (vertices for a PolyCollection)."""
+    h = np.asarray(heights, dtype=float)
+    x0 = np.arange(h.size) - width / 2
+    return [np.array([[a, 0.0], [a + width, 0.0], [a + width, b], [a, b]]) for a, b in zip(x0, h)]
+
+
 def _steps_xy(block_end: np.ndarray, values: np.ndarray):
     """A staircase: the value after each block, held from its first key to its last."""
     starts = np.concatenate([[0], block_end[:-1]]) - 0.5
@@ -119,7 +126,11 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, num_queries:
     }
     fig, (ax_s, ax_l, ax_m) = new_figure(1, 3, figsize=(9.0, 3.3), width_ratios=[2.2, 1.6, 1.0])
     lo, hi = float(scores.min()) - 0.3, float(scores.max()) + 0.3
-    bars = ax_s.bar(range(S), scores[query], color="C0", alpha=0.7, label="score s_ij")
+    from matplotlib.collections import PolyCollection
+
+    # One collection for all bars: a single artist is much cheaper to redraw than S patches.
+    bars = ax_s.add_collection(PolyCollection(_bar_verts(scores[query]), facecolors="C0", alpha=0.7,
+                                              label="score s_ij"))
     ax_s.set_xlim(-0.7, S - 0.3)
     ax_s.set_ylim(lo, hi)
     ax_s.axhline(0.0, color="0.6", lw=0.6)
@@ -152,7 +163,7 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, num_queries:
         ends = plotting.to_numpy(tr["block_end"])
         m_i = plotting.to_numpy(tr["running_max"][:, i])  # (N,)
         l_i = plotting.to_numpy(tr["running_sum"][:, i])  # (N,)
-        plotting.set_bar_heights(bars, scores[i])
+        bars.set_verts(_bar_verts(scores[i]))
         walls.set_data(*_boundaries(b, S, lo, hi))
         mline.set_data(*_steps_xy(ends, m_i))
         lline.set_data(ends - 0.5, l_i)
@@ -169,7 +180,7 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, num_queries:
             "score bytes: one block L×block": block_bytes,
         }
 
-    ex = Explorer(controls, update, fig, dynamic=[*bars.patches, walls, mline, lline, lfull, *mem.patches],
+    ex = Explorer(controls, update, fig, dynamic=[bars, walls, mline, lline, lfull, *mem.patches],
                   digits=3)
     ex.data = {"q": q, "k": k, "v": v, "scores": scores, "full_out": full_out, "full_weights": full_w}
     return ex

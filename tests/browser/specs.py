@@ -8,4 +8,12 @@ each explorer it shows and checks the readout and the picture against the same b
 NOTEBOOKS: dict[str, list[str]] = {
     "00_attention_pooling.ipynb": ["kernel_regression", "additive_attention"],
     "01_qkv_roles.ipynb": ["query"],
+    "02_scaling_variance.ipynb": ["scaling"],
+    "03_softmax_gradient.ipynb": ["jacobian"],
+    "04_worked_example.ipynb": ["two_key"],
+    "05_masking.ipynb": ["masking"],
+    "06_multi_head.ipynb": ["heads"],
+    "07_positional_encoding.ipynb": ["positions"],
+    "08_encoder_decoder.ipynb": ["decoding"],
+    "09_long_sequences.ipynb": ["online_softmax"],
 }

@@ -94,6 +94,9 @@ def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, l
     page = context.new_page()
     console_errors = []
     page.on("pageerror", lambda exc: console_errors.append(str(exc)))
+    # e.g. ipywidgets' "Error setting state: ..." when a widget model breaks in the front-end
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error"
+            and "Failed to load resource" not in m.text else None)
     session = None
     try:
         workspace = re.sub(r"\W", "", notebook)
@@ -115,7 +118,6 @@ def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, l
 
         errors = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
         assert errors.count() == 0, f"{notebook} shows error output:\n" + "\n---\n".join(errors.all_inner_texts())[:3000]
-        assert not console_errors, f"page errors: {console_errors}"
 
         explorers = page.locator(".attnlib-explorer")
         _wait(lambda: explorers.count() >= len(expected), 30, f"{len(expected)} explorers to render")
@@ -164,6 +166,7 @@ def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, l
                 Image.fromarray(shown_px.astype(np.uint8)).save(os.path.join(out, f"{name}_browser.png"))
                 Image.fromarray(ref_px.astype(np.uint8)).save(os.path.join(out, f"{name}_python.png"))
             assert off < 0.01, f"{name}: {off:.2%} of the canvas pixels differ from the figure drawn in Python"
+        assert not console_errors, f"{notebook}: errors in the browser console: {console_errors}"
     finally:
         try:
             if session is not None:

@@ -1,0 +1,199 @@
+"""Blockwise (online-softmax) attention: equal to full attention, without the (L, S) matrix (C42)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+from torch.testing import assert_close
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from attnlib import (blockwise_attention, blockwise_attention_steps, dot_product_attention,
+                     peak_extra_memory, written_out_attention)
+
+
+@pytest.fixture
+def one_thread():
+    """Big single-process measurements run on one CPU thread (steadier on a shared machine)."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def _qkv(device, L, S, dk=8, dv=6, dtype=torch.float32, lead=(2, 3)):
+    return (torch.randn(*lead, L, dk, device=device, dtype=dtype),
+            torch.randn(*lead, S, dk, device=device, dtype=dtype),
+            torch.randn(*lead, S, dv, device=device, dtype=dtype))
+
+
+@pytest.mark.parametrize("block_size", [1, 5, 16, 128, 1000])
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_c42_equals_sdpa(device, block_size, is_causal):
+    q, k, v = _qkv(device, L=37, S=37 if is_causal else 53)
+    expected = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+    assert_close(blockwise_attention(q, k, v, block_size=block_size, is_causal=is_causal),
+                 expected)
+
+
+@given(seed=st.integers(0, 2**31 - 1), L=st.integers(1, 300), S=st.integers(1, 200),
+       block_size=st.integers(3, 80), is_causal=st.booleans())
+def test_c42_equals_full_attention_float64_property(one_thread, seed, L, S, block_size,
+                                                    is_causal):
+    gen = torch.Generator().manual_seed(seed)
+    q, k = (torch.randn(2, n, 4, generator=gen, dtype=torch.float64) * 3 for n in (L, S))
+    v = torch.randn(2, S, 3, generator=gen, dtype=torch.float64)
+    expected, _ = dot_product_attention(q, k, v, is_causal=is_causal)
+    assert_close(blockwise_attention(q, k, v, block_size=block_size, is_causal=is_causal),
+                 expected)
+
+
+def test_c42_with_masks_like_full_attention(device):
+    q, k, v = _qkv(device, L=300, S=270)
+    bool_mask = torch.rand(2, 1, 300, 270, device=device) > 0.5
+    bool_mask[0, 0, 7] = False  # a query that sees nothing: zero output, as everywhere in attnlib
+    expected, _ = dot_product_attention(q, k, v, bool_mask)
+    out = blockwise_attention(q, k, v, block_size=32, attn_mask=bool_mask)
+    assert_close(out, expected)
+    assert torch.all(out[0, :, 7] == 0)
+    float_mask = torch.randn(300, 270, device=device)
+    assert_close(blockwise_attention(q, k, v, block_size=32, attn_mask=float_mask),
+                 F.scaled_dot_product_attention(q, k, v, attn_mask=float_mask))
+    key_mask = torch.rand(270, device=device) > 0.3  # one row of keys, broadcast to every query
+    key_mask[0] = True
+    combined = key_mask & torch.ones(300, 270, dtype=torch.bool, device=device).tril()
+    assert_close(blockwise_attention(q, k, v, block_size=32, attn_mask=key_mask, is_causal=True),
+                 F.scaled_dot_product_attention(q, k, v, attn_mask=combined))
+
+
+def test_c42_large_logits_stay_finite():
+    q, k, v = _qkv("cpu", L=20, S=40)
+    q = q * 300  # scores in the thousands: a naive exp would overflow
+    out = blockwise_attention(q, k, v, block_size=7)
+    assert torch.isfinite(out).all()
+    assert_close(out, F.scaled_dot_product_attention(q.double(), k.double(), v.double()).float())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_c42_half_precision(dtype):
+    q, k, v = _qkv("cpu", L=40, S=50, dtype=dtype)
+    out = blockwise_attention(q, k, v, block_size=8)
+    assert out.dtype == dtype
+    reference = F.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    assert_close(out.float(), reference, atol=2e-2, rtol=2e-2)
+
+
+def test_c42_gradients_equal_autograd_of_full_attention_float64():
+    q, k, v = (t.requires_grad_() for t in _qkv("cpu", L=30, S=30, dtype=torch.float64))
+    g = torch.randn(2, 3, 30, 6, dtype=torch.float64)
+    ours = torch.autograd.grad((blockwise_attention(q, k, v, block_size=7, is_causal=True) * g)
+                               .sum(), (q, k, v))
+    ref = torch.autograd.grad((F.scaled_dot_product_attention(q, k, v, is_causal=True) * g)
+                              .sum(), (q, k, v))
+    for a, b in zip(ours, ref):
+        assert_close(a, b)
+    small = [t.detach()[:1, :1, :6].requires_grad_() for t in (q, k, v)]
+    assert torch.autograd.gradcheck(lambda a, b, c: blockwise_attention(a, b, c, block_size=4),
+                                    tuple(small))
+
+
+def test_c42_running_max_and_sum_follow_their_definitions():
+    q, k, v = _qkv("cpu", L=5, S=23, dtype=torch.float64, lead=(1,))
+    scores = q @ k.transpose(-2, -1) / 8 ** 0.5  # (1, L, S), written out for the reference
+    steps = list(blockwise_attention_steps(q, k, v, block_size=6))
+    assert [(s.key_start, s.key_stop) for s in steps] == [(0, 6), (6, 12), (12, 18), (18, 23)]
+    for s in steps:
+        seen = scores[..., :s.key_stop]
+        m = seen.amax(-1)
+        assert_close(s.running_max, m)
+        assert_close(s.running_sum, torch.exp(seen - m.unsqueeze(-1)).sum(-1))
+        partial = torch.softmax(seen, -1) @ v[..., :s.key_stop, :]
+        assert_close(s.output, partial)  # attention over the keys read so far
+    # The running max never decreases, and the last step is full attention.
+    maxes = torch.stack([s.running_max for s in steps])
+    assert torch.all(maxes[1:] >= maxes[:-1])
+    assert_close(steps[-1].output, F.scaled_dot_product_attention(q, k, v))
+
+
+def test_c42_steps_are_not_overwritten_later():
+    q, k, v = _qkv("cpu", L=4, S=12, lead=(1,))
+    with torch.no_grad():
+        steps = list(blockwise_attention_steps(q, k, v, block_size=3))
+        again = list(blockwise_attention_steps(q, k, v, block_size=3))
+    first = steps[0]
+    assert not torch.equal(first.running_sum, steps[-1].running_sum)
+    assert_close(first.output, again[0].output)
+
+
+class _LargestTensor(TorchDispatchMode):
+    """Records the largest number of elements of any tensor an operation creates."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, torch.Tensor):
+                self.largest = max(self.largest, t.numel())
+        return out
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_c42_never_materialises_the_score_matrix(is_causal, one_thread):
+    L = S = 1024
+    q, k, v = _qkv("cpu", L=L, S=S, dk=4, dv=4, lead=(1,))
+    with _LargestTensor() as written:
+        written_out_attention(q, k, v)
+    with _LargestTensor() as blocks:
+        blockwise_attention(q, k, v, block_size=64, is_causal=is_causal)
+    assert written.largest == L * S  # the full matrix exists in the written-out version
+    assert blocks.largest <= max(L * 4, 256 * 64)  # only the output or one tile x block
+
+
+def test_c42_extra_memory_grows_linearly_measured(one_thread):
+    # Measured peak (see attnlib.costs): doubling n quadruples written-out attention's extra
+    # memory but only about doubles blockwise attention's.
+    peaks = {}
+    with torch.no_grad():
+        for n in (1024, 2048):
+            q, k, v = (torch.randn(1, 2, n, 64) for _ in range(3))
+            for name, fn in (("written", lambda: written_out_attention(q, k, v)),
+                             ("blockwise", lambda: blockwise_attention(q, k, v))):
+                fn()  # warm-up
+                peaks[name, n] = peak_extra_memory(fn)
+    if peaks["written", 1024] != peaks["written", 1024]:  # NaN: no /proc on this system
+        pytest.skip("peak memory is not measurable on this platform (needs Linux /proc)")
+    assert peaks["written", 2048] >= 2 * 2 * 2048 * 2048 * 4 * 0.9  # two (H, n, n) float32
+    assert peaks["written", 2048] / peaks["written", 1024] > 3.0
+    assert peaks["blockwise", 2048] / peaks["blockwise", 1024] < 2.6
+    assert peaks["blockwise", 2048] < peaks["written", 2048] / 8
+
+
+def test_bad_input_errors():
+    q, k, v = _qkv("cpu", L=4, S=5)
+    with pytest.raises(ValueError, match="block_size must be >= 1"):
+        blockwise_attention(q, k, v, block_size=0)
+    with pytest.raises(ValueError, match="block_size must be >= 1"):
+        list(blockwise_attention_steps(q, k, v, block_size=-2))
+    with pytest.raises(TypeError, match="block_size must be an int"):
+        blockwise_attention(q, k, v, block_size=2.5)
+    with pytest.raises(ValueError, match="attn_mask has shape"):
+        blockwise_attention(q, k, v, attn_mask=torch.ones(5, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match="d_k"):
+        blockwise_attention(q, k[..., :3], v)
+    with pytest.raises(TypeError, match="attn_mask"):
+        blockwise_attention(q, k, v, attn_mask=torch.ones(4, 5, dtype=torch.long))
+
+
+def test_never_writes_into_inputs():
+    q, k, v = _qkv("cpu", L=9, S=9)
+    mask = torch.randn(9, 9)
+    copies = [t.clone() for t in (q, k, v, mask)]
+    with torch.no_grad():
+        blockwise_attention(q, k, v, block_size=4, attn_mask=mask, is_causal=True)
+    for t, c in zip((q, k, v, mask), copies):
+        assert torch.equal(t, c)

@@ -1,0 +1,231 @@
+"""Encoder and decoder blocks against torch's Transformer layers; causal, padding, LayerNorm (C18, C34-C39)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+from torch import nn
+from torch.testing import assert_close
+
+from attnlib import (DecoderBlock, EncoderBlock, MultiHeadAttention, batch_norm_tokens,
+                     causal_mask, layer_norm, norm_context_dependence, padding_mask,
+                     permute_tokens)
+
+
+def _encoder_pair(device, norm_first):
+    ref = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True,
+                                     norm_first=norm_first).to(device).eval()
+    return ref, EncoderBlock.from_torch(ref)
+
+
+def _decoder_pair(device, norm_first):
+    ref = nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True,
+                                     norm_first=norm_first).to(device).eval()
+    return ref, DecoderBlock.from_torch(ref)
+
+
+def test_c18_attention_alone_has_no_notion_of_order(device):
+    # Without positions, attention (and a whole block) only sees a set: reordering the
+    # tokens reorders the outputs and changes nothing else.
+    x = torch.randn(2, 6, 16, device=device)
+    perm = torch.tensor([5, 3, 1, 0, 2, 4], device=device)
+    mha = MultiHeadAttention(16, 4).to(device)
+    assert_close(mha(*(permute_tokens(x, perm),) * 3)[0], permute_tokens(mha(x, x, x)[0], perm))
+    block = EncoderBlock(16, 4, 32).to(device)
+    assert_close(block(permute_tokens(x, perm))[0], permute_tokens(block(x)[0], perm))
+
+
+def test_c18_attention_alone_only_averages_values(device):
+    # With no FFN, residual or norm, each output row is a convex mix of the value rows:
+    # it stays inside their range per feature (no new "depth" of features is created).
+    mha = MultiHeadAttention(8, 1).to(device)
+    x = torch.randn(1, 5, 8, device=device)
+    q, k, v = mha.w_q(x), mha.w_k(x), mha.w_v(x)
+    from attnlib import dot_product_attention
+    heads, _ = dot_product_attention(q, k, v)
+    assert torch.all(heads <= v.amax(dim=1, keepdim=True) + 1e-6)
+    assert torch.all(heads >= v.amin(dim=1, keepdim=True) - 1e-6)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
+def test_c34_encoder_block_matches_torch(device, norm_first):
+    ref, ours = _encoder_pair(device, norm_first)
+    x = torch.randn(3, 6, 16, device=device)
+    lens = torch.tensor([6, 2, 4], device=device)
+    with torch.no_grad():
+        expected = ref(x, src_key_padding_mask=~padding_mask(lens, 6))  # torch: True = ignore
+        expected_full = ref(x)
+    out, weights = ours(x, valid_lens=lens)
+    assert_close(out, expected, atol=1e-5, rtol=1e-5)
+    assert_close(ours(x)[0], expected_full, atol=1e-5, rtol=1e-5)
+    assert weights.shape == (3, 4, 6, 6)
+    assert torch.all(weights[1, :, :, 2:] == 0)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
+def test_c34_encoder_block_matches_torch_in_training_mode_float64(norm_first):
+    ref = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=norm_first,
+                                     dtype=torch.float64)
+    ours = EncoderBlock.from_torch(ref)
+    x = torch.randn(2, 5, 8, dtype=torch.float64, requires_grad=True)
+    assert_close(ours(x)[0], ref(x))
+    g = torch.randn(2, 5, 8, dtype=torch.float64)
+    assert_close(torch.autograd.grad((ours(x)[0] * g).sum(), x)[0],
+                 torch.autograd.grad((ref(x) * g).sum(), x)[0])
+
+
+def test_c34_post_ln_and_pre_ln_differ():
+    x = torch.randn(2, 5, 16)
+    post = EncoderBlock(16, 4, 32)
+    pre = EncoderBlock(16, 4, 32, norm_first=True)
+    pre.load_state_dict(post.state_dict())
+    assert (post(x)[0] - pre(x)[0]).abs().max() > 1e-2
+    # Post-LN ends with a LayerNorm: every token has mean 0 and variance 1 (before gain/bias).
+    out = post(x)[0]
+    assert_close(out.mean(-1), torch.zeros(2, 5), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
+def test_c35_decoder_block_matches_torch(device, norm_first):
+    ref, ours = _decoder_pair(device, norm_first)
+    x, memory = torch.randn(3, 5, 16, device=device), torch.randn(3, 7, 16, device=device)
+    mem_lens = torch.tensor([7, 1, 4], device=device)
+    with torch.no_grad():
+        expected = ref(x, memory, tgt_mask=~causal_mask(5, device=device), tgt_is_causal=True,
+                       memory_key_padding_mask=~padding_mask(mem_lens, 7))
+    out, self_w, cross_w = ours(x, memory, memory_valid_lens=mem_lens)
+    assert_close(out, expected, atol=1e-5, rtol=1e-5)
+    assert self_w.shape == (3, 4, 5, 5) and cross_w.shape == (3, 4, 5, 7)
+    assert torch.all(cross_w[1, :, :, 1:] == 0)
+
+
+def test_c35_decoder_output_layer_and_softmax_give_distributions():
+    block = DecoderBlock(16, 4, 32)
+    to_vocab = nn.Linear(16, 11)
+    out, _, _ = block(torch.randn(2, 4, 16), torch.randn(2, 3, 16))
+    probs = torch.softmax(to_vocab(out), dim=-1)  # (B, T, V)
+    assert probs.shape == (2, 4, 11)
+    assert_close(probs.sum(-1), torch.ones(2, 4))
+
+
+@given(seed=st.integers(0, 2**31 - 1), length=st.integers(2, 8), cut=st.integers(0, 6),
+       norm_first=st.booleans())
+def test_c36_future_tokens_do_not_change_earlier_outputs(seed, length, cut, norm_first):
+    cut = cut % (length - 1)  # positions 0..cut keep their inputs; later ones change
+    gen = torch.Generator().manual_seed(seed)
+    block = DecoderBlock(8, 2, 16, norm_first=norm_first).double()
+    x = torch.randn(2, length, 8, generator=gen, dtype=torch.float64)
+    memory = torch.randn(2, 3, 8, generator=gen, dtype=torch.float64)
+    changed = x.clone()
+    changed[:, cut + 1:] = torch.randn(2, length - cut - 1, 8, generator=gen, dtype=torch.float64)
+    out, self_w, _ = block(x, memory)
+    out2, _, _ = block(changed, memory)
+    assert_close(out2[:, :cut + 1], out[:, :cut + 1])  # the past is untouched
+    assert (out2[:, cut + 1:] - out[:, cut + 1:]).abs().max() > 1e-6  # the future did change
+    assert torch.all(self_w[..., ~causal_mask(length)] == 0)
+
+
+def test_c37_padding_and_causal_masks_combine(device):
+    mha = MultiHeadAttention(8, 2).to(device)
+    x = torch.randn(2, 5, 8, device=device)
+    lens = torch.tensor([5, 3], device=device)
+    _, w = mha(x, x, x, valid_lens=lens, is_causal=True)
+    visible = causal_mask(5, device=device) & padding_mask(lens, 5)[:, None, None, :]  # (B,1,L,S)
+    assert torch.all(w[~visible.expand_as(w)] == 0)  # hidden by either mask: weight 0
+    assert_close(w.sum(-1), torch.ones(2, 2, 5, device=device))  # every row still sums to 1
+    # Equal to the same call with the two masks combined by hand into one boolean mask.
+    _, w_manual = mha(x, x, x, visible)
+    assert_close(w, w_manual)
+    # Each alone does a different job: causal hides the future, padding hides pad columns.
+    _, w_causal = mha(x, x, x, is_causal=True)
+    _, w_pad = mha(x, x, x, valid_lens=lens)
+    assert w_causal[1, :, 4, 4].min() > 0 and torch.all(w_pad[1, :, :, 3:] == 0)
+    assert w_pad[0, :, 0, 4].min() > 0 and torch.all(w_causal[0, :, 0, 1:] == 0)
+
+
+def test_c38_layer_norm_equals_torch(device):
+    x = torch.randn(3, 4, 10, device=device, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(10, device=device, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(10, device=device, dtype=torch.float64, requires_grad=True)
+    ours, ref = layer_norm(x, w, b, 1e-5), F.layer_norm(x, (10,), w, b, 1e-5)
+    assert_close(ours, ref)
+    g = torch.randn_like(ref)
+    for a, r in zip(torch.autograd.grad((ours * g).sum(), (x, w, b)),
+                    torch.autograd.grad((ref * g).sum(), (x, w, b))):
+        assert_close(a, r)
+    assert_close(layer_norm(x), F.layer_norm(x, (10,)))
+
+
+def test_c38_batch_norm_tokens_equals_torch_batchnorm():
+    x = torch.randn(4, 6, 5, dtype=torch.float64)
+    bn = nn.BatchNorm1d(5, affine=False, dtype=torch.float64).train()
+    assert_close(batch_norm_tokens(x), bn(x.reshape(-1, 5)).reshape(4, 6, 5))
+
+
+def test_c38_layer_norm_ignores_batch_and_padding_batch_norm_does_not():
+    token = torch.randn(8)
+    x_a = torch.randn(3, 5, 8)
+    x_a[0, 0] = token
+    # Another batch, another length, and padding (zeros) appended: same token at [0, 0].
+    x_b = torch.cat([torch.randn(6, 9, 8), torch.zeros(6, 4, 8)], dim=1)
+    x_b[0, 0] = token
+    change = norm_context_dependence(x_a, x_b)
+    assert change["layer_norm"] == 0.0
+    assert change["batch_norm"] > 0.05
+
+
+def test_c38_encoder_output_ignores_padding_and_batch(device):
+    block = EncoderBlock(16, 4, 32).to(device).eval()
+    seq = torch.randn(1, 3, 16, device=device)
+    alone, _ = block(seq)
+    padded = torch.cat([seq, torch.randn(1, 4, 16, device=device)], dim=1)  # junk padding
+    batch = torch.cat([padded, torch.randn(2, 7, 16, device=device)], dim=0)
+    out, _ = block(batch, valid_lens=torch.tensor([3, 7, 5], device=device))
+    assert_close(out[0, :3], alone[0])
+
+
+def test_c39_cross_attention_takes_queries_from_decoder_keys_values_from_encoder(device):
+    block = DecoderBlock(8, 2, 16).to(device)
+    x, memory = torch.randn(2, 4, 8, device=device), torch.randn(2, 6, 8, device=device)
+    _, _, cross_w = block(x, memory)
+    assert cross_w.shape == (2, 2, 4, 6)  # [target length, source length] per head
+    # Reproduce it from its definition: Q from the decoder state after the first sub-layer,
+    # K and V from the encoder output, each with the cross-attention's own projections.
+    a, _ = block.self_attn(x, x, x, is_causal=True)
+    h = layer_norm(x + a, block.norm1.weight, block.norm1.bias, block.norm1.eps)
+    ca = block.cross_attn
+    q = ca.w_q(h).reshape(2, 4, 2, 4).transpose(1, 2)
+    k = ca.w_k(memory).reshape(2, 6, 2, 4).transpose(1, 2)
+    expected = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)
+    assert_close(cross_w, expected)
+    # Changing the encoder output changes the cross weights; the self-attention is not affected.
+    _, self_w2, cross_w2 = block(x, memory * 2)
+    assert (cross_w2 - cross_w).abs().max() > 1e-3
+    assert_close(self_w2, block(x, memory)[1])
+
+
+def test_bad_input_errors():
+    with pytest.raises(ValueError, match="not divisible by num_heads"):
+        EncoderBlock(10, 3, 8)
+    with pytest.raises(ValueError, match="d_ff must be >= 1"):
+        DecoderBlock(8, 2, 0)
+    with pytest.raises(ValueError, match="x has width 6"):
+        EncoderBlock(8, 2, 16)(torch.randn(1, 3, 6))
+    with pytest.raises(ValueError, match="memory has width 6"):
+        DecoderBlock(8, 2, 16)(torch.randn(1, 3, 8), torch.randn(1, 3, 6))
+    with pytest.raises(ValueError, match="valid_lens"):
+        EncoderBlock(8, 2, 16)(torch.randn(2, 3, 8), valid_lens=torch.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match="relu"):
+        EncoderBlock.from_torch(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True,
+                                                           activation="gelu"))
+    with pytest.raises(ValueError, match="batch_first"):
+        DecoderBlock.from_torch(nn.TransformerDecoderLayer(8, 2, 16))
+    with pytest.raises(TypeError, match="TransformerEncoderLayer"):
+        EncoderBlock.from_torch(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True))
+    with pytest.raises(ValueError, match="weight must have shape"):
+        layer_norm(torch.randn(2, 4), torch.ones(3))
+    with pytest.raises(ValueError, match="same token"):
+        norm_context_dependence(torch.randn(1, 2, 3), torch.randn(1, 2, 3))
