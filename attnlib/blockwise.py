@@ -110,8 +110,13 @@ def _online_blocks(q, k, v, *, block_size, is_causal, attn_mask, scale, keep_sta
         # The max only keeps exp() in range; the output does not depend on it, so it carries
         # no gradient (detached).
         m_new = torch.maximum(m, s.detach().amax(dim=-1))  # (..., L)
-        # Rows with nothing visible yet keep max -inf; shift them by 0 so exp gives 0, not NaN.
-        shift = torch.where(torch.isfinite(m_new), m_new, torch.zeros_like(m_new))
+        if attn_mask is None:
+            # Without a mask every row sees a key in its first block (causal rows see key 0),
+            # so the running max is finite from the first block on.
+            shift = m_new
+        else:
+            # Rows with nothing visible yet keep max -inf; shift them by 0: exp gives 0, not NaN.
+            shift = torch.where(torch.isfinite(m_new), m_new, torch.zeros_like(m_new))
         if inplace:
             p = s.sub_(shift.unsqueeze(-1)).exp_()  # (..., L, s), exp(score - running max)
         else:

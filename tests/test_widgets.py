@@ -308,3 +308,18 @@ def test_control_values_cover_min_max_and_stay_in_range():
     log = control_values(w.FloatLogSlider(min=0, max=3, base=2, value=2), rng)
     assert log[:2] == [1.0, 8.0]
     assert control_values(w.IntSlider(min=1, max=4, value=2), rng)[:2] == [1, 4]
+
+
+def test_making_an_ipympl_explorer_leaves_the_matplotlib_backend_alone():
+    """`import ipympl` calls matplotlib.use(ipympl); a notebook on `%matplotlib inline` must keep it."""
+    import subprocess
+    import sys
+
+    code = ("import matplotlib, matplotlib.pyplot as plt; matplotlib.use('agg'); "
+            "from attnlib.widgets import BUILDERS, figure_backend\n"
+            "with figure_backend('ipympl'): ex = BUILDERS['query']()\n"
+            "assert type(ex.canvas).__module__ != 'matplotlib.backends.backend_agg'\n"
+            "print(matplotlib.get_backend())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "agg"

@@ -19,7 +19,7 @@ __all__ = ["masking_explorer", "combined_visible", "hatch_overlay", "weights_rgb
            "DEFAULT_VALID_LENS"]
 
 #: Starting valid lengths of the three batch rows (out of 6 tokens).
-DEFAULT_VALID_LENS = (6, 4, 2)
+DEFAULT_VALID_LENS = (4, 6, 2)
 
 _CELL_PX = 8  # pixels per cell in the hatch overlay
 
