@@ -8,7 +8,7 @@ Written-out is softmax(QKᵀ/√d)V with the (n, n) score matrix in memory; bloc
 on the CPU, ``max_memory_allocated`` on CUDA); next to it the size of one H·n·n float32 score
 matrix for comparison.
 
-Run:  .venv/bin/python benchmarks/attention_memory.py            (n = 512 ... 8192, ~3-5 min)
+Run:  .venv/bin/python benchmarks/attention_memory.py            (n = 512 ... 8192, minutes)
       .venv/bin/python benchmarks/attention_memory.py --quick    (n = 256 ... 1024, seconds)
 The written-out version needs about 4.5 GiB of RAM at n=8192.
 """
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch CPU threads (default 1: steadier on a shared machine)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs per cell (median)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per cell (median)")
     parser.add_argument("--block-size", type=int, default=128)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

@@ -88,7 +88,7 @@ def positions_explorer(*, d_model: int = 16, num_positions: int = 64, pos: int =
     ax_c.set_xlabel("sin(w_i pos)  (column 2i)")
     ax_c.set_ylabel("cos(w_i pos)  (column 2i+1)")
     ax_c.legend(loc="upper right", fontsize=6, framealpha=0.8)
-    circle_title = ax_c.set_title("i = 0: w = 1, angle w·k = 0.000 rad")  # text set by update
+    circle_title = ax_c.set_title("rotation angle w_i·k = 0.00 rad")  # text set by update
 
     plotting.heatmap(pe, ax=ax_t, cmap="RdBu_r", vmin=-1.0, vmax=1.0, title="PE[pos, column]",
                      xlabel="column (2i = sin, 2i+1 = cos)", ylabel="position pos", colorbar=True)
@@ -111,8 +111,8 @@ def positions_explorer(*, d_model: int = 16, num_positions: int = 64, pos: int =
         pt1.set_offsets(p1.numpy()[None, :])
         rot.set_offsets(moved.numpy()[None, :])
         c, s = float(r[0, 0]), float(r[0, 1])
-        matrix_text.set_text(f"R(k) = [[{c:+.3f} {s:+.3f}]\n        [{-s:+.3f} {c:+.3f}]]")
-        circle_title.set_text(f"i = {i}: w = {float(w):.4g}, angle w·k = {float(w) * k:.3f} rad")
+        matrix_text.set_text(f"R(k) = [[{c:+.2f} {s:+.2f}]\n        [{-s:+.2f} {c:+.2f}]]")
+        circle_title.set_text(f"rotation angle w_i·k = {float(w) * k:.2f} rad")
         band.set_x(2 * i - 0.5)
         line0.set_ydata([pos, pos])
         line1.set_ydata([pos + k, pos + k])
