@@ -117,7 +117,7 @@ def _online_blocks(q, k, v, *, block_size, is_causal, attn_mask, scale, keep_sta
         else:
             # Rows with nothing visible yet keep max -inf; shift them by 0: exp gives 0, not NaN.
             shift = torch.where(torch.isfinite(m_new), m_new, torch.zeros_like(m_new))
-        if inplace:
+        if inplace and s.shape[:-1] == shift.shape:
             p = s.sub_(shift.unsqueeze(-1)).exp_()  # (..., L, s), exp(score - running max)
         else:
             p = torch.exp(s - shift.unsqueeze(-1))  # (..., L, s)

@@ -9,11 +9,13 @@ How memory is measured (honestly, and what it can and cannot see):
   (``VmHWM`` in ``/proc/self/status``) after resetting it (writing ``5`` to
   ``/proc/self/clear_refs``), and subtract the resident size before the call. Freed heap
   memory is first returned to the system (``malloc_trim``) and glibc's mmap threshold is fixed
-  at 128 KiB (``mallopt``, once per process), so every large tensor is mapped fresh and
-  counted. The figure is the process's peak growth while the call runs: anything else the
+  at 128 KiB (``mallopt``) during the measurement, so every large tensor is mapped fresh
+  and counted. The figure is the process's peak growth while the call runs: anything else the
   process allocates meanwhile is counted too, and allocations under about 128 KiB may be
   served from memory already resident and go unseen. It agrees with the sizes of the
-  intermediates to within a few percent (the benchmark prints both).
+  intermediates to within a few percent (the benchmark prints both). After the measurement
+  the mmap threshold is set to 32 MiB (the ceiling glibc's own adaptive threshold reaches),
+  so later code allocates as it normally would.
 - Elsewhere (macOS, MPS): not measured, reported as NaN.
 
 Every row also carries the theoretical size of the largest intermediate, so the measured
@@ -46,7 +48,8 @@ __all__ = [
 ]
 
 _M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
-_MMAP_THRESHOLD = 128 * 1024
+_MMAP_THRESHOLD = 128 * 1024  # while measuring
+_MMAP_THRESHOLD_AFTER = 32 * 1024 * 1024  # glibc's own ceiling for its dynamic threshold
 _libc = None
 
 
@@ -117,11 +120,11 @@ def _cpu_measurement_available() -> bool:
     if _libc is None:
         try:
             libc = ctypes.CDLL("libc.so.6")
-            # A fixed threshold: every tensor of 128 KiB or more is mmap'd fresh (and counted).
-            libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
-            _libc = libc
-        except (OSError, AttributeError):
+        except OSError:
             return False
+        if not (hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim")):  # glibc only
+            return False
+        _libc = libc
     return True
 
 
@@ -152,6 +155,10 @@ def peak_extra_memory(fn: Callable[[], object], *,
         return float(peak - base)
     if device.type != "cpu" or not _cpu_measurement_available():
         return float("nan")
+    # While measuring, every allocation of 128 KiB or more is mmap'd fresh (and so counted);
+    # afterwards the threshold goes back up to glibc's ceiling (32 MiB), so that timing runs
+    # reuse heap memory as usual instead of paying page faults for every mid-sized tensor.
+    _libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
     try:
         _libc.malloc_trim(0)  # hand freed heap pages back, so reusing them would show
         with open("/proc/self/clear_refs", "w") as f:
@@ -161,6 +168,8 @@ def peak_extra_memory(fn: Callable[[], object], *,
         peak = _proc_status("VmHWM")
     except OSError:
         return float("nan")
+    finally:
+        _libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_AFTER)
     del result
     return float(max(peak - base, 0))
 

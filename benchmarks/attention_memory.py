@@ -3,7 +3,9 @@
 For each n: B=1, H=8, Dh=64, float32, on the CPU by default, forward only (no autograd).
 Written-out is softmax(QKᵀ/√d)V with the (n, n) score matrix in memory; blockwise is
 ``attnlib.blockwise_attention`` (online softmax over key blocks); SDPA is
-``torch.nn.functional.scaled_dot_product_attention``. Peak extra memory is measured by
+``torch.nn.functional.scaled_dot_product_attention``. Times are wall-clock medians, the three
+methods interleaved round by round; "CPU ms" is the process CPU time of the same calls
+(with one thread, what the call itself used, however busy the machine). Peak extra memory is measured by
 ``attnlib.costs.peak_extra_memory`` (see its docstring: the process's peak resident-set growth
 on the CPU, ``max_memory_allocated`` on CUDA); next to it the size of one H·n·n float32 score
 matrix for comparison.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 
 import torch
 import torch.nn.functional as F
@@ -45,9 +48,9 @@ def main() -> None:
     print(f"device={device}, threads={torch.get_num_threads()}, B=1, H={heads}, Dh={head_dim}, "
           f"float32, block_size={args.block_size}, median of {args.repeats}, torch "
           f"{torch.__version__}")
-    print(f"{'n':>6} | {'method':<11} | {'median ms':>10} | {'peak extra MiB':>14} | "
-          f"{'H·n² scores MiB':>15}")
-    print("-" * 70)
+    print(f"{'n':>6} | {'method':<11} | {'median ms':>10} | {'CPU ms':>10} | "
+          f"{'peak extra MiB':>14} | {'H·n² scores MiB':>15}")
+    print("-" * 83)
     results = {}
     with torch.no_grad():
         for n in ns:
@@ -67,19 +70,26 @@ def main() -> None:
                 fn()
                 peaks[name] = peak_extra_memory(fn, device=device)
             times = {name: [] for name in methods}
+            cpu = {name: [] for name in methods}
             for _ in range(args.repeats):
                 for name, fn in methods.items():
+                    start = time.process_time()
                     times[name].append(median_time(fn, repeats=1, warmup=0, device=device))
+                    cpu[name].append(time.process_time() - start)
             for name in methods:
                 seconds, peak = statistics.median(times[name]), peaks[name]
-                results[n, name] = (seconds, peak)
-                print(f"{n:>6} | {name:<11} | {seconds * 1e3:>10.1f} | {peak / MiB:>14.1f} | "
-                      f"{heads * n * n * 4 / MiB:>15.1f}")
+                cpu_s = statistics.median(cpu[name]) if device.type == "cpu" else float("nan")
+                results[n, name] = (seconds, peak, cpu_s)
+                print(f"{n:>6} | {name:<11} | {seconds * 1e3:>10.1f} | {cpu_s * 1e3:>10.1f} | "
+                      f"{peak / MiB:>14.1f} | {heads * n * n * 4 / MiB:>15.1f}")
             print(f"{'':>6} | max |blockwise - SDPA| = {float(err.max()):.2e}")
             del q, k, v, reference, err
     n = ns[-1]
     mem_ratio = results[n, "blockwise"][1] / results[n, "written-out"][1]
     time_ratio = results[n, "blockwise"][0] / results[n, "SDPA"][0]
+    cpu_ratio = results[n, "blockwise"][2] / results[n, "SDPA"][2]
+    print(f"CPU-time ratio (blockwise/SDPA, n={n}): {cpu_ratio:.2f} (steadier than wall time "
+          f"when other processes share the cores)")
     print(f"memory ratio (blockwise/written-out, n={n}): {mem_ratio:.3f}; "
           f"time ratio (blockwise/SDPA, n={n}): {time_ratio:.2f}")
 

@@ -49,6 +49,7 @@ import json
 import math
 import struct
 import sys
+import threading
 import zlib
 from typing import Any, Callable, Mapping, Sequence
 
@@ -75,6 +76,7 @@ BUILDERS: dict[str, Callable[..., "Explorer"]] = {}
 
 _BACKEND: contextvars.ContextVar[str] = contextvars.ContextVar("attnlib_figure_backend", default="auto")
 _FIGURE_NUMBERS = itertools.count(1)
+_DRAW_LOCK = threading.RLock()
 
 DEFAULT_FIGSIZE = (8.0, 3.2)
 DEFAULT_DPI = 90
@@ -217,6 +219,16 @@ def _fast_canvas_class():
     Canvas = _import_ipympl().Canvas
 
     class FastCanvas(Canvas):
+        # One frame at a time: a full draw requested by the front-end must not interleave with
+        # an explorer's blit on the same pixel buffer, whatever thread handles the message.
+        def draw(self):
+            with _DRAW_LOCK:
+                super().draw()
+
+        def blit(self, bbox=None):
+            with _DRAW_LOCK:
+                super().blit(bbox)
+
         def get_diff_image(self):
             if not self._png_is_old:
                 return None
@@ -583,6 +595,10 @@ class Explorer:
         self._refresh_readout()
 
     def _redraw(self):
+        with _DRAW_LOCK:
+            self._redraw_locked()
+
+    def _redraw_locked(self):
         if self.dynamic:
             self._blit()
             if _is_ipympl(self.canvas):
@@ -600,7 +616,8 @@ class Explorer:
         """Render everything with Agg (the draw_event handler then caches the background)."""
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-        FigureCanvasAgg.draw(self.canvas)  # ipympl's own draw() would also send the image
+        with _DRAW_LOCK:
+            FigureCanvasAgg.draw(self.canvas)  # ipympl's own draw() would also send the image
 
     def _on_full_draw(self, event):
         canvas = self.canvas

@@ -134,7 +134,7 @@ def decoding_explorer(model: Seq2SeqTransformer | None = None, src=DEFAULT_SOURC
         "step": int_slider("decoding step t", 1, T, step, width="320px"),
         "head": dropdown("head", _head_options(num_heads), head, width="220px"),
     }
-    fig, (ax_self, ax_cross) = new_figure(1, 2, figsize=(8.4, 3.8), width_ratios=[T, S + 1.5])
+    fig, (ax_self, ax_cross) = new_figure(1, 2, figsize=(8.0, 3.5), width_ratios=[T, S + 1.5])
     src_text = " ".join(src_lab)
     # Tick labels are static, so they name positions only: the tokens appear in the caption
     # as they are written, never ahead of the step that writes them.
@@ -150,8 +150,7 @@ def decoding_explorer(model: Seq2SeqTransformer | None = None, src=DEFAULT_SOURC
     box_cross = ax_cross.add_patch(Rectangle((0, step - 1), S, 1, fill=False, ec="red", lw=1.5))
     # The source line is static (drawn once); only the short "wrote:" line changes per step.
     fig.suptitle(f"source: {src_text}", x=0.02, ha="left", fontsize=9, family="monospace")
-    caption = fig.text(0.35, 0.985, _written(out_lab, T), ha="left", va="top", fontsize=9,
-                       family="monospace", color="C3")
+    caption = fig.text(0.35, 0.985, _written(out_lab, T), ha="left", va="top", fontsize=9, color="C3")
 
     def update(step, head):
         t = int(step)

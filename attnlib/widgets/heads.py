@@ -122,6 +122,12 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
     data = demo_projections(tokens, d_model=d_model, score_gain=score_gain, seed=seed)
     L = len(tokens)
     cache = {h: head_weight_maps(data["x"], data["w_q"], data["w_k"], h) for h in HEAD_CHOICES}
+    # Colour every map once (vmin 0, vmax 1): an update then only swaps small RGBA pictures.
+    import matplotlib
+
+    viridis = matplotlib.colormaps["viridis"]
+    pictures = {h: viridis(w.numpy()) for h, w in cache.items()}  # (H, L, S, 4) per h
+    grey = np.full((L, L, 4), (0.85, 0.85, 0.85, 1.0))
 
     # exponent slider: heads = 2**e keeps the control a plain integer slider
     controls = {
@@ -140,7 +146,7 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
     from matplotlib.patches import Rectangle
 
     big_title = ax_big.set_title("h = 8 heads (Dh = 2): head 8")  # text set by update
-    thumbs, frames, notes = [], [], []
+    thumbs, frames = [], []
     unused = np.full((L, L), np.nan)  # a head that does not exist: drawn in the "hidden" grey
     for r in range(max_heads):
         ax = fig.add_subplot(gs[r // (max_heads // 2), 2 + r % (max_heads // 2)])
@@ -151,21 +157,17 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
         ax.title.set_fontsize(8)
         frame = ax.add_patch(Rectangle((0.0, 0.0), 1.0, 1.0, transform=ax.transAxes, fill=False,
                                        edgecolor="C3", linewidth=3.0, clip_on=False, visible=False))
-        note = ax.text(0.5, 0.5, "unused", transform=ax.transAxes, ha="center", va="center", fontsize=7,
-                       color="0.3", visible=r >= num_heads)
         thumbs.append(im)
         frames.append(frame)
-        notes.append(note)
 
     def update(log2_heads, head):
         h = 2 ** int(log2_heads)
         r = min(int(head), h)  # a head that does not exist shows the last one
         w = cache[h]  # (H, L, S)
-        big.set_data(plotting.masked(w[r - 1]))
+        big.set_data(pictures[h][r - 1])
         big_title.set_text(f"h = {h} heads (Dh = {d_model // h}): head {r}")
         for i in range(max_heads):
-            thumbs[i].set_data(plotting.masked(w[i]) if i < h else np.ma.masked_invalid(unused))
-            notes[i].set_visible(i >= h)
+            thumbs[i].set_data(pictures[h][i] if i < h else grey)  # grey: this head does not exist
             frames[i].set_visible(i == r - 1)
         if h > 1:
             flat = w.reshape(h, -1)  # (H, L*S)
@@ -182,6 +184,6 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
         }
 
     ex = Explorer(controls, update, fig, columns=tokens, digits=3,
-                  dynamic=[big, big_title, *thumbs, *notes, *frames])
+                  dynamic=[big, big_title, *thumbs, *frames])
     ex.data = data  # the input and projections, for tests and curious readers
     return ex

@@ -124,7 +124,7 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, num_queries:
         "block_size": int_slider("block size (keys per block)", 1, S, block_size, width="320px"),
         "query": int_slider("query i", 0, L - 1, query, width="220px"),
     }
-    fig, (ax_s, ax_l, ax_m) = new_figure(1, 3, figsize=(9.0, 3.3), width_ratios=[2.2, 1.6, 1.0])
+    fig, (ax_s, ax_l, ax_m) = new_figure(1, 3, figsize=(8.6, 3.2), width_ratios=[2.2, 1.6, 1.0])
     lo, hi = float(scores.min()) - 0.3, float(scores.max()) + 0.3
     from matplotlib.collections import PolyCollection
 
