@@ -136,29 +136,37 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
         "head": int_slider("show head r", 1, max_heads, head, width="230px"),
     }
 
-    fig, ax_big = new_figure(figsize=(8.6, 3.4))
-    gs = fig.add_gridspec(2, 2 + max_heads // 2, width_ratios=[1.6, 1.6] + [1.0] * (max_heads // 2))
-    ax_big.set_subplotspec(gs[:, :2])
+    # All 8 small maps live in ONE image (a 2 x 4 mosaic with white gaps): one picture to redraw.
+    cols = max_heads // 2
+    step = L + 1  # a tile plus a one-cell gap
+
+    def mosaic(h: int) -> np.ndarray:
+        tiles = np.ones((2 * step - 1, cols * step - 1, 4))  # white background
+        for i in range(max_heads):
+            row, col = divmod(i, cols)
+            tiles[row * step:row * step + L, col * step:col * step + L] = pictures[h][i] if i < h else grey
+        return tiles
+
+    mosaics = {h: mosaic(h) for h in HEAD_CHOICES}
+
+    fig, (ax_big, ax_tiles) = new_figure(1, 2, figsize=(8.6, 3.4), width_ratios=[1.0, 1.45])
     w0 = cache[num_heads]
     big = plotting.heatmap(w0[min(head, num_heads) - 1], ax=ax_big, row_labels=tokens, col_labels=tokens,
                            vmin=0.0, vmax=1.0, colorbar=False, title="", xlabel="key",
                            ylabel="query")
+    big_title = ax_big.set_title("h = 8 heads (Dh = 2): head 8")  # text set by update
+    tiles = ax_tiles.imshow(mosaics[num_heads], interpolation="nearest")
+    for i in range(max_heads):
+        row, col = divmod(i, cols)
+        ax_tiles.text(col * step + (L - 1) / 2, row * step - 0.7, f"head {i + 1}", ha="center",
+                      va="bottom", fontsize=8)
+    ax_tiles.set_xlim(-0.6, cols * step - 1.4)
+    ax_tiles.set_ylim(2 * step - 1.4, -1.6)
+    ax_tiles.set_axis_off()
+    ax_tiles.set_title("all heads (grey: head r > h does not exist)", fontsize=9)
     from matplotlib.patches import Rectangle
 
-    big_title = ax_big.set_title("h = 8 heads (Dh = 2): head 8")  # text set by update
-    thumbs, frames = [], []
-    unused = np.full((L, L), np.nan)  # a head that does not exist: drawn in the "hidden" grey
-    for r in range(max_heads):
-        ax = fig.add_subplot(gs[r // (max_heads // 2), 2 + r % (max_heads // 2)])
-        im = plotting.heatmap(w0[r] if r < num_heads else unused, ax=ax, vmin=0.0, vmax=1.0,
-                              colorbar=False, title=f"head {r + 1}", xlabel="", ylabel="")
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.title.set_fontsize(8)
-        frame = ax.add_patch(Rectangle((0.0, 0.0), 1.0, 1.0, transform=ax.transAxes, fill=False,
-                                       edgecolor="C3", linewidth=3.0, clip_on=False, visible=False))
-        thumbs.append(im)
-        frames.append(frame)
+    frame = ax_tiles.add_patch(Rectangle((-0.5, -0.5), L, L, fill=False, edgecolor="C3", linewidth=3.0))
 
     def update(log2_heads, head):
         h = 2 ** int(log2_heads)
@@ -166,9 +174,9 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
         w = cache[h]  # (H, L, S)
         big.set_data(pictures[h][r - 1])
         big_title.set_text(f"h = {h} heads (Dh = {d_model // h}): head {r}")
-        for i in range(max_heads):
-            thumbs[i].set_data(pictures[h][i] if i < h else grey)  # grey: this head does not exist
-            frames[i].set_visible(i == r - 1)
+        tiles.set_data(mosaics[h])
+        row, col = divmod(r - 1, cols)
+        frame.set_xy((col * step - 0.5, row * step - 0.5))
         if h > 1:
             flat = w.reshape(h, -1)  # (H, L*S)
             gaps = (flat.unsqueeze(0) - flat.unsqueeze(1)).abs().mean(-1)  # (H, H)
@@ -184,6 +192,6 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
         }
 
     ex = Explorer(controls, update, fig, columns=tokens, digits=3,
-                  dynamic=[big, big_title, *thumbs, *frames])
+                  dynamic=[big, big_title, tiles, frame])
     ex.data = data  # the input and projections, for tests and curious readers
     return ex
