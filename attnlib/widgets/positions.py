@@ -88,7 +88,7 @@ def positions_explorer(*, d_model: int = 16, num_positions: int = 64, pos: int =
     ax_c.set_xlabel("sin(w_i pos)  (column 2i)")
     ax_c.set_ylabel("cos(w_i pos)  (column 2i+1)")
     ax_c.legend(loc="upper right", fontsize=6, framealpha=0.8)
-    circle_title = ax_c.set_title("rotation angle w_i·k = 0.00 rad")  # text set by update
+    ax_c.set_title("unit circle of columns (2i, 2i+1)")
 
     plotting.heatmap(pe, ax=ax_t, cmap="RdBu_r", vmin=-1.0, vmax=1.0, title="PE[pos, column]",
                      xlabel="column (2i = sin, 2i+1 = cos)", ylabel="position pos", colorbar=True)
@@ -112,7 +112,6 @@ def positions_explorer(*, d_model: int = 16, num_positions: int = 64, pos: int =
         rot.set_offsets(moved.numpy()[None, :])
         c, s = float(r[0, 0]), float(r[0, 1])
         matrix_text.set_text(f"R(k) = [[{c:+.2f} {s:+.2f}]\n        [{-s:+.2f} {c:+.2f}]]")
-        circle_title.set_text(f"rotation angle w_i·k = {float(w) * k:.2f} rad")
         band.set_x(2 * i - 0.5)
         line0.set_ydata([pos, pos])
         line1.set_ydata([pos + k, pos + k])
@@ -129,6 +128,6 @@ def positions_explorer(*, d_model: int = 16, num_positions: int = 64, pos: int =
         }
 
     ex = Explorer(controls, update, fig, columns=["sin", "cos"], digits=4,
-                  dynamic=[band, line0, line1, trail, arm0, arm1, pt0, pt1, rot, matrix_text, circle_title])
+                  dynamic=[band, line0, line1, trail, arm0, arm1, pt0, pt1, rot, matrix_text])
     ex.data = {"pe": pe, "omegas": omegas}  # the table and the frequencies, for tests
     return ex
