@@ -35,9 +35,14 @@ INSTALL_HINT = "install it with `apt-get install -y chromium` (do not run `playw
 
 
 def _require_chromium() -> None:
-    if os.path.exists(CHROMIUM):
-        return
-    msg = f"Chromium not found at {CHROMIUM}: {INSTALL_HINT}"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        msg = "the Python package playwright is missing: pip install -e '.[dev]' (it drives the system Chromium)"
+    else:
+        if os.path.exists(CHROMIUM):
+            return
+        msg = f"Chromium not found at {CHROMIUM}: {INSTALL_HINT}"
     if os.environ.get("REQUIRE_BROWSER") == "1":
         pytest.fail(msg + " (REQUIRE_BROWSER=1)", pytrace=False)
     pytest.skip(msg)
@@ -137,12 +142,15 @@ def browser():
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=60_000)
+    home = tempfile.mkdtemp(prefix="attnlib-chromium-")  # its profile and crash folders, not ~/.config
     pw = sync_playwright().start()
     try:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+                               env={**os.environ, "HOME": home, "XDG_CONFIG_HOME": home, "XDG_CACHE_HOME": home})
         try:
             yield b
         finally:
             b.close()
     finally:
         pw.stop()
+        shutil.rmtree(home, ignore_errors=True)
