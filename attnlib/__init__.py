@@ -13,7 +13,7 @@ from .scoring import (SCORE_FUNCTIONS, cosine_score, dot_score, euclidean_distan
                       gaussian_score, nadaraya_watson, neg_euclidean_score, scaled_dot_score)
 from .softmax import masked_softmax, softmax_jacobian
 
-# --- model parts (helper model) ---
+# Model parts: heads, positions, blocks, a tiny trainable model, long sequences.
 from .blockwise import BlockwiseStep, blockwise_attention, blockwise_attention_steps
 from .costs import (CostRow, complexity_table, layer_costs, median_time, peak_extra_memory,
                     written_out_attention)
@@ -27,6 +27,5 @@ from .seq2seq import (Seq2SeqTransformer, ToyBatch, TrainHistory, anti_diagonal_
 from .transformer import (DecoderBlock, EncoderBlock, FeedForward, batch_norm_tokens,
                           layer_norm, norm_context_dependence)
 
-# --- end model parts ---
 
 __version__ = "0.1.0"
