@@ -44,3 +44,21 @@ def _seed():
 
 def pytest_report_header(config):
     return f"attnlib test devices: {', '.join(DEVICES)}"
+
+
+@pytest.fixture
+def one_thread():
+    """Big single-process measurements run on one CPU thread (steadier on a shared machine)."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture
+def agg_figures():
+    """Explorers draw on a plain Agg canvas (no Jupyter kernel in unit tests)."""
+    from attnlib.widgets.base import figure_backend
+
+    with figure_backend("agg"):
+        yield

@@ -14,13 +14,6 @@ from attnlib import (blockwise_attention, blockwise_attention_steps, dot_product
                      peak_extra_memory, written_out_attention)
 
 
-@pytest.fixture
-def one_thread():
-    """Big single-process measurements run on one CPU thread (steadier on a shared machine)."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 def _qkv(device, L, S, dk=8, dv=6, dtype=torch.float32, lead=(2, 3)):

@@ -12,12 +12,6 @@ from attnlib import complexity_table, layer_costs, median_time, peak_extra_memor
 MiB = 2**20
 
 
-@pytest.fixture
-def one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 def _measurable() -> bool:

@@ -10,15 +10,11 @@ from attnlib.decoding import token_labels
 from attnlib.masks import causal_mask
 from attnlib.seq2seq import Seq2SeqTransformer
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.base import figure_backend
 from attnlib.widgets.decoding import (DEFAULT_SOURCE, decoding_explorer, default_model,
                                       visible_rows)
 
 
-@pytest.fixture(autouse=True)
-def _agg():
-    with figure_backend("agg"):
-        yield
+pytestmark = pytest.mark.usefixtures("agg_figures")
 
 
 def test_registered_and_builds_without_arguments():

@@ -9,15 +9,11 @@ import pytest
 import torch
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.base import figure_backend
 from attnlib.widgets.heads import (DEFAULT_TOKENS, demo_projections, head_weight_maps, heads_explorer,
                                    sentence_embeddings)
 
 
-@pytest.fixture(autouse=True)
-def _agg():
-    with figure_backend("agg"):
-        yield
+pytestmark = pytest.mark.usefixtures("agg_figures")
 
 
 def hand_head(data, h, r):

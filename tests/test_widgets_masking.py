@@ -9,15 +9,11 @@ import pytest
 import torch
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.base import figure_backend
 from attnlib.widgets.masking import (DEFAULT_VALID_LENS, combined_visible, demo_batch, hatch_overlay,
                                      masking_explorer)
 
 
-@pytest.fixture(autouse=True)
-def _agg():
-    with figure_backend("agg"):
-        yield
+pytestmark = pytest.mark.usefixtures("agg_figures")
 
 
 def expected_weights(q, k, lens, causal):

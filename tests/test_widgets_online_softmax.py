@@ -8,15 +8,11 @@ import torch
 import torch.nn.functional as F
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.base import figure_backend
 from attnlib.widgets.online_softmax import (online_softmax_explorer, online_softmax_trace,
                                             score_bytes)
 
 
-@pytest.fixture(autouse=True)
-def _agg():
-    with figure_backend("agg"):
-        yield
+pytestmark = pytest.mark.usefixtures("agg_figures")
 
 
 def test_registered_and_builds_without_arguments():

@@ -7,15 +7,11 @@ import pytest
 import torch
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.base import figure_backend
 from attnlib.widgets.pooling import (SCORE_LABELS, additive_attention_explorer,
                                      kernel_regression_explorer)
 
 
-@pytest.fixture(autouse=True)
-def _agg():
-    with figure_backend("agg"):
-        yield
+pytestmark = pytest.mark.usefixtures("agg_figures")
 
 
 def test_builders_are_registered():

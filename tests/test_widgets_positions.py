@@ -9,14 +9,10 @@ import pytest
 import torch
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.base import figure_backend
 from attnlib.widgets.positions import pair_at, positions_explorer
 
 
-@pytest.fixture(autouse=True)
-def _agg():
-    with figure_backend("agg"):
-        yield
+pytestmark = pytest.mark.usefixtures("agg_figures")
 
 
 def test_registered():
