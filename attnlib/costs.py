@@ -244,7 +244,7 @@ def layer_costs(ns: Sequence[int], *, d_model: int = 64, kernel_size: int = 3,
         kernel_size: k of the convolution.
         batch_size: B.
         device, dtype: where and in what precision to run.
-        repeats: timed runs per measurement (the median is kept).
+        repeats: runs per measurement (the median time and the smallest peak memory are kept).
 
     Returns:
         A list of :class:`CostRow`, three per n (attention, RNN, CNN).
@@ -280,6 +280,8 @@ def layer_costs(ns: Sequence[int], *, d_model: int = 64, kernel_size: int = 3,
             ]
             for name, fn, largest, flops in cases:
                 seconds = median_time(fn, repeats=repeats, warmup=1, device=device)
-                peak = peak_extra_memory(fn, device=device)
+                # The smallest of several peaks: allocator noise (a freed buffer not yet handed
+                # back to the OS) only ever adds to a measurement, never subtracts.
+                peak = min(peak_extra_memory(fn, device=device) for _ in range(repeats))
                 rows.append(CostRow(name, n, seconds, peak, largest, flops))
     return rows

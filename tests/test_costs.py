@@ -63,13 +63,15 @@ def test_c41_layer_costs_rows_and_formulas(one_thread):
 def test_c41_attention_memory_grows_quadratically_rnn_and_cnn_linearly(one_thread):
     if not _measurable():
         pytest.skip("peak memory is not measurable on this platform (needs Linux /proc)")
-    rows = layer_costs([1024, 2048], d_model=64, repeats=1)
+    rows = layer_costs([512, 2048], d_model=64, repeats=3)
     by = {(r.layer, r.n): r.peak_bytes for r in rows}
-    # The n x n score matrix must exist: at least its size, and 4x more for 2x the length.
+    # The n x n score matrix must exist: at least its size. For 4x the length, n^2 memory grows
+    # 16x and linear memory 4x; a measured peak counts two or three n x n buffers depending on
+    # when the allocator hands a freed one back, so the bounds leave that factor 1.5 of room.
     assert by["self-attention", 2048] >= 2048 * 2048 * 4
-    assert 3.0 < by["self-attention", 2048] / by["self-attention", 1024] < 5.0
+    assert 9.0 < by["self-attention", 2048] / by["self-attention", 512] < 28.0
     for layer in ("RNN", "CNN"):
-        assert by[layer, 2048] / by[layer, 1024] < 3.0
+        assert by[layer, 2048] / by[layer, 512] < 7.0
         assert by[layer, 2048] < by["self-attention", 2048] / 8
 
 
