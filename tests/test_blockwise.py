@@ -148,21 +148,23 @@ def test_c42_never_materialises_the_score_matrix(is_causal, one_thread):
 
 
 def test_c42_extra_memory_grows_linearly_measured(one_thread):
-    # Measured peak (see attnlib.costs): doubling n quadruples written-out attention's extra
-    # memory but only about doubles blockwise attention's.
+    # Measured peak (see attnlib.costs): 4x the length gives written-out attention 16x the extra
+    # memory but blockwise attention only about 4x. Each peak is the smallest of three runs, and
+    # the bounds leave a factor 1.5 of room: a measured peak counts two or three (H, n, n)
+    # buffers depending on when the allocator hands a freed one back.
     peaks = {}
     with torch.no_grad():
-        for n in (1024, 2048):
+        for n in (512, 2048):
             q, k, v = (torch.randn(1, 2, n, 64) for _ in range(3))
             for name, fn in (("written", lambda: written_out_attention(q, k, v)),
                              ("blockwise", lambda: blockwise_attention(q, k, v))):
                 fn()  # warm-up
-                peaks[name, n] = peak_extra_memory(fn)
-    if peaks["written", 1024] != peaks["written", 1024]:  # NaN: no /proc on this system
+                peaks[name, n] = min(peak_extra_memory(fn) for _ in range(3))
+    if peaks["written", 512] != peaks["written", 512]:  # NaN: no /proc on this system
         pytest.skip("peak memory is not measurable on this platform (needs Linux /proc)")
     assert peaks["written", 2048] >= 2 * 2 * 2048 * 2048 * 4 * 0.9  # two (H, n, n) float32
-    assert peaks["written", 2048] / peaks["written", 1024] > 3.0
-    assert peaks["blockwise", 2048] / peaks["blockwise", 1024] < 2.6
+    assert peaks["written", 2048] / peaks["written", 512] > 9.0
+    assert peaks["blockwise", 2048] / peaks["blockwise", 512] < 7.0
     assert peaks["blockwise", 2048] < peaks["written", 2048] / 8
 
 
