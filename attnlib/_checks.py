@@ -6,6 +6,8 @@ values involved, so a wrong call fails at the boundary instead of deep inside to
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "check_valid_lens",
     "check_positive_int",
     "check_scale",
+    "check_number_above",
 ]
 
 
@@ -155,3 +158,12 @@ def check_scale(scale) -> None:
         raise TypeError(f"scale must be a number or None, got {type(scale).__name__}")
     if scale != scale or scale in (float("inf"), float("-inf")):
         raise ValueError(f"scale must be finite, got {scale}")
+
+
+def check_number_above(name: str, value, lower: float) -> float:
+    """Check that ``value`` is a finite real number (bool excluded) greater than ``lower``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not (value > lower and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number > {lower:g}, got {value}")
+    return float(value)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import check_positive_int, check_same_device, check_tensor
-from .scoring import SCORE_FUNCTIONS, _check_bandwidth, euclidean_distance
+from ._checks import check_number_above, check_positive_int, check_same_device, check_tensor
+from .scoring import SCORE_FUNCTIONS, euclidean_distance
 from .softmax import masked_softmax
 
 __all__ = [
@@ -84,7 +84,7 @@ def pooling_scores(x_query: torch.Tensor, x_keys: torch.Tensor, score: str = "ga
     Returns:
         Scores ``(L, S)``.
     """
-    h = _check_bandwidth(bandwidth)
+    h = check_number_above("bandwidth", bandwidth, 0.0)
     if score not in POOLING_SCORES:
         raise ValueError(f"score must be one of {POOLING_SCORES}, got {score!r}")
     check_tensor("x_query", x_query)

@@ -7,12 +7,10 @@ For each frequency w the pair (sin w(pos+k), cos w(pos+k)) is the pair at pos ro
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor
+from ._checks import check_number_above, check_positive_int, check_tensor
 
 __all__ = [
     "sinusoidal_frequencies",
@@ -21,14 +19,6 @@ __all__ = [
     "PositionalEncoding",
     "permute_tokens",
 ]
-
-
-def _check_base(base) -> float:
-    if isinstance(base, bool) or not isinstance(base, (int, float)):
-        raise TypeError(f"base must be a number, got {type(base).__name__}")
-    if not (base > 1.0 and math.isfinite(base)):
-        raise ValueError(f"base must be a finite number > 1, got {base}")
-    return float(base)
 
 
 def sinusoidal_frequencies(d_model: int, *, base: float = 10000.0,
@@ -45,7 +35,7 @@ def sinusoidal_frequencies(d_model: int, *, base: float = 10000.0,
         ``(ceil(D/2),)``, from 1 (fastest) down towards 1/base (slowest).
     """
     check_positive_int("d_model", d_model)
-    base = _check_base(base)
+    base = check_number_above("base", base, 1.0)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(D/2),)
     return (base ** (-two_i / d_model)).to(device=device, dtype=dtype)
 

@@ -6,7 +6,8 @@ import math
 
 import torch
 
-from ._checks import check_last_dim_match, check_same_device, check_tensor
+from ._checks import (check_last_dim_match, check_number_above, check_same_device,
+                      check_tensor)
 from .softmax import masked_softmax
 
 __all__ = [
@@ -26,14 +27,6 @@ def _check_pair(q: torch.Tensor, k: torch.Tensor) -> None:
     check_tensor("k", k, ndim_min=2)
     check_same_device(q=q, k=k)
     check_last_dim_match("q", q, "k", k, "d_k")
-
-
-def _check_bandwidth(bandwidth) -> float:
-    if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float)):
-        raise TypeError(f"bandwidth must be a positive number, got {type(bandwidth).__name__}")
-    if not (bandwidth > 0 and math.isfinite(bandwidth)):
-        raise ValueError(f"bandwidth must be positive and finite, got {bandwidth}")
-    return float(bandwidth)
 
 
 def dot_score(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -73,7 +66,7 @@ def gaussian_score(q: torch.Tensor, k: torch.Tensor, bandwidth: float = 1.0) -> 
 
     Its softmax is the normalised Gaussian kernel exp(-|q-k|²/2h²) / Σ exp(...).
     """
-    h = _check_bandwidth(bandwidth)
+    h = check_number_above("bandwidth", bandwidth, 0.0)
     _check_pair(q, k)
     diff = q.unsqueeze(-2) - k.unsqueeze(-3)  # (..., L, S, D)
     return -diff.pow(2).sum(-1) / (2 * h * h)  # (..., L, S)
@@ -103,7 +96,7 @@ def nadaraya_watson(x_query: torch.Tensor, x_keys: torch.Tensor, y_values: torch
     Returns:
         ``(prediction, weights)``: prediction ``(L,)`` or ``(L, Dv)``; weights ``(L, S)``.
     """
-    h = _check_bandwidth(bandwidth)
+    h = check_number_above("bandwidth", bandwidth, 0.0)
     check_tensor("x_query", x_query)
     check_tensor("x_keys", x_keys, ndim=1)
     check_tensor("y_values", y_values, ndim_min=1)

@@ -156,6 +156,27 @@ def _copy_norm(dst: nn.LayerNorm, src: nn.LayerNorm) -> None:
         dst.bias.copy_(src.bias)
 
 
+def _block_from_torch(cls, layer, torch_cls, attention: dict[str, str], norms: tuple[str, ...]):
+    """Build a ``cls`` block with ``layer``'s sizes, device, dtype and mode, and copy its weights.
+
+    ``attention`` maps our attention attribute to torch's (e.g. ``cross_attn`` ->
+    ``multihead_attn``); ``norms`` names the LayerNorms, which both sides call alike.
+    """
+    _check_torch_layer(layer, torch_cls)
+    new = cls(layer.self_attn.embed_dim, layer.self_attn.num_heads, layer.linear1.out_features,
+              dropout=layer.dropout.p, norm_first=layer.norm_first, eps=layer.norm1.eps,
+              bias=layer.linear1.bias is not None)
+    new = new.to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
+    for ours, theirs in attention.items():
+        setattr(new, ours, MultiHeadAttention.from_torch(getattr(layer, theirs)))
+    with torch.no_grad():
+        _copy_linear(new.ffn.linear1, layer.linear1)
+        _copy_linear(new.ffn.linear2, layer.linear2)
+        for name in norms:
+            _copy_norm(getattr(new, name), getattr(layer, name))
+    return new.train(layer.training)
+
+
 def _apply_norm(norm: nn.LayerNorm, x: torch.Tensor) -> torch.Tensor:
     """Our :func:`layer_norm` with the parameters an ``nn.LayerNorm`` holds."""
     return layer_norm(x, norm.weight, norm.bias, norm.eps)
@@ -225,20 +246,8 @@ class EncoderBlock(nn.Module):
         Returns:
             A new block on the layer's device and dtype, in the same train/eval mode.
         """
-        _check_torch_layer(layer, nn.TransformerEncoderLayer)
-        d_model = layer.self_attn.embed_dim
-        bias = layer.linear1.bias is not None
-        new = cls(d_model, layer.self_attn.num_heads, layer.linear1.out_features,
-                  dropout=layer.dropout.p, norm_first=layer.norm_first, eps=layer.norm1.eps,
-                  bias=bias)
-        new = new.to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
-        new.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
-        with torch.no_grad():
-            _copy_linear(new.ffn.linear1, layer.linear1)
-            _copy_linear(new.ffn.linear2, layer.linear2)
-            _copy_norm(new.norm1, layer.norm1)
-            _copy_norm(new.norm2, layer.norm2)
-        return new.train(layer.training)
+        return _block_from_torch(cls, layer, nn.TransformerEncoderLayer,
+                                 {"self_attn": "self_attn"}, ("norm1", "norm2"))
 
 
 class DecoderBlock(nn.Module):
@@ -311,19 +320,6 @@ class DecoderBlock(nn.Module):
         Returns:
             A new block on the layer's device and dtype, in the same train/eval mode.
         """
-        _check_torch_layer(layer, nn.TransformerDecoderLayer)
-        d_model = layer.self_attn.embed_dim
-        bias = layer.linear1.bias is not None
-        new = cls(d_model, layer.self_attn.num_heads, layer.linear1.out_features,
-                  dropout=layer.dropout.p, norm_first=layer.norm_first, eps=layer.norm1.eps,
-                  bias=bias)
-        new = new.to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
-        new.self_attn = MultiHeadAttention.from_torch(layer.self_attn)
-        new.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
-        with torch.no_grad():
-            _copy_linear(new.ffn.linear1, layer.linear1)
-            _copy_linear(new.ffn.linear2, layer.linear2)
-            _copy_norm(new.norm1, layer.norm1)
-            _copy_norm(new.norm2, layer.norm2)
-            _copy_norm(new.norm3, layer.norm3)
-        return new.train(layer.training)
+        return _block_from_torch(cls, layer, nn.TransformerDecoderLayer,
+                                 {"self_attn": "self_attn", "cross_attn": "multihead_attn"},
+                                 ("norm1", "norm2", "norm3"))

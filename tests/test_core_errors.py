@@ -160,3 +160,13 @@ def test_property_shape_errors_or_correct_shapes(L, S, dk, dk2, S2):
         out, weights = dot_product_attention(q, k, v)
         assert out.shape == (L, 3) and weights.shape == (L, S)
         assert torch.isfinite(out).all()
+
+
+def test_positive_number_arguments_named():
+    from attnlib import sinusoidal_encoding
+
+    with pytest.raises(ValueError, match="base must be a finite number > 1, got 1.0"):
+        sinusoidal_encoding(4, 8, base=1.0)
+    with pytest.raises(TypeError, match="bandwidth must be a number, got str"):
+        from attnlib import gaussian_score
+        gaussian_score(torch.randn(2, 3), torch.randn(4, 3), bandwidth="wide")

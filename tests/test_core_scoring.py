@@ -113,7 +113,7 @@ def test_additive_attention_bad_widths_named():
 
 def test_bandwidth_errors():
     x = torch.randn(4)
-    with pytest.raises(ValueError, match="bandwidth must be positive"):
+    with pytest.raises(ValueError, match="bandwidth must be a finite number > 0, got 0.0"):
         nadaraya_watson(x, x, x, bandwidth=0.0)
     with pytest.raises(ValueError, match="x_keys has S=4 points but y_values has 3"):
         nadaraya_watson(x, x, torch.randn(3))
