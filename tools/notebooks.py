@@ -1,0 +1,119 @@
+"""Run, clean and pair the course notebooks (the commands behind `make notebooks` and its test).
+
+    python tools/notebooks.py run  notebooks/05_masking.ipynb ...   # fresh kernel, top to bottom, in place
+    python tools/notebooks.py sync [NB ...]                         # strip volatile metadata, write the .py pair
+    python tools/notebooks.py check                                 # exit 1 if a notebook is unclean or unpaired
+
+Every notebook is paired with a jupytext ``py:percent`` file beside it (``05_masking.py``), so a change
+to a notebook can be read and reviewed as text. The ``.ipynb`` keeps the outputs (nbval compares them);
+it is saved without execution timestamps and without stored widget state (frames of an explorer
+would be megabytes, and a reader without a kernel sees each explorer's stored picture instead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+FORMAT = "py:percent"
+PAIRING = {"formats": "ipynb,py:percent"}
+#: Cell metadata written by a run that changes on every run.
+VOLATILE_CELL_KEYS = ("execution",)
+#: Notebook metadata written by a run that is not part of the notebook's content.
+VOLATILE_NOTEBOOK_KEYS = ("widgets",)
+TIMEOUT_S = 300
+
+
+def all_notebooks() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def pair_path(nb_path: Path) -> Path:
+    return nb_path.with_suffix(".py")
+
+
+def clean(nb) -> bool:
+    """Remove volatile metadata in place; return True when something was removed."""
+    changed = False
+    for key in VOLATILE_NOTEBOOK_KEYS:
+        changed |= nb.metadata.pop(key, None) is not None
+    if nb.metadata.get("jupytext") != PAIRING:
+        nb.metadata["jupytext"] = dict(PAIRING)
+        changed = True
+    for cell in nb.cells:
+        for key in VOLATILE_CELL_KEYS:
+            changed |= cell.metadata.pop(key, None) is not None
+    return changed
+
+
+def paired_text(nb) -> str:
+    return jupytext.writes(nb, fmt=FORMAT)
+
+
+def sync(nb_path: Path) -> None:
+    nb = nbformat.read(nb_path, as_version=4)
+    clean(nb)
+    nbformat.write(nb, nb_path)
+    pair_path(nb_path).write_text(paired_text(nb))
+
+
+def run(nb_path: Path) -> None:
+    """Execute in a fresh kernel (cwd = the notebook's folder) and store the outputs, then sync."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(nb_path, as_version=4)
+    client = NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3", store_widget_state=False,
+                            resources={"metadata": {"path": str(nb_path.parent)}})
+    client.execute()
+    nbformat.write(nb, nb_path)
+    sync(nb_path)
+
+
+def problems(nb_path: Path) -> list[str]:
+    """What `check` reports for one notebook (empty when it is clean and its pair is in step)."""
+    found = []
+    nb = nbformat.read(nb_path, as_version=4)
+    raw = nbformat.read(nb_path, as_version=4)
+    if clean(raw):
+        found.append(f"{nb_path.name}: volatile metadata or missing jupytext pairing "
+                     "(run `make notebooks-sync`)")
+    pair = pair_path(nb_path)
+    if not pair.exists():
+        found.append(f"{nb_path.name}: no paired {pair.name} (run `make notebooks-sync`)")
+    elif pair.read_text() != paired_text(raw):
+        found.append(f"{nb_path.name}: {pair.name} is out of step with the notebook "
+                     "(edit the .ipynb, then run `make notebooks-sync`)")
+    del nb
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["run", "sync", "check"])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    args = parser.parse_args(argv)
+    paths = [p.resolve() for p in args.notebooks] or all_notebooks()
+    if args.command == "run":
+        if not args.notebooks:
+            parser.error("run needs the notebooks to execute")
+        for path in paths:
+            print(f"running {path.name} ...", flush=True)
+            run(path)
+        return 0
+    if args.command == "sync":
+        for path in paths:
+            sync(path)
+        return 0
+    found = [msg for path in paths for msg in problems(path)]
+    print("\n".join(found) if found else f"{len(paths)} notebooks clean and paired")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
