@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["run", "sync", "check"])
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
-    paths = [p.resolve() for p in args.notebooks] or all_notebooks()
+    paths = [q.resolve() for p in args.notebooks
+             for q in (sorted(p.glob("[0-9][0-9]_*.ipynb")) if p.is_dir() else [p])] or all_notebooks()
     if args.command == "run":
         if not args.notebooks:
             parser.error("run needs the notebooks to execute")
