@@ -41,3 +41,9 @@ def test_a_stale_pair_is_detected(tmp_path):
     nb.cells[0].metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:00Z"}
     nbformat.write(nb, copy)
     assert any("volatile" in msg for msg in nbtools.problems(copy))
+
+
+def test_results_are_numbers_not_bare_booleans():
+    # Issue 11: a reader sees the quantity a claim rests on; a few yes/no facts may stay.
+    bare = [f"{p.name}: {line}" for p in NOTEBOOKS for line in nbtools.bare_booleans(p)]
+    assert len(bare) <= 8, "\n".join(bare)

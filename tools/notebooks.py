@@ -3,6 +3,7 @@
     python tools/notebooks.py run  notebooks/05_masking.ipynb ...   # fresh kernel, top to bottom, in place
     python tools/notebooks.py sync [NB ...]                         # strip volatile metadata, write the .py pair
     python tools/notebooks.py check                                 # exit 1 if a notebook is unclean or unpaired
+    python tools/notebooks.py booleans                              # result lines that are a bare True/False
 
 Every notebook is paired with a jupytext ``py:percent`` file beside it (``05_masking.py``), so a change
 to a notebook can be read and reviewed as text. The ``.ipynb`` keeps the outputs (nbval compares them);
@@ -13,6 +14,7 @@ would be megabytes, and a reader without a kernel sees each explorer's stored pi
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -93,9 +95,31 @@ def problems(nb_path: Path) -> list[str]:
     return found
 
 
+_BARE_BOOL = re.compile(r"(^|[:=?]\s*)(True|False)\s*$")
+_NUMBER = re.compile(r"\d\.\d|\de[-+]?\d|\d+ ?(%|<|>|≤|≥)")
+
+
+def bare_booleans(nb_path: Path) -> list[str]:
+    """Printed result lines that are only a True/False with no number beside them."""
+    nb = nbformat.read(nb_path, as_version=4)
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                text = out.get("text", "")
+            else:
+                text = out.get("data", {}).get("text/plain", "")
+            for line in text.splitlines():
+                if _BARE_BOOL.search(line.strip()) and not _NUMBER.search(line):
+                    found.append(line.strip())
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["run", "sync", "check"])
+    parser.add_argument("command", choices=["run", "sync", "check", "booleans"])
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
     paths = [q.resolve() for p in args.notebooks
@@ -110,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "sync":
         for path in paths:
             sync(path)
+        return 0
+    if args.command == "booleans":
+        for path in paths:
+            for line in bare_booleans(path):
+                print(f"{path.name}: {line}")
         return 0
     found = [msg for path in paths for msg in problems(path)]
     print("\n".join(found) if found else f"{len(paths)} notebooks clean and paired")
