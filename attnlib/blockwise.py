@@ -72,9 +72,6 @@ def _prepare(q, k, v, block_size, attn_mask, valid_lens, scale):
     if attn_mask is not None:
         check_mask("attn_mask", attn_mask, shape, q.device)
     if valid_lens is not None:
-        if not lead:
-            raise ValueError(f"valid_lens needs batched inputs (B, ..., L, Dk), got q shape "
-                             f"{tuple(q.shape)}")
         check_valid_lens(valid_lens, tuple(lead), num_queries, num_keys, q.device)
         lens = valid_lens_mask(valid_lens, torch.Size(shape))  # (B, 1, ..., 1 or L, S)
         if attn_mask is None:
