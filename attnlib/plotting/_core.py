@@ -8,7 +8,8 @@ __all__ = ["to_numpy", "masked"]
 
 
 def to_numpy(x) -> np.ndarray:
-    """Return ``x`` as a float64 numpy array on the CPU (tensors of any device/dtype, arrays, lists)."""
+    """Return ``x`` as a float64 numpy array on the CPU (tensors of any device or dtype, arrays,
+    lists)."""
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is a dependency
@@ -36,12 +37,14 @@ def _as_matrix(name: str, x) -> np.ndarray:
     if a.ndim == 1:
         a = a[None, :]
     if a.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (L, S) (leading size-1 dims are dropped), got shape {tuple(a.shape)}")
+        raise ValueError(f"{name} must be 2-D (L, S) (leading size-1 dims are dropped), "
+                         f"got shape {tuple(a.shape)}")
     return a
 
 
 def masked(weights, mask=None) -> np.ma.MaskedArray:
-    """Return ``weights`` as a masked array hiding cells where ``mask`` is False (True = may attend).
+    """Return ``weights`` as a masked array hiding cells where ``mask`` is False (True = may
+    attend).
 
     Args:
         weights: ``(L, S)`` values.

@@ -51,7 +51,8 @@ def weight_bars(
 
 
 def set_bar_heights(bars, heights) -> None:
-    """Set the heights of a ``BarContainer`` in place (bars from :func:`weight_bars` or :func:`hist_bars`)."""
+    """Set the heights of a ``BarContainer`` in place (from :func:`weight_bars` or
+    :func:`hist_bars`)."""
     h = to_numpy(heights).reshape(-1)
     if len(h) != len(bars.patches):
         raise ValueError(f"heights has {len(h)} entries but there are {len(bars.patches)} bars")
@@ -147,7 +148,8 @@ def _hist(samples, edges, density):
 
 
 def set_hist(bars, samples, bins, *, density: bool = True) -> np.ndarray:
-    """Update bars from :func:`hist_bars` with new ``samples`` (same ``bins``); returns the heights."""
+    """Update bars from :func:`hist_bars` with new ``samples`` (same ``bins``); return the
+    heights."""
     h = _hist(samples, to_numpy(bins).reshape(-1), density)
     set_bar_heights(bars, h)
     return h

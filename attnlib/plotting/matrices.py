@@ -39,7 +39,8 @@ def heatmap(
         cmap: colormap name.
         vmin, vmax: colour limits (None: from the data). Widgets should fix them so colours
             mean the same thing after ``set_data``.
-        mask: optional bool ``(L, S)``, True = may attend; hidden cells are drawn in ``hidden_color``.
+        mask: optional bool ``(L, S)``, True = may attend; hidden cells are drawn in
+            ``hidden_color``.
         hidden_color: colour of hidden (masked) cells.
         colorbar_label: label of the colorbar.
     Returns:
@@ -55,9 +56,12 @@ def heatmap(
         raise ValueError(f"col_labels has {len(col_labels)} entries but weights has {S} columns")
     ax = _axes(ax)
     cm = matplotlib.colormaps[cmap].with_extremes(bad=hidden_color)
-    im = ax.imshow(masked(w, mask), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(S), labels=list(col_labels) if col_labels is not None else [str(j) for j in range(S)])
-    ax.set_yticks(range(L), labels=list(row_labels) if row_labels is not None else [str(i) for i in range(L)])
+    im = ax.imshow(masked(w, mask), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto",
+                   interpolation="nearest")
+    cols = list(col_labels) if col_labels is not None else [str(j) for j in range(S)]
+    rows = list(row_labels) if row_labels is not None else [str(i) for i in range(L)]
+    ax.set_xticks(range(S), labels=cols)
+    ax.set_yticks(range(L), labels=rows)
     if S > 16 and col_labels is None:
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(8, integer=True))
     if L > 16 and row_labels is None:
@@ -72,7 +76,8 @@ def heatmap(
     return im
 
 
-def cell_labels(ax, values, fmt: str = "{:.2f}", *, fontsize: float = 8, threshold: float | None = None):
+def cell_labels(ax, values, fmt: str = "{:.2f}", *, fontsize: float = 8,
+                threshold: float | None = None):
     """Write each cell's value on a heatmap drawn by :func:`heatmap` in ``ax``.
 
     Args:
@@ -80,7 +85,8 @@ def cell_labels(ax, values, fmt: str = "{:.2f}", *, fontsize: float = 8, thresho
         values: ``(L, S)`` numbers to write.
         fmt: format string for one number.
         fontsize: text size.
-        threshold: values above it are written in black, below in white (None: the middle of the range).
+        threshold: values above it are written in black, below in white (None: the middle of
+            the range).
     Returns:
         ``list[list[Text]]`` of shape ``(L, S)``; update with :func:`set_cell_labels`.
     """
@@ -94,7 +100,8 @@ def cell_labels(ax, values, fmt: str = "{:.2f}", *, fontsize: float = 8, thresho
 
 
 def set_cell_labels(texts, values, fmt: str = "{:.2f}", *, threshold: float | None = None) -> None:
-    """Update the texts made by :func:`cell_labels` in place (``NaN`` and masked cells are left blank)."""
+    """Update the texts made by :func:`cell_labels` in place (``NaN`` and masked cells are left
+    blank)."""
     v = np.ma.filled(np.ma.masked_invalid(_as_matrix("values", values)), np.nan)
     finite = v[np.isfinite(v)]
     if threshold is None:
@@ -120,7 +127,8 @@ def hatch_overlay(visible, *, cell_px: int = _CELL_PX, color=(0.25, 0.25, 0.25),
         alpha: opacity of the stripes.
 
     Returns:
-        ``(L * cell_px, S * cell_px, 4)`` float array for ``imshow(..., extent=...)`` / ``set_data``.
+        ``(L * cell_px, S * cell_px, 4)`` float array for ``imshow(..., extent=...)`` or
+        ``set_data``.
     """
     vis = np.asarray(to_numpy(visible), dtype=bool)
     if vis.ndim != 2:

@@ -195,7 +195,8 @@ def jacobian_panels(table, axes=None):
     images = []
     for i, (ax, sigma) in enumerate(zip(axes, spreads)):
         jac = jacobians[i]  # (S, S)
-        title = f"σ = {sigma:g}: max a = {float(weights[i].max()):.2f}, ‖J‖ = {float(norms[i]):.3f}"
+        title = (f"σ = {sigma:g}: max a = {float(weights[i].max()):.2f}, "
+                 f"‖J‖ = {float(norms[i]):.3f}")
         im = heatmap(jac, ax=ax, row_labels=[f"a{j + 1}" for j in range(S)], col_labels=labels,
                      title=title, xlabel="∂ / ∂z_r", ylabel="a_j" if i == 0 else "",
                      cmap="RdBu_r", vmin=-_JACOBIAN_CLIM, vmax=_JACOBIAN_CLIM,

@@ -13,7 +13,7 @@ __all__ = ["convex_hull", "qkv_points", "QKVArtists"]
 
 
 def convex_hull(points) -> np.ndarray:
-    """Return the vertices of the convex hull of 2-D ``points`` ``(N, 2)`` in counter-clockwise order.
+    """Return the vertices of the convex hull of 2-D ``points`` ``(N, 2)``, counter-clockwise.
 
     Andrew's monotone chain; collinear points are dropped. One or two distinct points give
     themselves back (a point or a segment).
@@ -50,7 +50,7 @@ class QKVArtists:
     values: object | None  # PathCollection
     output: object | None  # PathCollection
     hull: object | None  # Polygon of the values' convex hull
-    query_arrows: list = field(default_factory=list)  # FancyArrowPatch from the origin to each query
+    query_arrows: list = field(default_factory=list)  # FancyArrowPatch, origin -> each query
     key_arrows: list = field(default_factory=list)  # FancyArrowPatch from the origin to each key
     mix_lines: object | None = None  # LineCollection output -> each value, width ~ weight
     key_texts: list = field(default_factory=list)
@@ -86,7 +86,8 @@ class QKVArtists:
                 arrow.set_positions((0.0, 0.0), tuple(p))
         if output is not None and self.output is not None:
             self.output.set_offsets(_points("output", output))
-        if self.mix_lines is not None and (weights is not None or output is not None or values is not None):
+        moved = weights is not None or output is not None or values is not None
+        if self.mix_lines is not None and moved:
             o = np.asarray(self.output.get_offsets())[0]
             v = np.asarray(self.values.get_offsets())
             self.mix_lines.set_segments([[tuple(o), tuple(p)] for p in v])
@@ -100,7 +101,8 @@ def _points(name, x) -> np.ndarray:
     if a.ndim == 1:
         a = a[None, :]
     if a.ndim != 2 or a.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (2,) or (N, 2) (2-D points), got {tuple(to_numpy(x).shape)}")
+        raise ValueError(f"{name} must have shape (2,) or (N, 2) (2-D points), "
+                         f"got {tuple(to_numpy(x).shape)}")
     return a
 
 
@@ -161,7 +163,9 @@ def qkv_points(
         v = _points("values", values)
         if v.shape[0] != S:
             raise ValueError(f"keys has S={S} points but values has {v.shape[0]}")
-        value_labels = list(value_labels) if value_labels is not None else [f"v{j + 1}" for j in range(S)]
+        if value_labels is None:
+            value_labels = [f"v{j + 1}" for j in range(S)]
+        value_labels = list(value_labels)
         if hull:
             art.hull = ax.add_patch(
                 Polygon(_closed(convex_hull(v)), closed=True, facecolor="C2", alpha=0.15,
@@ -174,20 +178,25 @@ def qkv_points(
                 LineCollection([[tuple(o[0]), tuple(p)] for p in v], colors="0.4",
                                linewidths=0.5 + 5.0 * w, alpha=0.6, zorder=1)
             )
-        art.values = ax.scatter(v[:, 0], v[:, 1], marker="^", s=70, color="C2", zorder=3, label="values")
-        art.value_texts = [ax.annotate(t, tuple(p), xytext=(5, -12), textcoords="offset points", color="C2")
+        art.values = ax.scatter(v[:, 0], v[:, 1], marker="^", s=70, color="C2", zorder=3,
+                                label="values")
+        art.value_texts = [ax.annotate(t, tuple(p), xytext=(5, -12), textcoords="offset points",
+                                       color="C2")
                            for t, p in zip(value_labels, v)]
     if arrows:
         style = dict(arrowstyle="-|>", mutation_scale=10, linewidth=1.2, shrinkA=0, shrinkB=0)
-        art.key_arrows = [ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C0", alpha=0.6, **style)) for p in k]
-        art.query_arrows = [ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C3", **style)) for p in q]
+        art.key_arrows = [ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C0", alpha=0.6,
+                                                       **style)) for p in k]
+        art.query_arrows = [ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C3", **style))
+                            for p in q]
     art.keys = ax.scatter(k[:, 0], k[:, 1], marker="s", s=50, color="C0", zorder=3, label="keys")
     art.key_texts = [ax.annotate(t, tuple(p), xytext=(5, 5), textcoords="offset points", color="C0")
                      for t, p in zip(key_labels, k)]
     art.query = ax.scatter(q[:, 0], q[:, 1], marker="o", s=60, color="C3", zorder=4, label="query")
     if values is not None and output is not None:
         o = _points("output", output)
-        art.output = ax.scatter(o[:, 0], o[:, 1], marker="*", s=160, color="black", zorder=5, label="output")
+        art.output = ax.scatter(o[:, 0], o[:, 1], marker="*", s=160, color="black", zorder=5,
+                                label="output")
 
     if lim is not None:
         x0, x1, y0, y1 = (-lim, lim, -lim, lim) if np.isscalar(lim) else lim
