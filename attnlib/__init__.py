@@ -31,19 +31,18 @@ from .scoring import (SCORE_FUNCTIONS, ScoreAsymmetry, cosine_score, dot_score,
 from .softmax import masked_softmax, softmax_jacobian
 
 # Model parts: heads, positions, blocks, a tiny trainable model, long sequences.
-from .blockwise import (BlockwiseStep, OnlineSoftmaxTrace, blockwise_attention,
-                        blockwise_attention_steps, online_softmax_trace)
+from .blockwise import BlockwiseStep, blockwise_attention, blockwise_attention_steps
 from .costs import (CostRow, complexity_table, layer_costs, median_time, peak_extra_memory,
                     written_out_attention)
-from .multihead import (MultiHeadAttention, head_projection, head_weight_maps, merge_heads,
+from .multihead import (MultiHeadAttention, head_projection, merge_heads,
                         multihead_by_separate_heads, one_wide_head, split_heads)
 from .positional import (PositionalEncoding, offset_rotation, permute_tokens,
-                         sinusoidal_encoding, sinusoidal_frequencies, sinusoidal_pair)
+                         sinusoidal_encoding, sinusoidal_frequencies)
 from .seq2seq import (Seq2SeqTransformer, ToyBatch, TrainHistory, anti_diagonal_mass,
                       copy_batch, cross_attention_maps, greedy_decode, make_batch,
                       reversal_batch, sequence_accuracy, sort_batch, train_seq2seq)
-from .transformer import (DecoderBlock, EncoderBlock, FeedForward, NormContextChange,
-                          batch_norm_tokens, layer_norm, norm_context_dependence)
+from .transformer import (DecoderBlock, EncoderBlock, FeedForward, batch_norm_tokens,
+                          layer_norm, norm_context_dependence)
 
 
 __version__ = "0.1.0"

@@ -9,9 +9,9 @@ import torch
 from torch import nn
 from torch.testing import assert_close
 
-from attnlib import (MultiHeadAttention, causal_mask, head_projection, head_weight_maps,
-                     merge_heads, multihead_by_separate_heads, one_wide_head, padding_mask,
-                     split_heads)
+from attnlib import (MultiHeadAttention, causal_mask, head_projection, merge_heads,
+                     multihead_by_separate_heads, one_wide_head, padding_mask, split_heads)
+from attnlib.multihead import head_weight_maps
 
 
 def _pair(device, d_model=16, num_heads=4, bias=True):

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from torch.testing import assert_close
 
 from attnlib import (MultiHeadAttention, PositionalEncoding, offset_rotation, permute_tokens,
-                     sinusoidal_encoding, sinusoidal_frequencies, sinusoidal_pair)
+                     sinusoidal_encoding, sinusoidal_frequencies)
+from attnlib.positional import sinusoidal_pair
 
 
 @given(seed=st.integers(0, 2**31 - 1), length=st.integers(2, 9),
