@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from attnlib.widgets import BUILDERS
 from attnlib.widgets.positions import positions_explorer
