@@ -93,3 +93,9 @@ def test_trace_shapes():
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         online_softmax_explorer(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [dict(block_size=2.0), dict(query="0"), dict(num_keys=None)])
+def test_bad_argument_types_are_typeerrors(kwargs):
+    with pytest.raises(TypeError, match="must be an int"):
+        online_softmax_explorer(**kwargs)

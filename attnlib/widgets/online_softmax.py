@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from attnlib import plotting
+from attnlib._checks import check_int
 from attnlib.attention import dot_product_attention
 from attnlib.blockwise import online_softmax_trace
 from attnlib.scoring import scaled_dot_score
@@ -79,14 +80,10 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, num_queries:
         readout of the running max and sum per block, the largest difference from full attention
         and the bytes of the score arrays.
     """
-    if not 1 <= num_queries <= 16:
-        raise ValueError(f"num_queries must be in [1, 16], got {num_queries}")
-    if not 2 <= num_keys <= 64:
-        raise ValueError(f"num_keys must be in [2, 64], got {num_keys}")
-    if not 1 <= block_size <= num_keys:
-        raise ValueError(f"block_size must be in [1, num_keys={num_keys}], got {block_size}")
-    if not 0 <= query < num_queries:
-        raise ValueError(f"query must be in [0, num_queries={num_queries}), got {query}")
+    check_int("num_queries", num_queries, min=1, max=16)
+    check_int("num_keys", num_keys, min=2, max=64)
+    check_int("block_size", block_size, min=1, max=num_keys)
+    check_int("query", query, min=0, max=num_queries - 1)
     L, S = num_queries, num_keys
     gen = torch.Generator().manual_seed(seed)
     q = 1.5 * torch.randn(L, d_k, generator=gen, dtype=torch.float64)  # (L, Dk): spread-out scores
