@@ -1,7 +1,23 @@
 """attnlib: the mathematics of attention and the Transformer, small and exact, in pure torch.
 
-Shape legend (PyTorch's): B batch, H heads, L query length, S key length, D model width,
-Dh head width. Masks are boolean with True = "may attend"; float masks are added to scores.
+Shape legend (PyTorch's): B batch, H heads, L query length, S key length, T target length
+(decoder steps), D model width, Dh head width, Dk query/key width, Dv value width. Masks are
+boolean with True = "may attend"; float masks are added to scores.
+
+Names: functions take ``q, k, v``; a module's ``forward`` takes ``query, key, value``.
+"Average over heads" is ``head=None``. Wrong types raise ``TypeError``, wrong values
+``ValueError``, both naming the argument.
+
+Results: an attention call returns the pair ``(out, weights)``, a plain tuple because it is
+always unpacked at once. Anything with more or other parts (a table, a trace, a demo's inputs)
+is a frozen dataclass: its fields are read by name, it cannot be changed by accident, and it
+prints itself. We chose dataclasses over NamedTuples because such a result is never unpacked
+positionally, and a NamedTuple would let ``table[2]`` silently mean whichever field is third.
+
+Layers, each importing only those below it: the math modules (``masks``, ``softmax``,
+``attention``, ``scoring``, ``pooling``, ``scaling``, ...) and ``examples`` (the course's demo
+inputs); ``plotting`` (drawing from data, no math); ``figures`` (one key picture each) and
+``widgets`` (the interactive explorers); the notebooks on top.
 """
 
 from .additive import AdditiveAttention
@@ -9,8 +25,9 @@ from .attention import dot_product_attention
 from .device import default_device, set_seed
 from .gradients import attention_backward
 from .masks import causal_mask, padding_mask
-from .scoring import (SCORE_FUNCTIONS, cosine_score, dot_score, euclidean_distance,
-                      gaussian_score, nadaraya_watson, neg_euclidean_score, scaled_dot_score)
+from .scoring import (SCORE_FUNCTIONS, ScoreAsymmetry, cosine_score, dot_score,
+                      euclidean_distance, gaussian_score, nadaraya_watson, neg_euclidean_score,
+                      scaled_dot_score, score_asymmetry)
 from .softmax import masked_softmax, softmax_jacobian
 
 # Model parts: heads, positions, blocks, a tiny trainable model, long sequences.

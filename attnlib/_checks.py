@@ -20,6 +20,8 @@ __all__ = [
     "check_positive_int",
     "check_scale",
     "check_number_above",
+    "check_int",
+    "check_probability",
 ]
 
 
@@ -167,3 +169,28 @@ def check_number_above(name: str, value, lower: float) -> float:
     if not (value > lower and math.isfinite(value)):
         raise ValueError(f"{name} must be a finite number > {lower:g}, got {value}")
     return float(value)
+
+
+def check_int(name: str, value, *, min: int | None = None, max: int | None = None) -> int:
+    """Check that ``value`` is a Python int (bool excluded) in ``[min, max]`` (None: unbounded).
+
+    A wrong type is a ``TypeError``; an int out of range is a ``ValueError``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
+    if min is not None and value < min:
+        raise ValueError(f"{name} must be >= {min}, got {value}")
+    if max is not None and value > max:
+        raise ValueError(f"{name} must be <= {max}, got {value}")
+    return value
+
+
+def check_probability(name: str, p, *, allow_one: bool = False) -> float:
+    """Check a probability such as a dropout rate: a real number in ``[0, 1)`` (``[0, 1]`` if
+    ``allow_one``). A wrong type is a ``TypeError``; a number out of range a ``ValueError``."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(p).__name__} ({p!r})")
+    upper_ok = p <= 1.0 if allow_one else p < 1.0
+    if not (p >= 0.0 and upper_ok):
+        raise ValueError(f"{name} must be in [0, 1{']' if allow_one else ')'}, got {p}")
+    return float(p)

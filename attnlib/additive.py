@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_last_dim_match, check_positive_int, check_same_device, check_tensor
+from ._checks import (check_last_dim_match, check_positive_int, check_probability,
+                      check_same_device, check_tensor)
 from .softmax import masked_softmax
 
 __all__ = ["AdditiveAttention"]
@@ -15,67 +16,68 @@ class AdditiveAttention(nn.Module):
     """a(q, k) = vᵀ tanh(W_q q + W_k k), then masked softmax over keys and a weighted sum of values.
 
     Args:
-        query_size: d_q, width of each query.
-        key_size: d_k, width of each key (may differ from d_q).
-        num_hiddens: h, width of the shared hidden space.
+        d_q: width of each query.
+        d_k: width of each key (may differ from d_q).
+        d_hidden: h, width of the shared hidden space.
         dropout: dropout probability on the weights (training only).
     """
 
-    def __init__(self, query_size: int, key_size: int, num_hiddens: int, dropout: float = 0.0):
+    def __init__(self, d_q: int, d_k: int, d_hidden: int, dropout: float = 0.0):
         super().__init__()
-        for name, value in (("query_size", query_size), ("key_size", key_size),
-                            ("num_hiddens", num_hiddens)):
+        for name, value in (("d_q", d_q), ("d_k", d_k), ("d_hidden", d_hidden)):
             check_positive_int(name, value)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        self.query_size, self.key_size = query_size, key_size
-        self.w_q = nn.Linear(query_size, num_hiddens, bias=False)
-        self.w_k = nn.Linear(key_size, num_hiddens, bias=False)
-        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        check_probability("dropout", dropout)
+        self.d_q, self.d_k = d_q, d_k
+        self.w_q = nn.Linear(d_q, d_hidden, bias=False)
+        self.w_k = nn.Linear(d_k, d_hidden, bias=False)
+        self.w_v = nn.Linear(d_hidden, 1, bias=False)
         self.dropout = nn.Dropout(dropout)
 
-    def _check(self, queries: torch.Tensor, keys: torch.Tensor) -> None:
-        check_tensor("queries", queries, ndim_min=2)
-        check_tensor("keys", keys, ndim_min=2)
-        check_same_device(queries=queries, keys=keys, weights=self.w_q.weight)
-        if queries.shape[-1] != self.query_size:
+    def _check(self, query: torch.Tensor, key: torch.Tensor) -> None:
+        check_tensor("query", query, ndim_min=2)
+        check_tensor("key", key, ndim_min=2)
+        check_same_device(query=query, key=key, weights=self.w_q.weight)
+        if query.shape[-1] != self.d_q:
             raise ValueError(
-                f"queries have width {queries.shape[-1]} but query_size={self.query_size} "
-                f"(queries shape {tuple(queries.shape)})"
+                f"query has width {query.shape[-1]} but d_q={self.d_q} "
+                f"(query shape {tuple(query.shape)})"
             )
-        if keys.shape[-1] != self.key_size:
+        if key.shape[-1] != self.d_k:
             raise ValueError(
-                f"keys have width {keys.shape[-1]} but key_size={self.key_size} "
-                f"(keys shape {tuple(keys.shape)})"
+                f"key has width {key.shape[-1]} but d_k={self.d_k} "
+                f"(key shape {tuple(key.shape)})"
             )
 
-    def features(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+    def features(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         """tanh(W_q q_i + W_k k_j) for every pair, by broadcasting: ``(B, L, S, h)``."""
-        self._check(queries, keys)
-        q = self.w_q(queries)  # (B, L, h)
-        k = self.w_k(keys)  # (B, S, h)
+        self._check(query, key)
+        q = self.w_q(query)  # (B, L, h)
+        k = self.w_k(key)  # (B, S, h)
         return torch.tanh(q.unsqueeze(-2) + k.unsqueeze(-3))  # (B, L, S, h)
 
-    def scores(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+    def scores(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
         """e_ij = vᵀ tanh(W_q q_i + W_k k_j): ``(B, L, S)``."""
-        return self.w_v(self.features(queries, keys)).squeeze(-1)  # (B, L, S)
+        return self.w_v(self.features(query, key)).squeeze(-1)  # (B, L, S)
 
-    def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 attn_mask: torch.Tensor | None = None, *,
                 valid_lens: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Attend from queries ``(B, L, d_q)`` to keys ``(B, S, d_k)`` and values ``(B, S, Dv)``.
+        """Attend from the queries to the keys and pool the values.
 
         Args:
+            query: ``(B, L, Dq)`` queries.
+            key: ``(B, S, Dk)`` keys (Dk may differ from Dq).
+            value: ``(B, S, Dv)`` values, one per key.
             attn_mask: optional boolean (True = may attend) or float mask, ``(..., L, S)``.
             valid_lens: optional integer ``(B,)`` or ``(B, L)`` valid key lengths.
 
         Returns:
             ``(out (B, L, Dv), weights (B, L, S))``.
         """
-        check_tensor("values", values, ndim_min=2)
-        check_same_device(keys=keys, values=values)
-        check_last_dim_match("keys", keys, "values", values, "S (number of keys)", -2, -2)
-        scores = self.scores(queries, keys)  # (B, L, S)
+        check_tensor("value", value, ndim_min=2)
+        check_same_device(key=key, value=value)
+        check_last_dim_match("key", key, "value", value, "S (number of keys)", -2, -2)
+        scores = self.scores(query, key)  # (B, L, S)
         weights = masked_softmax(scores, attn_mask, valid_lens=valid_lens)  # (B, L, S)
-        out = self.dropout(weights) @ values.to(weights.dtype)  # (B, L, Dv)
+        out = self.dropout(weights) @ value.to(weights.dtype)  # (B, L, Dv)
         return out, weights

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor
+from ._checks import check_int, check_positive_int, check_probability, check_tensor
 from .attention import dot_product_attention
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "head_projection",
     "multihead_by_separate_heads",
     "one_wide_head",
+    "head_weight_maps",
 ]
 
 
@@ -88,8 +89,7 @@ class MultiHeadAttention(nn.Module):
                 f"d_model={d_model} is not divisible by num_heads={num_heads}; each head needs "
                 f"an equal width Dh = d_model / num_heads"
             )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        check_probability("dropout", dropout)
         self.d_model = d_model
         self.num_heads = num_heads
         self.head_dim = d_model // num_heads
@@ -204,8 +204,7 @@ def head_projection(linear: nn.Linear, head: int, num_heads: int,
         ``x W^(r)``.
     """
     check_positive_int("num_heads", num_heads)
-    if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < num_heads:
-        raise ValueError(f"head must be an int in [0, {num_heads}), got {head!r}")
+    check_int("head", head, min=0, max=num_heads - 1)
     width = linear.out_features
     if width % num_heads:
         raise ValueError(f"out_features={width} is not divisible by num_heads={num_heads}")
@@ -265,3 +264,23 @@ def one_wide_head(mha: MultiHeadAttention, query: torch.Tensor, key: torch.Tenso
     q, k, v = mha.w_q(query), mha.w_k(key), mha.w_v(value)  # (B, L, D), (B, S, D), (B, S, D)
     out, weights = dot_product_attention(q, k, v, attn_mask, scale=1.0 / math.sqrt(mha.d_model))
     return mha.w_o(out), weights  # (B, L, D), (B, L, S)
+
+
+def head_weight_maps(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, num_heads: int,
+                     ) -> torch.Tensor:
+    """Each head's self-attention weights when x W_Q and x W_K are cut into heads (C16, C17).
+
+    Args:
+        x: ``(1, L, D)`` input.
+        w_q, w_k: ``(D, D)`` projections in ``nn.Linear`` layout (``F.linear(x, w)`` = x Wᵀ).
+        num_heads: H, dividing D.
+
+    Returns:
+        ``(H, L, L)`` weights, head r from features ``r*Dh:(r+1)*Dh`` (scale ``1/sqrt(Dh)``).
+    """
+    check_tensor("x", x, ndim=3)
+    check_positive_int("num_heads", num_heads)
+    q = split_heads(F.linear(x, w_q), num_heads)  # (1, H, L, Dh)
+    k = split_heads(F.linear(x, w_k), num_heads)  # (1, H, S, Dh)
+    _, w = dot_product_attention(q, k, k)  # values do not change the weights
+    return w[0]  # (H, L, S)

@@ -93,10 +93,14 @@ def fill_masked_softmax(scores: torch.Tensor, attn_mask: torch.Tensor | None = N
         Weights ``(..., L, S)`` in the scores' dtype, possibly NaN or uniform on hidden rows.
     """
     check_tensor("scores", scores, ndim_min=2)
+    if not isinstance(how, str):
+        raise TypeError(f"how must be a str, 'replace' or 'add', got {type(how).__name__}")
     if how not in ("replace", "add"):
         raise ValueError(f"how must be 'replace' or 'add', got {how!r}")
-    if isinstance(fill, bool) or not isinstance(fill, (int, float)) or math.isnan(fill):
-        raise TypeError(f"fill must be a real number, got {fill!r}")
+    if isinstance(fill, bool) or not isinstance(fill, (int, float)):
+        raise TypeError(f"fill must be a real number, got {type(fill).__name__} ({fill!r})")
+    if math.isnan(fill):
+        raise ValueError("fill must be a real number or -inf, got nan")
     visible = torch.ones(scores.shape, dtype=torch.bool, device=scores.device)  # (..., L, S)
     if attn_mask is not None:
         check_mask("attn_mask", attn_mask, scores.shape, scores.device)

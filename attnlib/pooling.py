@@ -65,7 +65,7 @@ def toy_regression_data(n_train: int = 40, *, x_max: float = 5.0, noise: float =
     return x.to(device=device, dtype=dtype), y.to(device=device, dtype=dtype)
 
 
-def pooling_scores(x_query: torch.Tensor, x_keys: torch.Tensor, score: str = "gaussian",
+def pooling_scores(q: torch.Tensor, k: torch.Tensor, score: str = "gaussian",
                    bandwidth: float = 1.0) -> torch.Tensor:
     """Scores of scalar queries against scalar keys with a named score function.
 
@@ -76,8 +76,8 @@ def pooling_scores(x_query: torch.Tensor, x_keys: torch.Tensor, score: str = "ga
     the mistake of C20.
 
     Args:
-        x_query: ``(L,)`` query positions (0-d counts as one query).
-        x_keys: ``(S,)`` key positions.
+        q: ``(L,)`` query positions (0-d counts as one query).
+        k: ``(S,)`` key positions.
         score: one of :data:`POOLING_SCORES`.
         bandwidth: kernel width / temperature h > 0.
 
@@ -85,15 +85,17 @@ def pooling_scores(x_query: torch.Tensor, x_keys: torch.Tensor, score: str = "ga
         Scores ``(L, S)``.
     """
     h = check_number_above("bandwidth", bandwidth, 0.0)
+    if not isinstance(score, str):
+        raise TypeError(f"score must be a str, one of {POOLING_SCORES}, got {type(score).__name__}")
     if score not in POOLING_SCORES:
         raise ValueError(f"score must be one of {POOLING_SCORES}, got {score!r}")
-    check_tensor("x_query", x_query)
-    check_tensor("x_keys", x_keys, ndim=1)
-    check_same_device(x_query=x_query, x_keys=x_keys)
-    if x_query.dim() > 1:
-        raise ValueError(f"x_query must be 0-d or 1-D (L,), got shape {tuple(x_query.shape)}")
-    q = x_query.reshape(-1, 1)  # (L, 1)
-    k = x_keys.to(q.dtype).reshape(-1, 1)  # (S, 1)
+    check_tensor("q", q)
+    check_tensor("k", k, ndim=1)
+    check_same_device(q=q, k=k)
+    if q.dim() > 1:
+        raise ValueError(f"q must be 0-d or 1-D (L,), got shape {tuple(q.shape)}")
+    q = q.reshape(-1, 1)  # (L, 1)
+    k = k.to(q.dtype).reshape(-1, 1)  # (S, 1)
     if score == "gaussian":
         return SCORE_FUNCTIONS["gaussian"](q, k, bandwidth=h)  # (L, S)
     if score == "distance (wrong)":
@@ -101,7 +103,7 @@ def pooling_scores(x_query: torch.Tensor, x_keys: torch.Tensor, score: str = "ga
     return SCORE_FUNCTIONS[score](q, k) / h  # (L, S)
 
 
-def attention_pooling(x_query: torch.Tensor, x_keys: torch.Tensor, y_values: torch.Tensor,
+def attention_pooling(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       score: str = "gaussian", bandwidth: float = 1.0,
                       ) -> tuple[torch.Tensor, torch.Tensor]:
     """Pool the values with softmax weights of a named score: ``f(x) = Σ_i α(x, x_i) y_i``.
@@ -109,19 +111,19 @@ def attention_pooling(x_query: torch.Tensor, x_keys: torch.Tensor, y_values: tor
     With ``score="gaussian"`` this is :func:`attnlib.nadaraya_watson`.
 
     Args:
-        x_query: ``(L,)`` queries; x_keys: ``(S,)`` keys; y_values: ``(S,)`` or ``(S, Dv)``.
+        q: ``(L,)`` query positions; k: ``(S,)`` key positions; v: ``(S,)`` or ``(S, Dv)``.
         score, bandwidth: as in :func:`pooling_scores`.
 
     Returns:
         ``(prediction (L,) or (L, Dv), weights (L, S))``.
     """
-    scores = pooling_scores(x_query, x_keys, score, bandwidth)  # (L, S)
-    check_tensor("y_values", y_values, ndim_min=1)
-    if y_values.dim() > 2 or y_values.shape[0] != x_keys.shape[0]:
+    scores = pooling_scores(q, k, score, bandwidth)  # (L, S)
+    check_tensor("v", v, ndim_min=1)
+    if v.dim() > 2 or v.shape[0] != k.shape[0]:
         raise ValueError(
-            f"y_values must be (S,) or (S, Dv) with S={x_keys.shape[0]} (the number of keys), "
-            f"got shape {tuple(y_values.shape)}"
+            f"v must be (S,) or (S, Dv) with S={k.shape[0]} (the number of keys), "
+            f"got shape {tuple(v.shape)}"
         )
-    check_same_device(x_keys=x_keys, y_values=y_values)
+    check_same_device(k=k, v=v)
     weights = masked_softmax(scores)  # (L, S)
-    return weights @ y_values.to(weights.dtype), weights  # (L,) or (L, Dv), (L, S)
+    return weights @ v.to(weights.dtype), weights  # (L,) or (L, Dv), (L, S)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_number_above, check_positive_int, check_tensor
+from ._checks import check_number_above, check_positive_int, check_probability, check_tensor
 
 __all__ = [
     "sinusoidal_frequencies",
     "sinusoidal_encoding",
     "offset_rotation",
+    "sinusoidal_pair",
     "PositionalEncoding",
     "permute_tokens",
 ]
@@ -92,6 +93,20 @@ def offset_rotation(k, omega) -> torch.Tensor:
     return torch.stack([torch.stack([c, s], -1), torch.stack([-s, c], -1)], -2)  # (..., 2, 2)
 
 
+def sinusoidal_pair(pos, omega) -> torch.Tensor:
+    """The (sin, cos) pair of one frequency at position(s) ``pos``: columns 2i, 2i+1 of the table.
+
+    Args:
+        pos: a number or a tensor of positions.
+        omega: the frequency w (a number).
+
+    Returns:
+        ``(..., 2)`` float64: ``[sin(w pos), cos(w pos)]``.
+    """
+    angle = torch.as_tensor(pos, dtype=torch.float64) * float(omega)  # (...)
+    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1)  # (..., 2)
+
+
 class PositionalEncoding(nn.Module):
     """Adds the sinusoidal table to token embeddings: X' = X + P (then dropout).
 
@@ -106,8 +121,7 @@ class PositionalEncoding(nn.Module):
                  base: float = 10000.0):
         super().__init__()
         check_positive_int("max_positions", max_positions)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        check_probability("dropout", dropout)
         self.d_model = d_model
         self.max_positions = max_positions
         self.dropout = nn.Dropout(dropout)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from ._checks import check_int
+
 __all__ = ["rounded"]
 
 
@@ -20,8 +22,7 @@ def rounded(x, decimals: int = 4):
     Returns:
         A float (0-d tensor or number) or nested lists of floats (tensor of any shape).
     """
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-        raise ValueError(f"decimals must be an int >= 0, got {decimals!r}")
+    check_int("decimals", decimals, min=0)
     if isinstance(x, torch.Tensor):
         t = x.detach().to(device="cpu", dtype=torch.float64)
     elif isinstance(x, (int, float)) and not isinstance(x, bool):

@@ -1,8 +1,9 @@
-"""Score functions a(q, k) and Nadaraya–Watson kernel regression (attention pooling)."""
+"""Score functions a(q, k), their asymmetry, and Nadaraya–Watson kernel regression."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -19,6 +20,8 @@ __all__ = [
     "gaussian_score",
     "SCORE_FUNCTIONS",
     "nadaraya_watson",
+    "ScoreAsymmetry",
+    "score_asymmetry",
 ]
 
 
@@ -81,36 +84,58 @@ SCORE_FUNCTIONS = {
 }
 
 
-def nadaraya_watson(x_query: torch.Tensor, x_keys: torch.Tensor, y_values: torch.Tensor,
+def nadaraya_watson(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     bandwidth: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     """Nadaraya–Watson kernel regression as attention pooling.
 
     ``f(x) = Σ_i softmax_i(-(x - x_i)² / (2 h²)) y_i``; with ``h = 1`` this is the seed's form.
+    The score is :func:`gaussian_score` of the positions read as 1-D vectors.
 
     Args:
-        x_query: ``(L,)`` query positions (a 0-d tensor counts as one query).
-        x_keys: ``(S,)`` the training inputs x_i (keys).
-        y_values: ``(S,)`` or ``(S, Dv)`` the training targets y_i (values).
+        q: ``(L,)`` query positions x (a 0-d tensor counts as one query).
+        k: ``(S,)`` the training inputs x_i (keys).
+        v: ``(S,)`` or ``(S, Dv)`` the training targets y_i (values).
         bandwidth: kernel width h > 0; small h follows the nearest points, large h averages.
 
     Returns:
         ``(prediction, weights)``: prediction ``(L,)`` or ``(L, Dv)``; weights ``(L, S)``.
     """
     h = check_number_above("bandwidth", bandwidth, 0.0)
-    check_tensor("x_query", x_query)
-    check_tensor("x_keys", x_keys, ndim=1)
-    check_tensor("y_values", y_values, ndim_min=1)
-    check_same_device(x_query=x_query, x_keys=x_keys, y_values=y_values)
-    if x_query.dim() > 1:
-        raise ValueError(f"x_query must be 0-d or 1-D (L,), got shape {tuple(x_query.shape)}")
-    if y_values.dim() > 2:
-        raise ValueError(f"y_values must be (S,) or (S, Dv), got shape {tuple(y_values.shape)}")
-    if y_values.shape[0] != x_keys.shape[0]:
-        raise ValueError(
-            f"x_keys has S={x_keys.shape[0]} points but y_values has {y_values.shape[0]}"
-        )
-    xq = x_query.reshape(-1)  # (L,)
-    scores = -(xq.unsqueeze(-1) - x_keys.unsqueeze(0)).pow(2) / (2 * h * h)  # (L, S)
+    check_tensor("q", q)
+    check_tensor("k", k, ndim=1)
+    check_tensor("v", v, ndim_min=1)
+    check_same_device(q=q, k=k, v=v)
+    if q.dim() > 1:
+        raise ValueError(f"q must be 0-d or 1-D (L,), got shape {tuple(q.shape)}")
+    if v.dim() > 2:
+        raise ValueError(f"v must be (S,) or (S, Dv), got shape {tuple(v.shape)}")
+    if v.shape[0] != k.shape[0]:
+        raise ValueError(f"k has S={k.shape[0]} points but v has {v.shape[0]}")
+    scores = gaussian_score(q.reshape(-1, 1), k.reshape(-1, 1), bandwidth=h)  # (L, S)
     weights = masked_softmax(scores)  # (L, S)
-    prediction = weights @ y_values.to(weights.dtype)  # (L,) or (L, Dv)
+    prediction = weights @ v.to(weights.dtype)  # (L,) or (L, Dv)
     return prediction, weights
+
+
+@dataclass(frozen=True)
+class ScoreAsymmetry:
+    """A square score matrix E, its transpose and their difference (all ``(L, L)``)."""
+
+    scores: torch.Tensor  # e_ij: token i reads token j
+    transposed: torch.Tensor  # e_ji: the same pair read the other way
+    difference: torch.Tensor  # e_ij - e_ji: zero everywhere only if E is symmetric
+
+
+def score_asymmetry(scores: torch.Tensor) -> ScoreAsymmetry:
+    """Split a square score matrix into E, Eᵀ and E − Eᵀ (C04: a learned score is not symmetric).
+
+    Args:
+        scores: ``(L, L)`` scores of L tokens against the same L tokens.
+
+    Returns:
+        A :class:`ScoreAsymmetry`.
+    """
+    check_tensor("scores", scores, ndim=2)
+    if scores.shape[0] != scores.shape[1]:
+        raise ValueError(f"scores must be a square (L, L) matrix, got shape {tuple(scores.shape)}")
+    return ScoreAsymmetry(scores, scores.T, scores - scores.T)  # (L, L) each

@@ -7,6 +7,8 @@ Both blocks copy their torch counterparts (``from_torch``) so the outputs can be
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -18,6 +20,7 @@ __all__ = [
     "layer_norm",
     "batch_norm_tokens",
     "norm_context_dependence",
+    "NormContextChange",
     "FeedForward",
     "EncoderBlock",
     "DecoderBlock",
@@ -76,8 +79,16 @@ def batch_norm_tokens(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
     return (x - mean) / torch.sqrt(var + eps)  # (B, L, D)
 
 
+@dataclass(frozen=True)
+class NormContextChange:
+    """Result of :func:`norm_context_dependence`: the largest change of token ``[0, 0]``'s output."""
+
+    layer_norm: float  # 0: LayerNorm uses the token's own statistics
+    batch_norm: float  # in general not 0: BatchNorm uses the batch's statistics
+
+
 def norm_context_dependence(x_a: torch.Tensor, x_b: torch.Tensor, *, eps: float = 1e-5,
-                            ) -> dict[str, float]:
+                            ) -> NormContextChange:
     """How much token ``[0, 0]``'s normalised output moves when its context changes (C38).
 
     ``x_a`` and ``x_b`` must hold the same token at ``[0, 0]`` and may differ anywhere else,
@@ -89,8 +100,8 @@ def norm_context_dependence(x_a: torch.Tensor, x_b: torch.Tensor, *, eps: float 
         eps: added to the variance.
 
     Returns:
-        ``{"layer_norm": d_ln, "batch_norm": d_bn}``, the largest absolute change of token
-        ``[0, 0]``'s output: 0 for LayerNorm, in general not 0 for BatchNorm.
+        A :class:`NormContextChange`: the largest absolute change of token ``[0, 0]``'s
+        output, ``layer_norm`` (0) and ``batch_norm`` (in general not 0).
     """
     check_tensor("x_a", x_a, ndim=3)
     check_tensor("x_b", x_b, ndim=3)
@@ -100,7 +111,7 @@ def norm_context_dependence(x_a: torch.Tensor, x_b: torch.Tensor, *, eps: float 
         raise ValueError("x_a[0, 0] and x_b[0, 0] must be the same token")
     d_ln = (layer_norm(x_a, eps=eps)[0, 0] - layer_norm(x_b, eps=eps)[0, 0]).abs().max()
     d_bn = (batch_norm_tokens(x_a, eps)[0, 0] - batch_norm_tokens(x_b, eps)[0, 0]).abs().max()
-    return {"layer_norm": float(d_ln), "batch_norm": float(d_bn)}
+    return NormContextChange(layer_norm=float(d_ln), batch_norm=float(d_bn))
 
 
 class FeedForward(nn.Module):

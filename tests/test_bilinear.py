@@ -9,7 +9,9 @@ from matplotlib.figure import Figure
 
 from attnlib import dot_score
 from attnlib.figures import FIGURES
-from attnlib.figures.bilinear import bilinear_asymmetry_figure, score_asymmetry
+from attnlib.figures.bilinear import bilinear_asymmetry_figure
+from attnlib.plotting import score_asymmetry_panels
+from attnlib.scoring import score_asymmetry
 
 
 def test_c04_projected_dot_product_is_the_bilinear_form_and_not_symmetric(device):
@@ -32,7 +34,10 @@ def test_score_asymmetry_draws_e_its_transpose_and_the_difference():
     e = torch.tensor([[1.0, 2.0], [-3.0, 0.5]])
     fig = Figure()
     axes = fig.subplots(1, 3)
-    images, texts = score_asymmetry(e, axes, labels=["a", "b"])
+    asym = score_asymmetry(e)
+    np.testing.assert_array_equal(asym.transposed.numpy(), e.numpy().T)
+    np.testing.assert_array_equal(asym.difference.numpy(), e.numpy() - e.numpy().T)
+    images, texts = score_asymmetry_panels(asym, axes, labels=["a", "b"])
     np.testing.assert_allclose(images[0].get_array(), e.numpy())
     np.testing.assert_allclose(images[1].get_array(), e.numpy().T)
     np.testing.assert_allclose(images[2].get_array(), (e - e.T).numpy())
@@ -46,7 +51,12 @@ def test_score_asymmetry_bad_input():
         score_asymmetry(torch.zeros(2, 3))
     fig = Figure()
     with pytest.raises(ValueError, match="labels"):
-        score_asymmetry(torch.zeros(2, 2), fig.subplots(1, 3), labels=["a"])
+        score_asymmetry_panels(score_asymmetry(torch.zeros(2, 2)), fig.subplots(1, 3),
+                               labels=["a"])
+    with pytest.raises(ValueError, match="3 axes"):
+        score_asymmetry_panels(score_asymmetry(torch.zeros(2, 2)), fig.subplots(1, 2))
+    with pytest.raises(TypeError, match="scores"):
+        score_asymmetry([[1.0, 2.0], [3.0, 4.0]])
 
 
 def test_bilinear_figure_is_registered_and_deterministic():

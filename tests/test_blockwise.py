@@ -192,3 +192,83 @@ def test_never_writes_into_inputs():
         blockwise_attention(q, k, v, block_size=4, attn_mask=mask, is_causal=True)
     for t, c in zip((q, k, v, mask), copies):
         assert torch.equal(t, c)
+
+
+# --- the masking arguments of dot_product_attention; the readable loop; the trace (issue 10) ----
+
+def _hand_visible(lens, L, S, causal):
+    """``(B, L, S)`` True = may attend, by loops: key j < valid_len (per row or per query)."""
+    B = lens.shape[0]
+    vis = torch.zeros(B, L, S, dtype=torch.bool)
+    for b in range(B):
+        for i in range(L):
+            n = int(lens[b] if lens.dim() == 1 else lens[b, i])
+            for j in range(S):
+                vis[b, i, j] = j < n and (not causal or j <= i)
+    return vis
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("per_query", [False, True])
+def test_c42_valid_lens_like_sdpa_with_the_mask_written_out(is_causal, per_query):
+    # float64: SDPA with the hand-built boolean mask is exact to rounding; lens >= 1 so every
+    # row sees a key (SDPA gives NaN on a fully hidden row).
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(3, 2, n, 8, generator=g, dtype=torch.float64) for n in (7, 11, 11))
+    v = v[..., :5]
+    lens = torch.tensor([[1, 3, 11, 5, 2, 7, 9], [4] * 7, [11] * 7]) if per_query else \
+        torch.tensor([1, 6, 11])
+    vis = _hand_visible(lens, 7, 11, is_causal)[:, None]  # (B, 1, L, S)
+    want = F.scaled_dot_product_attention(q, k, v, attn_mask=vis)
+    got = blockwise_attention(q, k, v, valid_lens=lens, is_causal=is_causal, block_size=3)
+    assert_close(got, want)
+    steps = list(blockwise_attention_steps(q, k, v, valid_lens=lens, is_causal=is_causal,
+                                           block_size=4))
+    assert_close(steps[-1].output, want)
+
+
+def test_c42_valid_lens_combines_with_bool_and_float_masks_and_zero_length_rows():
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(2, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    lens = torch.tensor([0, 3])
+    bool_mask = torch.rand(5, 5, generator=g) > 0.3  # (L, S)
+    float_mask = torch.randn(5, 5, generator=g, dtype=torch.float64)
+    for mask in (bool_mask, float_mask):
+        # positional attn_mask, as in dot_product_attention
+        got = blockwise_attention(q, k, v, mask, valid_lens=lens, block_size=2)
+        want, _ = dot_product_attention(q, k, v, mask, valid_lens=lens)
+        assert_close(got, want)
+        assert torch.equal(got[0], torch.zeros(5, 4, dtype=torch.float64))  # valid_len 0: zeros
+
+
+def test_c42_no_keys_and_bad_valid_lens_are_named():
+    q = torch.randn(2, 3, 4)
+    with pytest.raises(ValueError, match="S = 0"):
+        blockwise_attention(q, torch.randn(2, 0, 4), torch.randn(2, 0, 4))
+    with pytest.raises(TypeError, match="valid_lens must hold integers"):
+        blockwise_attention(q, q, q, valid_lens=torch.tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="valid_lens has 3 rows"):
+        blockwise_attention(q, q, q, valid_lens=torch.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match="needs a batch axis"):
+        blockwise_attention(q[0], q[0], q[0], valid_lens=torch.tensor([1]))
+    with pytest.raises(TypeError, match="block_size must be an int"):
+        blockwise_attention(q, q, q, block_size=2.0)
+
+
+def test_c42_online_softmax_trace_is_a_frozen_record_of_the_steps():
+    from attnlib.blockwise import online_softmax_trace
+
+    g = torch.Generator().manual_seed(5)
+    q, k, v = torch.randn(4, 6, generator=g), torch.randn(9, 6, generator=g), \
+        torch.randn(9, 3, generator=g)
+    tr = online_softmax_trace(q, k, v, block_size=4)
+    assert tr.block_end.tolist() == [4, 8, 9]
+    s = (q.double() @ k.double().T) / 6 ** 0.5  # (L, S), an independent float64 computation
+    for n, end in enumerate([4, 8, 9]):
+        # float32 scores of size ~3 round by ~eps·|s|·sqrt(6): 1e-5 absolute covers it
+        assert_close(tr.running_max[n].double(), s[:, :end].amax(-1), atol=1e-5, rtol=0)
+    assert_close(tr.output, F.scaled_dot_product_attention(q, k, v))
+    with pytest.raises(AttributeError):
+        tr.output = None
+    with pytest.raises(AttributeError):
+        next(blockwise_attention_steps(q, k, v, block_size=4)).block = 3

@@ -71,7 +71,7 @@ def test_c22_nadaraya_watson_vector_values(device):
 
 
 def test_c24_additive_attention_different_widths(device):
-    layer = AdditiveAttention(query_size=3, key_size=5, num_hiddens=7).to(device).double()
+    layer = AdditiveAttention(d_q=3, d_k=5, d_hidden=7).to(device).double()
     queries = torch.randn(2, 4, 3, device=device, dtype=torch.float64)
     keys = torch.randn(2, 6, 5, device=device, dtype=torch.float64)
     values = torch.randn(2, 6, 2, device=device, dtype=torch.float64)
@@ -101,19 +101,23 @@ def test_c24_additive_attention_gradcheck(device):
 
 def test_additive_attention_bad_widths_named():
     layer = AdditiveAttention(3, 5, 7)
-    with pytest.raises(ValueError, match="queries have width 4 but query_size=3"):
+    with pytest.raises(ValueError, match="query has width 4 but d_q=3"):
         layer(torch.randn(1, 2, 4), torch.randn(1, 3, 5), torch.randn(1, 3, 2))
-    with pytest.raises(ValueError, match="keys have width 6 but key_size=5"):
+    with pytest.raises(ValueError, match="key has width 6 but d_k=5"):
         layer(torch.randn(1, 2, 3), torch.randn(1, 3, 6), torch.randn(1, 3, 2))
-    with pytest.raises(ValueError, match="keys has S .*=3 but values has S .*=4"):
+    with pytest.raises(ValueError, match="key has S .*=3 but value has S .*=4"):
         layer(torch.randn(1, 2, 3), torch.randn(1, 3, 5), torch.randn(1, 4, 2))
-    with pytest.raises(ValueError, match="num_hiddens must be >= 1"):
+    with pytest.raises(ValueError, match="d_hidden must be >= 1"):
         AdditiveAttention(3, 5, 0)
+    with pytest.raises(TypeError, match="dropout must be a number"):
+        AdditiveAttention(3, 5, 7, dropout="0.1")
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\), got 1.0"):
+        AdditiveAttention(3, 5, 7, dropout=1.0)
 
 
 def test_bandwidth_errors():
     x = torch.randn(4)
     with pytest.raises(ValueError, match="bandwidth must be a finite number > 0, got 0.0"):
         nadaraya_watson(x, x, x, bandwidth=0.0)
-    with pytest.raises(ValueError, match="x_keys has S=4 points but y_values has 3"):
+    with pytest.raises(ValueError, match="k has S=4 points but v has 3"):
         nadaraya_watson(x, x, torch.randn(3))

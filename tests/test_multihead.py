@@ -11,6 +11,7 @@ from torch.testing import assert_close
 
 from attnlib import (MultiHeadAttention, causal_mask, head_projection, merge_heads,
                      multihead_by_separate_heads, one_wide_head, padding_mask, split_heads)
+from attnlib.multihead import head_weight_maps
 
 
 def _pair(device, d_model=16, num_heads=4, bias=True):
@@ -193,8 +194,10 @@ def test_bad_input_errors():
         MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, batch_first=True, kdim=4))
     with pytest.raises(TypeError, match="nn.MultiheadAttention"):
         MultiHeadAttention.from_torch(nn.Linear(2, 2))
-    with pytest.raises(ValueError, match="head must be"):
+    with pytest.raises(ValueError, match="head must be <= 3"):
         head_projection(mha.w_q, 4, 4)
+    with pytest.raises(TypeError, match="head must be an int"):
+        head_projection(mha.w_q, 1.0, 4)
 
 
 def test_never_writes_into_inputs():
@@ -213,3 +216,17 @@ def test_follows_device_and_dtype(device):
     assert out.device.type == device.type and out.dtype == torch.float64
     assert w.dtype == torch.float64
     assert_close(w.sum(-1), torch.ones_like(w.sum(-1)))
+
+
+def test_c16_head_weight_maps_equal_torch_multihead_weights():
+    # Reference: torch's own nn.MultiheadAttention with the same W_Q, W_K (no biases), float64.
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(1, 6, 8, generator=g, dtype=torch.float64)  # (1, L, D)
+    w_q, w_k = (torch.randn(8, 8, generator=g, dtype=torch.float64) for _ in range(2))
+    ref = nn.MultiheadAttention(8, 4, bias=False, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        ref.in_proj_weight.copy_(torch.cat([w_q, w_k, torch.eye(8, dtype=torch.float64)]))
+    _, want = ref(x, x, x, need_weights=True, average_attn_weights=False)  # (1, H, L, S)
+    assert_close(head_weight_maps(x, w_q, w_k, 4), want[0])
+    with pytest.raises(ValueError, match="x must have 3"):
+        head_weight_maps(x[0], w_q, w_k, 4)

@@ -142,3 +142,15 @@ def test_format_cases():
     assert "-inf" in format_cases(cases, what="fill")
     with pytest.raises(ValueError, match="what"):
         format_cases(cases, what="colour")
+
+
+def test_fill_masked_softmax_wrong_type_is_typeerror_wrong_value_is_valueerror():
+    s = torch.zeros(1, 2, 3)
+    with pytest.raises(TypeError, match="fill must be a real number"):
+        fill_masked_softmax(s, fill="-1e9")
+    with pytest.raises(ValueError, match="fill must be a real number or -inf, got nan"):
+        fill_masked_softmax(s, fill=float("nan"))
+    with pytest.raises(TypeError, match="how must be a str"):
+        fill_masked_softmax(s, how=1)
+    with pytest.raises(ValueError, match="how must be 'replace' or 'add'"):
+        fill_masked_softmax(s, how="sub")

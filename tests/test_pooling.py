@@ -126,18 +126,20 @@ def test_bad_inputs_name_the_argument():
         pooling_scores(torch.tensor([0.0]), xk, "euclid")
     with pytest.raises(ValueError, match="bandwidth"):
         pooling_scores(torch.tensor([0.0]), xk, "gaussian", 0.0)
-    with pytest.raises(ValueError, match="x_query"):
+    with pytest.raises(TypeError, match="score must be a str"):
+        pooling_scores(torch.tensor([0.0]), xk, 3)
+    with pytest.raises(ValueError, match="q must be 0-d or 1-D"):
         pooling_scores(torch.zeros(2, 2), xk)
-    with pytest.raises(TypeError, match="x_keys"):
+    with pytest.raises(TypeError, match="k must be a floating-point tensor"):
         pooling_scores(torch.tensor([0.0]), torch.tensor([0, 1]))
-    with pytest.raises(ValueError, match="y_values"):
+    with pytest.raises(ValueError, match="v must be"):
         attention_pooling(torch.tensor([0.0]), xk, torch.zeros(3))
 
 
 def test_kernel_regression_panels_draw_the_fits_and_weights():
     from matplotlib.figure import Figure
 
-    from attnlib.figures.pooling import kernel_regression_panels
+    from attnlib.plotting import kernel_regression_panels
 
     x, y = toy_regression_data(10, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     grid = torch.linspace(0, 5, 21, dtype=torch.float64)

@@ -12,6 +12,7 @@ from torch.testing import assert_close
 
 from attnlib import (MultiHeadAttention, PositionalEncoding, offset_rotation, permute_tokens,
                      sinusoidal_encoding, sinusoidal_frequencies)
+from attnlib.positional import sinusoidal_pair
 
 
 @given(seed=st.integers(0, 2**31 - 1), length=st.integers(2, 9),
@@ -125,3 +126,15 @@ def test_bad_input_errors():
         PositionalEncoding(8, 4)(torch.zeros(1, 2, 6))
     with pytest.raises(ValueError, match="permutation"):
         permute_tokens(torch.zeros(3, 2), torch.tensor([0, 0, 1]))
+
+
+def test_c31_sinusoidal_pair_is_a_column_pair_of_the_table():
+    # closed form at two positions, then the table's columns 2i, 2i+1 at every position
+    got = sinusoidal_pair(torch.tensor([0.0, 3.0]), 0.5)
+    assert_close(got, torch.tensor([[0.0, 1.0], [math.sin(1.5), math.cos(1.5)]],
+                                   dtype=torch.float64))
+    pe = sinusoidal_encoding(20, 8, dtype=torch.float64)  # (P, D)
+    omegas = sinusoidal_frequencies(8, dtype=torch.float64)
+    for i in range(4):
+        assert_close(sinusoidal_pair(torch.arange(20), float(omegas[i])), pe[:, 2 * i:2 * i + 2])
+    assert sinusoidal_pair(2, 0.1).shape == (2,)

@@ -28,5 +28,7 @@ def test_rounded_scalars_and_half(device):
 def test_rounded_bad_input():
     with pytest.raises(ValueError, match="decimals"):
         rounded(torch.zeros(2), -1)
+    with pytest.raises(TypeError, match="decimals must be an int"):  # a wrong type: TypeError
+        rounded(torch.zeros(2), 1.5)
     with pytest.raises(TypeError, match="tensor or a number"):
         rounded("1.0")

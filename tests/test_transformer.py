@@ -173,8 +173,8 @@ def test_c38_layer_norm_ignores_batch_and_padding_batch_norm_does_not():
     x_b = torch.cat([torch.randn(6, 9, 8), torch.zeros(6, 4, 8)], dim=1)
     x_b[0, 0] = token
     change = norm_context_dependence(x_a, x_b)
-    assert change["layer_norm"] == 0.0
-    assert change["batch_norm"] > 0.05
+    assert change.layer_norm == 0.0
+    assert change.batch_norm > 0.05
 
 
 def test_c38_encoder_output_ignores_padding_and_batch(device):

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
+from attnlib.examples import DEFAULT_TOKENS, demo_projections, sentence_embeddings
+from attnlib.multihead import head_weight_maps
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.heads import (DEFAULT_TOKENS, demo_projections, head_weight_maps, heads_explorer,
-                                   sentence_embeddings)
+from attnlib.widgets.heads import heads_explorer
 
 
 pytestmark = pytest.mark.usefixtures("agg_figures")
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.usefixtures("agg_figures")
 
 def hand_head(data, h, r):
     """Head r of h by hand: its own columns of x W_Qᵀ and x W_Kᵀ, scaled by 1/sqrt(Dh)."""
-    x, wq, wk = data["x"][0], data["w_q"], data["w_k"]
+    x, wq, wk = data.x[0], data.w_q, data.w_k
     d = x.shape[-1]
     dh = d // h
     q = (x @ wq.T)[:, r * dh:(r + 1) * dh]
@@ -33,7 +34,7 @@ def test_registered():
 @pytest.mark.parametrize("h", [1, 2, 4, 8])
 def test_c16_head_maps_match_hand_computation(h):
     data = demo_projections()
-    maps = head_weight_maps(data["x"], data["w_q"], data["w_k"], h)
+    maps = head_weight_maps(data.x, data.w_q, data.w_k, h)
     assert maps.shape == (h, 6, 6)
     for r in range(h):
         torch.testing.assert_close(maps[r], hand_head(data, h, r))
@@ -56,15 +57,15 @@ def test_c28_heads_are_not_copies_and_c17_one_head_has_one_map():
     for log2h in (1, 2, 3):
         assert ex.set(log2_heads=log2h)["mean |A_r - A_s| between heads"] > 0.01
     data = ex.data
-    wide = head_weight_maps(data["x"], data["w_q"], data["w_k"], 1)[0]
-    four = head_weight_maps(data["x"], data["w_q"], data["w_k"], 4)
+    wide = head_weight_maps(data.x, data.w_q, data.w_k, 1)[0]
+    four = head_weight_maps(data.x, data.w_q, data.w_k, 4)
     assert all((four[r] - wide).abs().max() > 0.05 for r in range(4))
 
 
 def test_equal_tokens_get_equal_rows_without_positions():
     data = demo_projections()
-    assert torch.equal(data["x"][0, 0], data["x"][0, 4])  # "the" twice
-    maps = head_weight_maps(data["x"], data["w_q"], data["w_k"], 4)
+    assert torch.equal(data.x[0, 0], data.x[0, 4])  # "the" twice
+    maps = head_weight_maps(data.x, data.w_q, data.w_k, 4)
     torch.testing.assert_close(maps[:, 0], maps[:, 4])
 
 
@@ -75,6 +76,8 @@ def test_sentence_embeddings():
     assert torch.equal(x[0, 0], x[0, 2]) and not torch.equal(x[0, 0], x[0, 1])
     with pytest.raises(ValueError, match="tokens"):
         sentence_embeddings([], 4)
+    with pytest.raises(TypeError, match="tokens"):
+        sentence_embeddings(["a", 1], 4)
 
 
 def test_global_generator_untouched_and_picture_changes():

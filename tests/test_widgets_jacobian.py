@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
+from attnlib.examples import DEFAULT_LOGITS
 from attnlib.widgets import BUILDERS
 from attnlib.widgets.base import figure_backend
-from attnlib.widgets.jacobian import DEFAULT_LOGITS, jacobian_explorer
+from attnlib.widgets.jacobian import jacobian_explorer
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +79,25 @@ def test_bad_arguments():
 def test_jacobian_panels_draw_autograd_jacobians():
     from matplotlib.figure import Figure
 
-    from attnlib.figures.jacobian import jacobian_panels, softmax_jacobian_figure
+    from attnlib.figures.jacobian import softmax_jacobian_figure
+    from attnlib.plotting import jacobian_panels
+    from attnlib.scaling import spread_jacobians
 
     fig = Figure()
-    images = jacobian_panels([1.0, 0.0, -2.0], [0.5, 3.0], fig.subplots(1, 2))
-    for im, spread in zip(images, [0.5, 3.0]):
-        _, _, jac = _reference(spread, (1.0, 0.0, -2.0))
+    table = spread_jacobians([1.0, 0.0, -2.0], [0.5, 3.0])
+    images = jacobian_panels(table, fig.subplots(1, 2))
+    for i, (im, spread) in enumerate(zip(images, [0.5, 3.0])):
+        _, a, jac = _reference(spread, (1.0, 0.0, -2.0))
+        # float64 throughout: the entries agree to a few ulps of their size (<= 1/4)
+        np.testing.assert_allclose(table.weights[i].numpy(), a.numpy(), atol=1e-12)
         np.testing.assert_allclose(np.ma.getdata(im.get_array()), jac.numpy(), atol=1e-12)
+        assert float(table.norms[i]) == pytest.approx(float(torch.linalg.norm(jac)), abs=1e-12)
         assert im.get_clim() == (-0.25, 0.25)
     with pytest.raises(ValueError, match="axes"):
-        jacobian_panels([1.0, 0.0], [1.0, 2.0], fig.subplots(1, 1, squeeze=False)[0])
+        jacobian_panels(spread_jacobians([1.0, 0.0], [1.0, 2.0]),
+                        fig.subplots(1, 1, squeeze=False)[0])
+    with pytest.raises(ValueError, match="spreads"):
+        spread_jacobians([1.0, 0.0], [])
+    with pytest.raises(ValueError, match="logits"):
+        spread_jacobians([[1.0, 0.0]], [1.0])
     assert len(softmax_jacobian_figure().axes) == 4  # three panels and a colorbar

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from attnlib.examples import DEFAULT_VALID_LENS, demo_batch
+from attnlib.masks import causal_mask, padding_mask
+from attnlib.plotting import hatch_overlay
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.masking import (DEFAULT_VALID_LENS, combined_visible, demo_batch, hatch_overlay,
-                                     masking_explorer)
+from attnlib.widgets.masking import masking_explorer
 
 
 pytestmark = pytest.mark.usefixtures("agg_figures")
@@ -58,14 +60,15 @@ def test_c25_valid_len_zero_gives_zero_rows_not_uniform():
     assert state["fully hidden query rows"] == 18
 
 
-def test_c37_combined_visible_is_padding_and_causal():
+def test_c37_padding_and_causal_combine_by_and():
+    """The recipe the explorer uses: padding_mask(lens, S)[:, None] & causal_mask(L)."""
     lens = torch.tensor([2, 5, 0])
-    got = combined_visible(lens, 5, causal=True)
-    j = torch.arange(5)
+    got = padding_mask(lens, 5)[:, None] & causal_mask(5)  # (B, L, S)
+    assert got.shape == (3, 5, 5)
     for b in range(3):
-        want = (j[None, :] < lens[b]) & (j[None, :] <= j[:, None])
-        assert torch.equal(got[b], want)
-    assert torch.equal(combined_visible(lens, 5, causal=False)[1], torch.ones(5, 5, dtype=torch.bool))
+        for i in range(5):
+            for j in range(5):  # by hand: a real key AND not in the future
+                assert bool(got[b, i, j]) == (j < int(lens[b]) and j <= i)
 
 
 def test_hatch_overlay_marks_only_hidden_cells():

@@ -7,9 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from attnlib.blockwise import online_softmax_trace
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.online_softmax import (online_softmax_explorer, online_softmax_trace,
-                                            score_bytes)
+from attnlib.widgets.online_softmax import online_softmax_explorer, score_bytes
 
 
 pytestmark = pytest.mark.usefixtures("agg_figures")
@@ -49,7 +49,7 @@ def test_c42_output_equals_full_attention(block_size):
     state = ex.set(block_size=block_size)
     q, k, v = ex.data["q"], ex.data["k"], ex.data["v"]
     ref = F.scaled_dot_product_attention(q, k, v)  # (L, Dv), an independent reference
-    out = online_softmax_trace(q, k, v, block_size)["output"]
+    out = online_softmax_trace(q, k, v, block_size=block_size).output
     torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
     assert state["max |blockwise − full| over all outputs"] < 1e-12
 
@@ -75,10 +75,12 @@ def test_score_bytes():
 def test_trace_shapes():
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 4), torch.randn(10, 4), torch.randn(10, 2)
-    tr = online_softmax_trace(q, k, v, 4)
-    assert tr["block_end"].tolist() == [4, 8, 10]
-    assert tuple(tr["running_max"].shape) == (3, 3) and tuple(tr["running_sum"].shape) == (3, 3)
-    torch.testing.assert_close(tr["running_max"][-1], (q @ k.T / 2).amax(-1))
+    tr = online_softmax_trace(q, k, v, block_size=4)
+    assert tr.block_end.tolist() == [4, 8, 10]
+    assert tuple(tr.running_max.shape) == (3, 3) and tuple(tr.running_sum.shape) == (3, 3)
+    torch.testing.assert_close(tr.running_max[-1], (q @ k.T / 2).amax(-1))
+    with pytest.raises(AttributeError):  # a frozen result
+        tr.output = None
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -90,4 +92,10 @@ def test_trace_shapes():
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
+        online_softmax_explorer(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [dict(block_size=2.0), dict(query="0"), dict(num_keys=None)])
+def test_bad_argument_types_are_typeerrors(kwargs):
+    with pytest.raises(TypeError, match="must be an int"):
         online_softmax_explorer(**kwargs)

@@ -107,6 +107,8 @@ def test_additive_explorer_leaves_the_global_generator_alone():
     assert torch.equal(state, torch.random.get_rng_state())
 
 
-def test_additive_explorer_bad_query_size():
-    with pytest.raises(ValueError, match="query_size"):
-        additive_attention_explorer(query_size=1)
+def test_additive_explorer_bad_query_width():
+    with pytest.raises(ValueError, match="d_q must be >= 2"):
+        additive_attention_explorer(d_q=1)
+    with pytest.raises(TypeError, match="d_q must be an int"):
+        additive_attention_explorer(d_q=2.0)

@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.positions import pair_at, positions_explorer
+from attnlib.widgets.positions import positions_explorer
 
 
 pytestmark = pytest.mark.usefixtures("agg_figures")
@@ -17,11 +16,6 @@ pytestmark = pytest.mark.usefixtures("agg_figures")
 
 def test_registered():
     assert BUILDERS["positions"] is positions_explorer
-
-
-def test_pair_at_closed_form():
-    got = pair_at(torch.tensor([0.0, 3.0]), 0.5)
-    assert np.allclose(got.numpy(), [[0.0, 1.0], [math.sin(1.5), math.cos(1.5)]], atol=1e-12)
 
 
 @pytest.mark.parametrize("pos,k,i", [(3, 5, 1), (0, 0, 0), (31, 32, 7), (10, 17, 4)])

@@ -107,8 +107,9 @@ def test_bad_arguments():
 def test_scaling_figure_functions_draw_the_tables():
     from matplotlib.figure import Figure
 
-    from attnlib.figures.scaling import scaling_variance_figure, sharpness_curves, variance_errorbars
-    from attnlib.statistics import dot_product_variance, softmax_sharpness
+    from attnlib.figures.scaling import scaling_variance_figure
+    from attnlib.plotting import sharpness_curves, variance_errorbars
+    from attnlib.scaling import dot_product_variance, softmax_sharpness
 
     g = torch.Generator().manual_seed(0)
     table = dot_product_variance([1, 8, 64], 500, generator=g)

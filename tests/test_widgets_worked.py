@@ -85,18 +85,25 @@ def test_bad_arguments():
 def test_worked_figure_functions():
     from matplotlib.figure import Figure
 
-    from attnlib.figures.worked import mixing_segment, two_query_weights, worked_example_figure
+    from attnlib.figures.worked import worked_example_figure
+    from attnlib.plotting import mixing_segment, two_query_weights
 
     fig = Figure()
     ax1, ax2 = fig.subplots(1, 2)
-    segment, point = mixing_segment([math.log(3.0), 0.0], [[2.0, 0.0], [0.0, 4.0]], ax1)
+    # The worked example in closed form: softmax([log 3, 0]) = [3/4, 1/4], output [1.5, 1].
+    values = [[2.0, 0.0], [0.0, 4.0]]
+    segment, point = mixing_segment([math.log(3.0), 0.0], [0.75, 0.25], [1.5, 1.0], values, ax1)
     np.testing.assert_allclose(point.get_offsets()[0], [1.5, 1.0], atol=1e-12)
-    np.testing.assert_allclose(segment.get_xydata(), [[2.0, 0.0], [0.0, 4.0]])
+    np.testing.assert_allclose(segment.get_xydata(), values)
+    assert ax1.get_title() == "scores (1.10, 0.00) → weights (0.75, 0.25)"
     w = torch.softmax(torch.tensor([[1.0, 2.0], [1.0, 1.0]]) / math.sqrt(2), -1)
     bars = two_query_weights(w, ax2)
     np.testing.assert_allclose([p.get_height() for p in bars[1].patches], w[:, 1].numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="weights"):
         two_query_weights(torch.ones(3, 2), ax2)
     with pytest.raises(ValueError, match="scores"):
-        mixing_segment([1.0, 2.0, 3.0], [[0.0, 0.0], [1.0, 1.0]], ax1)
-    assert len(worked_example_figure().axes) == 2
+        mixing_segment([1.0, 2.0, 3.0], [0.5, 0.5], [0.5, 0.5], [[0.0, 0.0], [1.0, 1.0]], ax1)
+    fig = worked_example_figure()
+    assert len(fig.axes) == 2
+    np.testing.assert_allclose(fig.axes[0].collections[-1].get_offsets()[0], [1.5, 1.0],
+                               atol=1e-12)  # the figure computes the closed-form output

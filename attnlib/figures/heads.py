@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from attnlib import plotting
 from attnlib.figures import register_figure
-from attnlib.widgets.heads import DEFAULT_TOKENS, demo_projections, head_weight_maps
+from attnlib.examples import DEFAULT_TOKENS, demo_projections
+from attnlib.multihead import head_weight_maps
 
 __all__ = ["heads_weight_maps_figure"]
 
@@ -26,9 +27,9 @@ def heads_weight_maps_figure(fig=None):
 
     tokens = list(DEFAULT_TOKENS)
     data = demo_projections(tokens)
-    d_model = data["x"].shape[-1]
-    wide = head_weight_maps(data["x"], data["w_q"], data["w_k"], 1)[0]  # (L, S)
-    heads = head_weight_maps(data["x"], data["w_q"], data["w_k"], NUM_HEADS)  # (H, L, S)
+    d_model = data.x.shape[-1]
+    wide = head_weight_maps(data.x, data.w_q, data.w_k, 1)[0]  # (L, S)
+    heads = head_weight_maps(data.x, data.w_q, data.w_k, NUM_HEADS)  # (H, L, S)
     if fig is None:
         fig = Figure(figsize=(14.0, 3.3), layout="constrained")
     axes = fig.subplots(1, NUM_HEADS + 1)

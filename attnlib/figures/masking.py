@@ -6,9 +6,9 @@ import torch
 
 from attnlib import plotting
 from attnlib.attention import dot_product_attention
+from attnlib.examples import demo_batch
 from attnlib.figures import register_figure
 from attnlib.masks import causal_mask, padding_mask
-from attnlib.widgets.masking import demo_batch, hatch_overlay
 
 __all__ = ["masking_combined_figure"]
 
@@ -45,12 +45,12 @@ def masking_combined_figure(fig=None):
     for ax, (m, title) in zip(axes, panels):
         plotting.heatmap(m.double(), ax=ax, cmap="Greys_r", vmin=-0.3, vmax=1.0, colorbar=False,
                          title=title, xlabel="key j", ylabel="query i")
-        ax.imshow(hatch_overlay(m), extent=extent, interpolation="nearest", aspect="auto", zorder=3)
+        ax.imshow(plotting.hatch_overlay(m), extent=extent, interpolation="nearest", aspect="auto", zorder=3)
         plotting.cell_labels(ax, m.double(), fmt="{:.0f}", threshold=0.5)
     ax = axes[3]
     plotting.heatmap(w[0], ax=ax, mask=both, vmin=0.0, vmax=1.0, title="weights (hidden: hatched)",
                      xlabel="key j", ylabel="query i")
-    ax.imshow(hatch_overlay(both), extent=extent, interpolation="nearest", aspect="auto", zorder=3)
+    ax.imshow(plotting.hatch_overlay(both), extent=extent, interpolation="nearest", aspect="auto", zorder=3)
     plotting.cell_labels(ax, plotting.masked(w[0], both).filled(float("nan")), fmt="{:.2f}", fontsize=7)
     fig.suptitle("True = may attend. Query i sees key j only if j is a real token AND j ≤ i; "
                  "every visible row sums to 1 (C37, C11)")

@@ -7,8 +7,8 @@ import torch
 
 from attnlib import plotting
 from attnlib.figures import register_figure
-from attnlib.positional import offset_rotation, sinusoidal_encoding, sinusoidal_frequencies
-from attnlib.widgets.positions import pair_at
+from attnlib.positional import (offset_rotation, sinusoidal_encoding, sinusoidal_frequencies,
+                                sinusoidal_pair)
 
 __all__ = ["positions_rotation_figure"]
 
@@ -44,7 +44,7 @@ def positions_rotation_figure(fig=None):
     ax_r.plot(np.sin(theta), np.cos(theta), color="0.8", linewidth=1)
     r = offset_rotation(float(OFFSET), w)  # (2, 2)
     for n, p in enumerate(STARTS):
-        a, b = pair_at(p, w), pair_at(p + OFFSET, w)  # (2,), (2,)
+        a, b = sinusoidal_pair(p, w), sinusoidal_pair(p + OFFSET, w)  # (2,), (2,)
         moved = r @ a
         ax_r.annotate("", xy=tuple(b.tolist()), xytext=tuple(a.tolist()),
                       arrowprops=dict(arrowstyle="->", color=f"C{n}", connectionstyle="arc3,rad=-0.25"))

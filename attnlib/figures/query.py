@@ -8,8 +8,8 @@ import torch
 
 from attnlib import plotting
 from attnlib.attention import dot_product_attention
+from attnlib.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.figures import register_figure
-from attnlib.widgets.query import DEFAULT_KEYS, DEFAULT_VALUES
 
 __all__ = ["query_output_hull_figure"]
 

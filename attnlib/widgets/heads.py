@@ -10,85 +10,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from attnlib import plotting
-from attnlib.attention import dot_product_attention
-from attnlib.multihead import split_heads
+from attnlib.examples import DEFAULT_TOKENS, demo_projections
+from attnlib.multihead import head_weight_maps
 from attnlib.widgets.base import Explorer, int_slider, new_figure, register
 
-__all__ = ["heads_explorer", "sentence_embeddings", "demo_projections", "head_weight_maps",
-           "DEFAULT_TOKENS", "HEAD_CHOICES"]
+__all__ = ["heads_explorer", "HEAD_CHOICES"]
 
-#: The sentence-like input: six tokens, "the" twice (same embedding, no positions yet).
-DEFAULT_TOKENS = ("the", "cat", "sat", "on", "the", "mat")
 #: Numbers of heads offered (divisors of the default d_model = 16, at most 8 maps shown).
 HEAD_CHOICES = (1, 2, 4, 8)
-
-
-def sentence_embeddings(tokens, d_model: int, *, generator: torch.Generator | None = None,
-                        dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """Random embeddings for a list of tokens; equal tokens get equal vectors.
-
-    Args:
-        tokens: sequence of L strings.
-        d_model: D.
-        generator: random generator (the caller seeds it).
-        dtype: dtype of the result.
-
-    Returns:
-        ``(1, L, D)`` embeddings, rows drawn from N(0, 1), one per distinct token in order of
-        first appearance.
-    """
-    tokens = list(tokens)
-    if not tokens or not all(isinstance(t, str) for t in tokens):
-        raise ValueError(f"tokens must be a non-empty sequence of strings, got {tokens!r}")
-    vocab = list(dict.fromkeys(tokens))
-    table = torch.randn(len(vocab), d_model, generator=generator, dtype=dtype)  # (V, D)
-    index = torch.tensor([vocab.index(t) for t in tokens])
-    return table[index].unsqueeze(0)  # (1, L, D)
-
-
-def demo_projections(tokens=DEFAULT_TOKENS, *, d_model: int = 16, score_gain: float = 2.0,
-                     seed: int = 0) -> dict[str, torch.Tensor]:
-    """The explorer's input and projections, from a private seeded generator.
-
-    Args:
-        tokens: the L tokens.
-        d_model: D.
-        score_gain: multiplies W_Q so that random scores are not all nearly equal.
-        seed: seed of a private ``torch.Generator`` (the global generator is not touched).
-
-    Returns:
-        ``{"x": (1, L, D), "w_q": (D, D), "w_k": (D, D), "w_v": (D, D)}`` in float64, weights in
-        ``nn.Linear`` layout (``F.linear(x, w)`` = x Wᵀ), entries N(0, 1/D) (W_Q times the gain).
-    """
-    gen = torch.Generator().manual_seed(seed)
-    x = sentence_embeddings(tokens, d_model, generator=gen)  # (1, L, D)
-    std = 1.0 / math.sqrt(d_model)
-    w_q = torch.randn(d_model, d_model, generator=gen, dtype=torch.float64) * std * score_gain
-    w_k = torch.randn(d_model, d_model, generator=gen, dtype=torch.float64) * std
-    w_v = torch.randn(d_model, d_model, generator=gen, dtype=torch.float64) * std
-    return {"x": x, "w_q": w_q, "w_k": w_k, "w_v": w_v}
-
-
-def head_weight_maps(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, num_heads: int,
-                     ) -> torch.Tensor:
-    """Each head's attention weights when the projections x W_Q, x W_K are cut into heads.
-
-    Args:
-        x: ``(1, L, D)`` input.
-        w_q, w_k: ``(D, D)`` projections in ``nn.Linear`` layout.
-        num_heads: H, dividing D.
-
-    Returns:
-        ``(H, L, L)`` weights, head r from features ``r*Dh:(r+1)*Dh`` (scale ``1/sqrt(Dh)``).
-    """
-    q = split_heads(F.linear(x, w_q), num_heads)  # (1, H, L, Dh)
-    k = split_heads(F.linear(x, w_k), num_heads)  # (1, H, S, Dh)
-    _, w = dot_product_attention(q, k, k)  # values do not change the weights
-    return w[0]  # (H, L, S)
 
 
 @register("heads")
@@ -121,7 +52,7 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
         raise ValueError(f"head must be in [1, {max_heads}], got {head}")
     data = demo_projections(tokens, d_model=d_model, score_gain=score_gain, seed=seed)
     L = len(tokens)
-    cache = {h: head_weight_maps(data["x"], data["w_q"], data["w_k"], h) for h in HEAD_CHOICES}
+    cache = {h: head_weight_maps(data.x, data.w_q, data.w_k, h) for h in HEAD_CHOICES}
     # Colour every map once (vmin 0, vmax 1): an update then only swaps small RGBA pictures.
     import matplotlib
 

@@ -9,14 +9,13 @@ from __future__ import annotations
 import torch
 
 from attnlib import plotting
+from attnlib.examples import DEFAULT_LOGITS
+from attnlib.scaling import jacobian_norm, spread_logits
 from attnlib.softmax import masked_softmax, softmax_jacobian
-from attnlib.statistics import jacobian_norm, spread_logits
 from attnlib.widgets.base import Explorer, float_slider, new_figure, register
 
-__all__ = ["jacobian_explorer", "DEFAULT_LOGITS"]
+__all__ = ["jacobian_explorer"]
 
-#: The teaching row: five logits, stretched by the slider (their spread is normalised to 1).
-DEFAULT_LOGITS = (2.0, 1.0, 0.2, -0.6, -1.5)
 _MAX_SPREAD = 10.0
 _CLIM = 0.25  # |J_jr| <= 1/4 for every softmax row
 

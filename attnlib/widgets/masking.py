@@ -12,115 +12,11 @@ import torch
 
 from attnlib import plotting
 from attnlib.attention import dot_product_attention
+from attnlib.examples import DEFAULT_VALID_LENS, demo_batch
 from attnlib.masks import causal_mask, padding_mask
 from attnlib.widgets.base import Explorer, int_slider, new_figure, register, toggle
 
-__all__ = ["masking_explorer", "combined_visible", "hatch_overlay", "weights_rgba", "demo_batch",
-           "DEFAULT_VALID_LENS"]
-
-#: Starting valid lengths of the three batch rows (out of 6 tokens).
-DEFAULT_VALID_LENS = (4, 6, 2)
-
-_CELL_PX = 8  # pixels per cell in the hatch overlay
-
-
-def combined_visible(valid_lens, num_tokens: int, causal: bool) -> torch.Tensor:
-    """The mask the explorer applies: padding (per batch row) AND, if asked, causal.
-
-    Args:
-        valid_lens: ``(B,)`` integer lengths in ``[0, num_tokens]``.
-        num_tokens: L = S.
-        causal: also hide keys j > i.
-
-    Returns:
-        Boolean ``(B, L, S)``, True = may attend.
-    """
-    lens = torch.as_tensor(valid_lens)
-    visible = padding_mask(lens, num_tokens).unsqueeze(1)  # (B, 1, S)
-    visible = visible.expand(lens.shape[0], num_tokens, num_tokens)  # (B, L, S)
-    if causal:
-        visible = visible & causal_mask(num_tokens, device=lens.device)  # (B, L, S)
-    return visible
-
-
-def hatch_overlay(visible, *, cell_px: int = _CELL_PX, color=(0.25, 0.25, 0.25), alpha: float = 0.45,
-                  ) -> np.ndarray:
-    """An RGBA image with diagonal stripes over the hidden cells (transparent elsewhere).
-
-    Args:
-        visible: boolean ``(L, S)``, True = may attend (left clear).
-        cell_px: pixels per cell side.
-        color: RGB of the stripes.
-        alpha: opacity of the stripes.
-
-    Returns:
-        ``(L * cell_px, S * cell_px, 4)`` float array for ``imshow(..., extent=...)`` / ``set_data``.
-    """
-    vis = np.asarray(plotting.to_numpy(visible), dtype=bool)
-    if vis.ndim != 2:
-        raise ValueError(f"visible must be 2-D (L, S), got shape {vis.shape}")
-    if cell_px < 2:
-        raise ValueError(f"cell_px must be >= 2, got {cell_px}")
-    rows, cols = np.indices((cell_px, cell_px))
-    stripe = ((rows + cols) % 4) < 2  # (cell_px, cell_px) diagonal stripes
-    hidden = np.kron(~vis, np.ones((cell_px, cell_px), dtype=bool)).astype(bool)  # (L*px, S*px)
-    tiled = np.tile(stripe, vis.shape)
-    rgba = np.zeros(hidden.shape + (4,))
-    rgba[..., :3] = color
-    rgba[..., 3] = np.where(hidden & tiled, alpha, 0.0)
-    return rgba
-
-
-def weights_rgba(weights, visible, *, cmap: str = "viridis", vmin: float = 0.0, vmax: float = 1.0,
-                 hidden_color=(0.85, 0.85, 0.85), cell_px: int = _CELL_PX) -> np.ndarray:
-    """One RGBA picture of a weight matrix: visible cells in ``cmap``, hidden cells grey and hatched.
-
-    Drawing this single image is cheaper than a masked heatmap plus a hatch overlay.
-
-    Args:
-        weights: ``(L, S)`` weights.
-        visible: boolean ``(L, S)``, True = may attend.
-        cmap, vmin, vmax: colour map and its limits for the visible cells.
-        hidden_color: RGB of the hidden cells (under the stripes).
-        cell_px: pixels per cell side.
-
-    Returns:
-        ``(L * cell_px, S * cell_px, 4)`` float array for ``AxesImage.set_data``.
-    """
-    import matplotlib
-
-    w = plotting.to_numpy(weights)
-    vis = np.asarray(plotting.to_numpy(visible), dtype=bool)
-    if w.ndim != 2 or w.shape != vis.shape:
-        raise ValueError(f"weights {w.shape} and visible {vis.shape} must both be (L, S)")
-    norm = np.clip((w - vmin) / (vmax - vmin), 0.0, 1.0)
-    rgba = matplotlib.colormaps[cmap](norm)  # (L, S, 4)
-    rgba[~vis] = (*hidden_color, 1.0)
-    big = np.kron(rgba, np.ones((cell_px, cell_px, 1)))  # (L*px, S*px, 4)
-    stripes = hatch_overlay(vis, cell_px=cell_px)  # (L*px, S*px, 4)
-    a = stripes[..., 3:4]
-    big[..., :3] = big[..., :3] * (1.0 - a) + stripes[..., :3] * a
-    return big
-
-
-def demo_batch(*, batch: int = 3, num_tokens: int = 6, d_k: int = 8, d_v: int = 4, seed: int = 0):
-    """The explorer's random self-attention batch, from its own seeded generator.
-
-    Args:
-        batch: B.
-        num_tokens: L = S.
-        d_k: width of queries and keys.
-        d_v: width of values.
-        seed: seed of a private ``torch.Generator`` (the global generator is not touched).
-
-    Returns:
-        ``(q (B, L, Dk), k (B, L, Dk), v (B, L, Dv))`` in float64.
-    """
-    gen = torch.Generator().manual_seed(seed)
-    q = torch.randn(batch, num_tokens, d_k, generator=gen, dtype=torch.float64)  # (B, L, Dk)
-    k = torch.randn(batch, num_tokens, d_k, generator=gen, dtype=torch.float64)  # (B, S, Dk)
-    v = torch.randn(batch, num_tokens, d_v, generator=gen, dtype=torch.float64)  # (B, S, Dv)
-    return q, k, v
+__all__ = ["masking_explorer"]
 
 
 @register("masking")
@@ -161,8 +57,11 @@ def masking_explorer(valid_lens=DEFAULT_VALID_LENS, *, num_tokens: int = 6, d_k:
         for n in range(L + 1):
             lens_n = torch.full((B,), n)  # (B,)
             _, w_n = dot_product_attention(q, k, v, valid_lens=lens_n, is_causal=c)  # (B, L, S)
-            vis_n = combined_visible(lens_n[:1], L, c)[0]  # (L, S)
-            pictures = [weights_rgba(w_n[b], vis_n) for b in range(B)]
+            vis_n = padding_mask(lens_n[:1], L)[:, None]  # (1, 1, S): the real keys
+            if c:
+                vis_n = vis_n & causal_mask(L)  # (1, L, S): padding AND causal
+            vis_n = vis_n[0].expand(L, L)  # (L, S)
+            pictures = [plotting.weights_rgba(w_n[b], vis_n) for b in range(B)]
             table[c, n] = (w_n.numpy(), vis_n.numpy(), pictures)
 
     def compute(len0, len1, len2, causal):

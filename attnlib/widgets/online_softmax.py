@@ -3,22 +3,22 @@
 Teaches C42: reading the keys in blocks and keeping, per query, a running maximum ``m`` and a
 running sum ``l = sum exp(score - m)`` (rescaled whenever ``m`` grows) gives exactly full
 attention, while only an ``(L, block)`` slice of scores ever exists instead of the ``(L, S)``
-matrix. Built on :func:`attnlib.blockwise.blockwise_attention_steps`.
+matrix. Built on :func:`attnlib.blockwise.online_softmax_trace`.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import torch
 
 from attnlib import plotting
+from attnlib._checks import check_int
 from attnlib.attention import dot_product_attention
-from attnlib.blockwise import blockwise_attention_steps
+from attnlib.blockwise import online_softmax_trace
+from attnlib.scoring import scaled_dot_score
 from attnlib.widgets.base import Explorer, int_slider, new_figure, register
 
-__all__ = ["online_softmax_explorer", "online_softmax_trace", "score_bytes"]
+__all__ = ["online_softmax_explorer", "score_bytes"]
 
 
 def score_bytes(num_queries: int, num_keys: int, *, dtype: torch.dtype = torch.float32) -> int:
@@ -30,27 +30,6 @@ def score_bytes(num_queries: int, num_keys: int, *, dtype: torch.dtype = torch.f
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ValueError(f"{name} must be an int >= 0, got {n!r}")
     return num_queries * num_keys * torch.empty((), dtype=dtype).element_size()
-
-
-def online_softmax_trace(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_size: int,
-                         ) -> dict[str, torch.Tensor]:
-    """The running statistics of blockwise attention after every block, stacked.
-
-    Args:
-        q: ``(L, Dk)`` queries; k: ``(S, Dk)`` keys; v: ``(S, Dv)`` values.
-        block_size: keys per block.
-
-    Returns:
-        A dict of tensors: ``block_end (N,)`` (keys seen after each of the N blocks),
-        ``running_max (N, L)``, ``running_sum (N, L)`` and ``output (L, Dv)`` (the last block's).
-    """
-    steps = list(blockwise_attention_steps(q, k, v, block_size=block_size))
-    return {
-        "block_end": torch.tensor([s.key_stop for s in steps]),  # (N,)
-        "running_max": torch.stack([s.running_max for s in steps]),  # (N, L)
-        "running_sum": torch.stack([s.running_sum for s in steps]),  # (N, L)
-        "output": steps[-1].output,  # (L, Dv)
-    }
 
 
 def _boundaries(block_size: int, num_keys: int, lo: float, hi: float):
@@ -101,24 +80,21 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, num_queries:
         readout of the running max and sum per block, the largest difference from full attention
         and the bytes of the score arrays.
     """
-    if not 1 <= num_queries <= 16:
-        raise ValueError(f"num_queries must be in [1, 16], got {num_queries}")
-    if not 2 <= num_keys <= 64:
-        raise ValueError(f"num_keys must be in [2, 64], got {num_keys}")
-    if not 1 <= block_size <= num_keys:
-        raise ValueError(f"block_size must be in [1, num_keys={num_keys}], got {block_size}")
-    if not 0 <= query < num_queries:
-        raise ValueError(f"query must be in [0, num_queries={num_queries}), got {query}")
+    check_int("num_queries", num_queries, min=1, max=16)
+    check_int("num_keys", num_keys, min=2, max=64)
+    check_int("block_size", block_size, min=1, max=num_keys)
+    check_int("query", query, min=0, max=num_queries - 1)
     L, S = num_queries, num_keys
     gen = torch.Generator().manual_seed(seed)
     q = 1.5 * torch.randn(L, d_k, generator=gen, dtype=torch.float64)  # (L, Dk): spread-out scores
     k = torch.randn(S, d_k, generator=gen, dtype=torch.float64)  # (S, Dk)
     v = torch.randn(S, 4, generator=gen, dtype=torch.float64)  # (S, Dv)
-    scores = plotting.to_numpy(q @ k.T / math.sqrt(d_k))  # (L, S), for the picture only
+    scores = plotting.to_numpy(scaled_dot_score(q, k))  # (L, S), for the picture only
     full_out, full_w = dot_product_attention(q, k, v)  # (L, Dv), (L, S): the reference
-    denominators = np.exp(scores - scores.max(1, keepdims=True)).sum(1)  # (L,)
-    traces = {b: online_softmax_trace(q, k, v, b) for b in range(1, S + 1)}  # cheap: S <= 64
-    sum_top = max(float(t["running_sum"].max()) for t in traces.values())
+    traces = {b: online_softmax_trace(q, k, v, block_size=b) for b in range(1, S + 1)}  # S <= 64
+    # One block holding every key: its running sum is the full softmax's Σ exp(s − max).
+    denominators = plotting.to_numpy(traces[S].running_sum[-1])  # (L,)
+    sum_top = max(float(t.running_sum.max()) for t in traces.values())
 
     controls = {
         "block_size": int_slider("block size (keys per block)", 1, S, block_size, width="320px"),
@@ -160,9 +136,9 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, num_queries:
     def update(block_size, query):
         b, i = int(block_size), int(query)
         tr = traces[b]
-        ends = plotting.to_numpy(tr["block_end"])
-        m_i = plotting.to_numpy(tr["running_max"][:, i])  # (N,)
-        l_i = plotting.to_numpy(tr["running_sum"][:, i])  # (N,)
+        ends = plotting.to_numpy(tr.block_end)
+        m_i = plotting.to_numpy(tr.running_max[:, i])  # (N,)
+        l_i = plotting.to_numpy(tr.running_sum[:, i])  # (N,)
         bars.set_verts(_bar_verts(scores[i]))
         walls.set_data(*_boundaries(b, S, lo, hi))
         mline.set_data(*_steps_xy(ends, m_i))
@@ -175,7 +151,7 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, num_queries:
             "running max m after each block": m_i,
             "running sum l after each block": l_i,
             "rescale exp(m_old − m_new) at each block": np.exp(np.concatenate([[m_i[0]], m_i[:-1]]) - m_i),
-            "max |blockwise − full| over all outputs": float((tr["output"] - full_out).abs().max()),
+            "max |blockwise − full| over all outputs": float((tr.output - full_out).abs().max()),
             "score bytes: full L×S": full_bytes,
             "score bytes: one block L×block": block_bytes,
         }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from attnlib import plotting
+from attnlib._checks import check_int
 from attnlib.additive import AdditiveAttention
 from attnlib.pooling import attention_pooling, toy_function, toy_regression_data
 from attnlib.widgets.base import Explorer, dropdown, float_slider, log_slider, new_figure, register
@@ -138,35 +139,34 @@ def kernel_regression_explorer(n_train: int = 40, *, seed: int = 0, query: float
 
 
 @register("additive_attention")
-def additive_attention_explorer(num_keys: int = 5, query_size: int = 2, key_size: int = 3,
-                                num_hiddens: int = 6, *, seed: int = 0,
+def additive_attention_explorer(num_keys: int = 5, d_q: int = 2, d_k: int = 3,
+                                d_hidden: int = 6, *, seed: int = 0,
                                 query=(1.0, -0.5)) -> Explorer:
     """Additive attention with queries and keys of different widths (C24).
 
     A fixed, randomly initialised :class:`attnlib.AdditiveAttention` scores one query of width
-    ``query_size`` (its first two components on sliders, the rest 0) against ``num_keys`` keys of
-    width ``key_size``. Left: the feature tensor tanh(W_q q + W_k k_j) for this query, ``(S, h)``
+    ``d_q`` (its first two components on sliders, the rest 0) against ``num_keys`` keys of
+    width ``d_k``. Left: the feature tensor tanh(W_q q + W_k k_j) for this query, ``(S, h)``
     (one slice of the broadcast ``(B, L, S, h)``). Right: the weights softmax_j(vᵀ tanh(...)).
 
     Args:
         num_keys: S, the number of keys.
-        query_size, key_size: d_q (>= 2) and d_k; they may differ.
-        num_hiddens: h, the hidden width.
+        d_q, d_k: query width (>= 2) and key width; they may differ.
+        d_hidden: h, the hidden width.
         seed: seed of the private generator for the keys and the parameters.
         query: the starting first two query components, each in [-3, 3].
 
     Returns:
         An :class:`~attnlib.widgets.base.Explorer` with controls ``q1``, ``q2``.
     """
-    if query_size < 2:
-        raise ValueError(f"query_size must be >= 2 (two sliders), got {query_size}")
+    check_int("d_q", d_q, min=2)  # two sliders
     g = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):  # leave torch's global generator as it was
-        attn = AdditiveAttention(query_size, key_size, num_hiddens).double()
+        attn = AdditiveAttention(d_q, d_k, d_hidden).double()
     with torch.no_grad():  # parameters from the private generator, not torch's global one
         for p in attn.parameters():
             p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / p.shape[-1] ** 0.5 * 1.5)
-    keys = torch.randn(1, num_keys, key_size, generator=g, dtype=torch.float64)  # (B=1, S, d_k)
+    keys = torch.randn(1, num_keys, d_k, generator=g, dtype=torch.float64)  # (B=1, S, d_k)
     values = torch.arange(num_keys, dtype=torch.float64).reshape(1, num_keys, 1)  # (1, S, 1)
     labels = [f"k{j + 1}" for j in range(num_keys)]
     controls = {
@@ -175,7 +175,7 @@ def additive_attention_explorer(num_keys: int = 5, query_size: int = 2, key_size
     }
 
     def compute(q1, q2):
-        q = torch.zeros(1, 1, query_size, dtype=torch.float64)  # (B=1, L=1, d_q)
+        q = torch.zeros(1, 1, d_q, dtype=torch.float64)  # (B=1, L=1, d_q)
         q[0, 0, 0], q[0, 0, 1] = float(q1), float(q2)
         with torch.no_grad():
             feats = attn.features(q, keys)  # (1, 1, S, h)
@@ -186,12 +186,12 @@ def additive_attention_explorer(num_keys: int = 5, query_size: int = 2, key_size
     f0, s0, w0 = compute(*query)
     fig, (ax_f, ax_w) = new_figure(1, 2, figsize=(8.0, 3.2), width_ratios=[1.2, 1.0])
     im = plotting.heatmap(f0[0, 0], ax=ax_f, row_labels=labels,
-                          col_labels=[f"{r + 1}" for r in range(num_hiddens)],
+                          col_labels=[f"{r + 1}" for r in range(d_hidden)],
                           title=f"tanh(W_q q + W_k k_j): slice of {tuple(f0.shape)}",
                           xlabel="hidden unit r (h)", ylabel="key j", cmap="RdBu_r", vmin=-1.0,
                           vmax=1.0)
     bars = plotting.weight_bars(w0, ax=ax_w, labels=labels, ylim=(0.0, 1.05),
-                                title=f"weights (d_q={query_size}, d_k={key_size})")
+                                title=f"weights (d_q={d_q}, d_k={d_k})")
 
     def update(q1, q2):
         feats, scores, weights = compute(q1, q2)

@@ -12,24 +12,11 @@ import numpy as np
 import torch
 
 from attnlib import plotting
-from attnlib.positional import offset_rotation, sinusoidal_encoding, sinusoidal_frequencies
+from attnlib.positional import (offset_rotation, sinusoidal_encoding, sinusoidal_frequencies,
+                                sinusoidal_pair)
 from attnlib.widgets.base import Explorer, int_slider, new_figure, register
 
-__all__ = ["positions_explorer", "pair_at"]
-
-
-def pair_at(pos, omega) -> torch.Tensor:
-    """The (sin, cos) pair of one frequency at position(s) ``pos``.
-
-    Args:
-        pos: a number or a tensor of positions.
-        omega: the frequency w.
-
-    Returns:
-        ``(..., 2)`` float64: ``[sin(w pos), cos(w pos)]``.
-    """
-    angle = torch.as_tensor(pos, dtype=torch.float64) * float(omega)
-    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1)  # (..., 2)
+__all__ = ["positions_explorer"]
 
 
 @register("positions")
@@ -73,7 +60,7 @@ def positions_explorer(*, d_model: int = 16, num_positions: int = 64, pos: int =
     fig, (ax_c, ax_t) = new_figure(1, 2, figsize=(8.4, 3.6), width_ratios=[1.0, 1.25])
     theta = np.linspace(0, 2 * np.pi, 200)
     ax_c.plot(np.sin(theta), np.cos(theta), color="0.75", linewidth=1)
-    trail = ax_c.scatter(*pair_at(all_pos, omegas[freq]).T.numpy(), s=8, color="0.6", zorder=2,
+    trail = ax_c.scatter(*sinusoidal_pair(all_pos, omegas[freq]).T.numpy(), s=8, color="0.6", zorder=2,
                          label="all positions")
     (arm0,) = ax_c.plot([0, 0], [0, 0], "-", color="C0", linewidth=2)
     (arm1,) = ax_c.plot([0, 0], [0, 0], "-", color="C3", linewidth=2)
@@ -101,10 +88,10 @@ def positions_explorer(*, d_model: int = 16, num_positions: int = 64, pos: int =
 
     def update(pos, k, i):
         w = omegas[i]
-        p0, p1 = pair_at(pos, w), pair_at(pos + k, w)  # (2,), (2,)
+        p0, p1 = sinusoidal_pair(pos, w), sinusoidal_pair(pos + k, w)  # (2,), (2,)
         r = offset_rotation(float(k), float(w))  # (2, 2)
         moved = r @ p0  # (2,)
-        trail.set_offsets(pair_at(all_pos, w).numpy())
+        trail.set_offsets(sinusoidal_pair(all_pos, w).numpy())
         arm0.set_data([0.0, float(p0[0])], [0.0, float(p0[1])])
         arm1.set_data([0.0, float(p1[0])], [0.0, float(p1[1])])
         pt0.set_offsets(p0.numpy()[None, :])

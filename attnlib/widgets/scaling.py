@@ -13,7 +13,7 @@ import torch
 
 from attnlib import plotting
 from attnlib.softmax import masked_softmax
-from attnlib.statistics import (entropy, jacobian_norm, max_weight, scores_for_widths,
+from attnlib.scaling import (entropy, jacobian_norm, max_weight, scores_for_widths,
                                 softmax_sharpness)
 from attnlib.widgets.base import _STYLE, Explorer, new_figure, register, toggle
 

@@ -1,4 +1,4 @@
-"""Tests for attnlib.statistics: the Var(q·k) experiment (C05) and softmax sharpness (C06, C14)."""
+"""Tests for attnlib.scaling: the Var(q·k) experiment (C05) and softmax sharpness (C06, C14)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from attnlib.statistics import (dot_product_variance, entropy, jacobian_norm, max_weight,
+from attnlib.scaling import (dot_product_variance, entropy, jacobian_norm, max_weight,
                                 scores_for_widths, softmax_sharpness, spread_logits,
                                 variance_with_stderr)
 

@@ -1,4 +1,4 @@
-"""Statistics of scores and softmax rows: why attention divides by sqrt(d_k).
+"""Why attention divides by sqrt(d_k): the statistics of scores and of softmax rows.
 
 Two experiments live here. :func:`dot_product_variance` draws random queries and keys with
 independent zero-mean, unit-variance components and measures Var(q·k) for several widths d_k,
@@ -13,7 +13,8 @@ and :func:`jacobian_norm`. The caller seeds: pass a ``torch.Generator`` for repe
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Sequence
+from dataclasses import dataclass
+from typing import Sequence
 
 import torch
 
@@ -31,6 +32,8 @@ __all__ = [
     "softmax_sharpness",
     "scores_for_widths",
     "spread_logits",
+    "SpreadJacobians",
+    "spread_jacobians",
 ]
 
 
@@ -126,7 +129,8 @@ def spread_logits(logits: torch.Tensor, spread: float) -> torch.Tensor:
     return centred / std * spread  # (..., S)
 
 
-class VarianceTable(NamedTuple):
+@dataclass(frozen=True)
+class VarianceTable:
     """Result of :func:`dot_product_variance`, one entry per width d_k (tensors of shape ``(K,)``)."""
 
     d_k: list[int]
@@ -201,10 +205,12 @@ def dot_product_variance(d_ks: Sequence[int], num_samples: int = 10_000, *,
     variance = torch.stack(variances)  # (K,)
     stderr = torch.stack(stderrs)  # (K,)
     widths = torch.tensor(d_ks, device=device, dtype=stats_dtype)  # (K,)
-    return VarianceTable(d_ks, variance, stderr, variance / widths, stderr / widths, num_samples)
+    return VarianceTable(d_ks, variance, stderr, variance / widths, stderr / widths,
+                         num_samples)
 
 
-class SharpnessTable(NamedTuple):
+@dataclass(frozen=True)
+class SharpnessTable:
     """Result of :func:`softmax_sharpness`: row statistics averaged over queries, ``(K,)`` each."""
 
     d_k: list[int]
@@ -285,3 +291,35 @@ def softmax_sharpness(d_ks: Sequence[int], *, scaled: bool, num_keys: int = 16,
         bool(scaled),
         num_keys,
     )
+
+
+@dataclass(frozen=True)
+class SpreadJacobians:
+    """Result of :func:`spread_jacobians`: one softmax row and its Jacobian per spread σ."""
+
+    spreads: tuple[float, ...]
+    weights: torch.Tensor  # (N, S) softmax(spread_logits(z, σ)), one row per spread
+    jacobians: torch.Tensor  # (N, S, S) diag(a) - a aᵀ of each row
+    norms: torch.Tensor  # (N,) Frobenius norm of each Jacobian
+
+
+def spread_jacobians(logits, spreads: Sequence[float]) -> SpreadJacobians:
+    """The softmax Jacobian of the same logits rescaled to several spreads σ (C13, C14).
+
+    Args:
+        logits: ``(S,)`` base logits (not all equal), any float tensor or sequence; the work is
+            done in float64.
+        spreads: the spreads σ (each >= 0), see :func:`spread_logits`.
+
+    Returns:
+        A :class:`SpreadJacobians` with ``(N, S)`` weights, ``(N, S, S)`` Jacobians and
+        ``(N,)`` norms, one entry per spread.
+    """
+    z0 = torch.as_tensor(logits, dtype=torch.float64)
+    check_tensor("logits", z0, ndim=1)
+    spreads = tuple(float(s) for s in spreads)
+    if not spreads:
+        raise ValueError("spreads must name at least one spread, got an empty sequence")
+    weights = torch.stack([masked_softmax(spread_logits(z0, s)) for s in spreads])  # (N, S)
+    jacobians = softmax_jacobian(weights)  # (N, S, S)
+    return SpreadJacobians(spreads, weights, jacobians, jacobian_norm(weights))

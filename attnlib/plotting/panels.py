@@ -1,0 +1,283 @@
+"""Concept panels: one picture of one idea, drawn from data the math modules computed.
+
+Each panel takes results (weights, Jacobians, tables), never logits: no panel calls the math.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ._core import to_numpy
+from .curves import curves
+from .matrices import cell_labels, heatmap
+
+__all__ = ["kernel_regression_panels", "score_asymmetry_panels", "variance_errorbars",
+           "sharpness_curves", "jacobian_panels", "mixing_segment", "two_query_weights"]
+
+_JACOBIAN_CLIM = 0.25  # every entry of a softmax Jacobian lies in [-1/4, 1/4]
+
+
+def _new_axes(n: int, figsize):
+    import matplotlib.pyplot as plt
+
+    _, axes = plt.subplots(1, n, figsize=figsize, layout="constrained")
+    return axes
+
+
+def kernel_regression_panels(x_train, y_train, grid, fits: Mapping[str, object], weights,
+                             axes=None, *, y_true=None,
+                             weights_title: str = "weights α(x, x_i)"):
+    """Draw fitted curves over the data (left) and the weight matrix of one fit (right).
+
+    Args:
+        x_train, y_train: ``(S,)`` training inputs (keys, sorted) and targets (values).
+        grid: ``(G,)`` query positions where the curves are evaluated.
+        fits: ``label -> (G,)`` fitted curves, e.g. one per kernel width.
+        weights: ``(G, S)`` weights of one fit: row = query on the grid, column = key.
+        axes: two axes (None: a new pyplot figure).
+        y_true: optional ``(G,)`` noiseless function, drawn dashed.
+        weights_title: title of the right panel.
+
+    Returns:
+        ``(lines, image)``: the fitted curves' ``Line2D`` list and the weights' ``AxesImage``.
+    """
+    if axes is None:
+        axes = _new_axes(2, (10.0, 3.6))
+    if len(axes) != 2:
+        raise ValueError(f"axes must hold 2 axes, got {len(axes)}")
+    ax_fit, ax_w = axes
+    x, y, g = to_numpy(x_train), to_numpy(y_train), to_numpy(grid)
+    if y_true is not None:
+        ax_fit.plot(g, to_numpy(y_true), "--", color="0.5", label="true function")
+    ax_fit.scatter(x, y, s=14, color="C0", alpha=0.7, label="training points")
+    styles = [f"C{i + 1}-" for i in range(len(fits))]  # C0 is the data's colour
+    lines = curves(g, dict(fits), ax=ax_fit, xlabel="x", ylabel="y", styles=styles,
+                   title="Nadaraya–Watson fits for several kernel widths h")
+    ax_fit.legend(fontsize="x-small")
+    w = to_numpy(weights)
+    im = heatmap(w, ax=ax_w, title=weights_title, xlabel="key i (training points, by x_i)",
+                 ylabel="query (grid point)", colorbar_label="weight")
+    return lines, im
+
+
+def score_asymmetry_panels(asym, axes=None, *, labels: Sequence[str] | None = None,
+                           fmt: str = "{:.1f}"):
+    """Draw E, Eᵀ and E − Eᵀ side by side on one colour scale.
+
+    Entry (i, j) of the first panel is e_ij ("token i reads token j"); of the second, e_ji (the
+    same pair read the other way). The third panel is zero everywhere only if E is symmetric.
+
+    Args:
+        asym: a :class:`attnlib.scoring.ScoreAsymmetry` (``scores``, ``transposed``,
+            ``difference``, each ``(L, L)``).
+        axes: three axes to draw into (None: a new pyplot figure with three panels).
+        labels: one label per token (default ``x1 .. xL``).
+        fmt: format of the numbers written in the cells.
+
+    Returns:
+        ``(images, texts)``: the three ``AxesImage`` and their cell-label texts.
+    """
+    panels = [
+        (to_numpy(asym.scores), "$e_{ij}$: token i reads token j"),
+        (to_numpy(asym.transposed), "$e_{ji}$: the same pair, reversed"),
+        (to_numpy(asym.difference), "$e_{ij} - e_{ji}$"),
+    ]
+    n = panels[0][0].shape[0]
+    labels = list(labels) if labels is not None else [f"x{i + 1}" for i in range(n)]
+    if len(labels) != n:
+        raise ValueError(f"labels has {len(labels)} entries but scores is {n}x{n}")
+    if axes is None:
+        axes = _new_axes(3, (10.5, 3.4))
+    if len(axes) != 3:
+        raise ValueError(f"axes must hold 3 axes, got {len(axes)}")
+    vmax = float(np.abs(np.concatenate([p.ravel() for p, _ in panels])).max()) or 1.0
+    images, texts = [], []
+    for ax, (mat, title) in zip(axes, panels):
+        im = heatmap(mat, ax=ax, row_labels=labels, col_labels=labels, title=title,
+                     xlabel="j", ylabel="i", cmap="RdBu_r", vmin=-vmax, vmax=vmax,
+                     colorbar=ax is axes[-1])
+        images.append(im)
+        texts.append(cell_labels(ax, mat, fmt, threshold=-np.inf))
+    return images, texts
+
+
+def variance_errorbars(table, ax=None):
+    """Plot a :class:`~attnlib.scaling.VarianceTable`: Var(q·k) and Var(q·k/√d_k) against d_k.
+
+    Both axes are logarithmic; error bars are ±2 standard errors; dotted lines are the theory
+    (d_k unscaled, 1 scaled).
+
+    Args:
+        table: result of :func:`attnlib.scaling.dot_product_variance`.
+        ax: axes to draw into (None: a new pyplot figure).
+
+    Returns:
+        ``(unscaled, scaled)``: the two ``ErrorbarContainer``.
+    """
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(4.5, 3.4), layout="constrained")
+    d = np.asarray(table.d_k, dtype=np.float64)
+    var, se = to_numpy(table.variance), to_numpy(table.stderr)
+    var_s, se_s = to_numpy(table.variance_scaled), to_numpy(table.stderr_scaled)
+    ax.plot(d, d, ":", color="C3", lw=1, label="theory: d_k")
+    ax.plot(d, np.ones_like(d), ":", color="C0", lw=1, label="theory: 1")
+    unscaled = ax.errorbar(d, var, yerr=2 * se, fmt="o", color="C3", capsize=3, ms=4,
+                           label="Var(q·k), sampled")
+    scaled = ax.errorbar(d, var_s, yerr=2 * se_s, fmt="s", color="C0", capsize=3, ms=4,
+                         label="Var(q·k / √d_k), sampled")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("d_k")
+    ax.set_ylabel("variance of the score")
+    ax.set_title(f"Monte-Carlo, n = {table.num_samples} pairs, ±2 SE")
+    ax.legend(fontsize="small", loc="upper left")
+    return unscaled, scaled
+
+
+def sharpness_curves(unscaled, scaled, ax=None):
+    """Plot mean entropy and max weight of softmax rows against d_k, raw and scaled.
+
+    Args:
+        unscaled: a :class:`~attnlib.scaling.SharpnessTable` with ``scaled=False``.
+        scaled: the same with ``scaled=True``.
+        ax: axes (None: a new pyplot figure).
+
+    Returns:
+        ``list[Line2D]``: unscaled entropy, scaled entropy, unscaled max weight, scaled max weight.
+    """
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(4.5, 3.4), layout="constrained")
+    d = np.asarray(unscaled.d_k, dtype=np.float64)
+    ys = {
+        "entropy, q·k": unscaled.entropy,
+        "entropy, q·k/√d_k": scaled.entropy,
+        "max weight, q·k": unscaled.max_weight,
+        "max weight, q·k/√d_k": scaled.max_weight,
+    }
+    lines = curves(d, ys, ax=ax, logx=True, styles=["C3o-", "C0o-", "C3s--", "C0s--"],
+                   title=f"softmax rows over S = {unscaled.num_keys} keys",
+                   xlabel="d_k", ylabel="nats  /  weight")
+    ax.set_xscale("log", base=2)
+    log_s = math.log(unscaled.num_keys)
+    ax.axhline(log_s, color="0.6", ls=":", lw=1)
+    ax.text(d[0], log_s, "uniform row: log S", va="bottom", fontsize=8, color="0.4")
+    ax.set_ylim(0.0, 1.15 * log_s)
+    ax.legend(fontsize="small", loc="center right")
+    return lines
+
+
+def jacobian_panels(table, axes=None):
+    """Draw softmax Jacobians for several spreads σ of the same logits, on one colour scale.
+
+    Args:
+        table: a :class:`~attnlib.scaling.SpreadJacobians` (``spreads (N,)``, ``weights (N, S)``,
+            ``jacobians (N, S, S)``, ``norms (N,)``).
+        axes: N axes (None: a new pyplot figure).
+
+    Returns:
+        ``list[AxesImage]``, one per panel.
+    """
+    spreads = list(table.spreads)
+    if axes is None:
+        axes = _new_axes(len(spreads), (3.3 * len(spreads), 3.2))
+    if len(axes) != len(spreads):
+        raise ValueError(f"axes has {len(axes)} entries but the table has {len(spreads)} spreads")
+    weights, jacobians, norms = (to_numpy(t) for t in (table.weights, table.jacobians, table.norms))
+    S = weights.shape[-1]
+    labels = [f"z{j + 1}" for j in range(S)]
+    images = []
+    for i, (ax, sigma) in enumerate(zip(axes, spreads)):
+        jac = jacobians[i]  # (S, S)
+        title = (f"σ = {sigma:g}: max a = {float(weights[i].max()):.2f}, "
+                 f"‖J‖ = {float(norms[i]):.3f}")
+        im = heatmap(jac, ax=ax, row_labels=[f"a{j + 1}" for j in range(S)], col_labels=labels,
+                     title=title, xlabel="∂ / ∂z_r", ylabel="a_j" if i == 0 else "",
+                     cmap="RdBu_r", vmin=-_JACOBIAN_CLIM, vmax=_JACOBIAN_CLIM,
+                     colorbar=i == len(spreads) - 1)
+        cell_labels(ax, np.round(jac, decimals=2) + 0.0, "{:.2f}", fontsize=7,
+                    threshold=-1.0)  # + 0.0: no "-0.00"
+        images.append(im)
+    return images
+
+
+def mixing_segment(scores, weights, output, values, ax=None, *, lim: float = 4.8):
+    """Draw two 2-D values, the segment between them and the output weights · values.
+
+    Args:
+        scores: ``(2,)`` scores of the two keys (shown in the title).
+        weights: ``(2,)`` their softmax.
+        output: ``(2,)`` the output ``weights @ values``.
+        values: ``(2, 2)`` the two value vectors (rows).
+        ax: axes (None: a new pyplot figure).
+        lim: the view is ``[-0.5, lim]`` on both axes.
+
+    Returns:
+        ``(segment Line2D, output PathCollection)``.
+    """
+    z, a, o, vv = (to_numpy(t) for t in (scores, weights, output, values))
+    if z.shape != (2,) or a.shape != (2,) or o.shape != (2,) or vv.shape != (2, 2):
+        raise ValueError(f"scores, weights and output must be (2,) and values (2, 2), got "
+                         f"{z.shape}, {a.shape}, {o.shape} and {vv.shape}")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(4.0, 4.0), layout="constrained")
+    (segment,) = ax.plot(vv[:, 0], vv[:, 1], "--", color="C2", lw=1.5)
+    ax.scatter(vv[:, 0], vv[:, 1], marker="^", s=80, color="C2", zorder=3)
+    for j in range(2):
+        ax.annotate(f"v{j + 1} = ({vv[j, 0]:g}, {vv[j, 1]:g})\nweight {float(a[j]):.2f}",
+                    tuple(vv[j]), xytext=(8, -4), textcoords="offset points", color="C2",
+                    fontsize=9)
+    point = ax.scatter([o[0]], [o[1]], marker="*", s=220, color="black", zorder=4)
+    ax.annotate(f"o = ({o[0]:.2f}, {o[1]:.2f})", tuple(o), xytext=(10, 4),
+                textcoords="offset points", fontsize=10)
+    ax.set_xlim(-0.5, lim)
+    ax.set_ylim(-0.5, lim)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlabel("dimension 1")
+    ax.set_ylabel("dimension 2")
+    ax.set_title(f"scores ({float(z[0]):.2f}, {float(z[1]):.2f}) → weights "
+                 f"({float(a[0]):.2f}, {float(a[1]):.2f})")
+    return segment, point
+
+
+def two_query_weights(weights, ax=None, *, query_labels=("q1", "q2"), key_labels=("k1", "k2")):
+    """Grouped bars: one group per query, one bar per key, the weight written on each bar.
+
+    Args:
+        weights: ``(L, S)`` attention weights.
+        ax: axes (None: a new pyplot figure).
+        query_labels, key_labels: names of the L queries and S keys.
+
+    Returns:
+        ``list[BarContainer]``, one per key.
+    """
+    w = to_numpy(weights)
+    if w.ndim != 2 or w.shape != (len(query_labels), len(key_labels)):
+        raise ValueError(f"weights must be (L, S) = ({len(query_labels)}, {len(key_labels)}), "
+                         f"got {tuple(w.shape)}")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(4.0, 3.4), layout="constrained")
+    L, S = w.shape
+    width = 0.8 / S
+    x = np.arange(L)
+    containers = []
+    for j in range(S):
+        bars = ax.bar(x + (j - (S - 1) / 2) * width, w[:, j], width, label=key_labels[j],
+                      color=f"C{j}")
+        ax.bar_label(bars, fmt="%.2f", fontsize=9)
+        containers.append(bars)
+    ax.set_xticks(x, labels=list(query_labels))
+    ax.set_ylim(0.0, 1.0)
+    ax.set_ylabel("weight")
+    ax.legend(fontsize="small")
+    return containers
