@@ -64,7 +64,8 @@ def trace_greedy_decoding(model: Seq2SeqTransformer, src: torch.Tensor, *,
     check_tensor("src", src, ndim_min=1, floating=False)
     if src.dim() == 2:
         if src.shape[0] != 1:
-            raise ValueError(f"src must be one sequence (S,) or (1, S), got shape {tuple(src.shape)}")
+            raise ValueError(f"src must be one sequence (S,) or (1, S), got shape "
+                             f"{tuple(src.shape)}")
         src = src[0]
     if src.dim() != 1 or src.shape[0] < 1:
         raise ValueError(f"src must be one non-empty sequence (S,), got shape {tuple(src.shape)}")
@@ -79,7 +80,8 @@ def trace_greedy_decoding(model: Seq2SeqTransformer, src: torch.Tensor, *,
         out = model(batch, tgt_in)  # per layer (1, H, T, T) and (1, H, T, S) weights
     self_ws, cross_ws = out.decoder_self_weights, out.cross_weights
     return DecodingTrace(src=src.clone(), tgt_in=tgt_in[0], tokens=tokens[0],
-                         self_weights=[w[0] for w in self_ws], cross_weights=[w[0] for w in cross_ws])
+                         self_weights=[w[0] for w in self_ws],
+                         cross_weights=[w[0] for w in cross_ws])
 
 
 def anti_diagonal_mass(weights: torch.Tensor, src_valid_lens: torch.Tensor | None = None,

@@ -38,7 +38,7 @@ def default_device() -> torch.device:
 
 
 def set_seed(seed: int) -> None:
-    """Seed Python's, torch's (all devices) random generators; the caller seeds, never the library."""
+    """Seed Python's and torch's (all devices) generators; the caller seeds, never the library."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     random.seed(seed)

@@ -10,7 +10,6 @@ from __future__ import annotations
 # Notebook 08: the toy encoder-decoder, its training, and the sequence it is shown on (C36-C40).
 # Owned by the seq2seq split (H10b); merge this section after the other demo inputs.
 # ---------------------------------------------------------------------------------------------
-
 from dataclasses import asdict, dataclass
 from importlib import resources
 

@@ -153,7 +153,7 @@ def make_batch(task: str, batch_size: int, seq_len: int, vocab_size: int, *,
 
 
 def token_labels(tokens) -> list[str]:
-    """Readable labels for token ids: symbols as letters ``a, b, ...``; ``<s>``, ``</s>``, ``·`` (PAD).
+    """Readable labels for token ids: symbols as letters ``a, b, ...``; ``<s>``, ``</s>``, ``·``.
 
     Args:
         tokens: a 1-D tensor or sequence of integer ids (symbols start at ``NUM_SPECIAL``).

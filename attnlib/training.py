@@ -82,13 +82,13 @@ def evaluate(model: Seq2SeqTransformer, batch: ToyBatch) -> float:
     return sequence_accuracy(pred, batch.tgt_out)
 
 
-def train_seq2seq(model: Seq2SeqTransformer, cfg: TrainConfig = TrainConfig(), *,
+def train_seq2seq(model: Seq2SeqTransformer, cfg: TrainConfig | None = None, *,
                   progress: bool = True) -> TrainHistory:
     """Train ``model`` in place on a generated toy task with Adam, stopping once it is good enough.
 
     Args:
         model: the :class:`~attnlib.seq2seq.Seq2SeqTransformer` to train; its device is used.
-        cfg: a :class:`~attnlib.examples.TrainConfig` (``TrainConfig()`` is notebook 08's).
+        cfg: a :class:`~attnlib.examples.TrainConfig` (None: ``TrainConfig()``, notebook 08's).
         progress: show a ``tqdm.auto`` progress bar (text in a terminal, a widget in JupyterLab)
             with the loss and the held-out accuracy.
 
@@ -97,6 +97,7 @@ def train_seq2seq(model: Seq2SeqTransformer, cfg: TrainConfig = TrainConfig(), *
     """
     if not isinstance(model, Seq2SeqTransformer):
         raise TypeError(f"model must be a Seq2SeqTransformer, got {type(model).__name__}")
+    cfg = TrainConfig() if cfg is None else cfg
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"cfg must be an attnlib.examples.TrainConfig, got {type(cfg).__name__}")
     check_task_args(cfg.task, cfg.batch_size, cfg.seq_len, model.vocab_size, cfg.min_len)

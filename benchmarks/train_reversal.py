@@ -63,7 +63,7 @@ def main() -> int:
     print(f"device={device}, torch {torch.__version__}, parameters="
           f"{sum(p.numel() for p in model.parameters())}")
     print(f"{'step':>6} | {'loss':>7} | {'held-out accuracy':>17}")
-    for step, acc in zip(history.eval_steps, history.accuracies):
+    for step, acc in zip(history.eval_steps, history.accuracies, strict=True):
         print(f"{step:>6} | {history.losses[step - 1]:>7.4f} | {acc:>17.4f}")
     test = make_batch(train_cfg.task, 512, train_cfg.seq_len, model_cfg.vocab_size, split="test",
                       device=device)

@@ -1,4 +1,4 @@
-"""Greedy-decoding traces (attnlib.decoding) against decoding one step at a time; the anti-diagonal."""
+"""Greedy-decoding traces (attnlib.decoding) against step-by-step decoding; the anti-diagonal."""
 
 from __future__ import annotations
 

@@ -11,8 +11,13 @@ import torch
 
 import attnlib.examples as examples
 from attnlib.decoding import anti_diagonal_mass
-from attnlib.examples import (DEFAULT_SOURCE, Seq2SeqConfig, TrainConfig, trained_reversal_model,
-                              untrained_reversal_model)
+from attnlib.examples import (
+    DEFAULT_SOURCE,
+    Seq2SeqConfig,
+    TrainConfig,
+    trained_reversal_model,
+    untrained_reversal_model,
+)
 from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
 from attnlib.toy_tasks import NUM_SPECIAL, _split_of, make_batch
 
@@ -100,7 +105,7 @@ def test_untrained_model_is_repeatable_and_leaves_the_global_rng_alone():
     before = torch.get_rng_state()
     a, b = untrained_reversal_model(), untrained_reversal_model()
     assert torch.equal(torch.get_rng_state(), before)
-    for pa, pb in zip(a.parameters(), b.parameters()):
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
         assert torch.equal(pa, pb)
     assert not untrained_reversal_model(seed=1).output.weight.equal(a.output.weight)
     assert not a.training

@@ -16,7 +16,8 @@ SMALL = Seq2SeqConfig(vocab_size=10, d_model=32, num_heads=2, d_ff=64)
 
 
 def test_model_shapes_and_attention_maps(device):
-    model = Seq2SeqTransformer(replace(SMALL, num_encoder_layers=2, num_decoder_layers=2)).to(device)
+    cfg = replace(SMALL, num_encoder_layers=2, num_decoder_layers=2)
+    model = Seq2SeqTransformer(cfg).to(device)
     batch = make_batch("reverse", 3, 5, 10, min_len=2, device=device)
     out = model(batch.src, batch.tgt_in, src_valid_lens=batch.src_valid_lens)
     assert out.logits.shape == (3, 6, 10)

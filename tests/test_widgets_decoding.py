@@ -14,7 +14,6 @@ from attnlib.toy_tasks import token_labels
 from attnlib.widgets import BUILDERS
 from attnlib.widgets.decoding import decoding_explorer, visible_rows
 
-
 pytestmark = pytest.mark.usefixtures("agg_figures")
 
 

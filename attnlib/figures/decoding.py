@@ -1,4 +1,5 @@
-"""Key picture of notebook 08: a tiny encoder–decoder trained on reversal looks along the anti-diagonal (C39, C40)."""
+"""Key picture of notebook 08: a tiny encoder–decoder trained on reversal looks along the
+anti-diagonal (C39, C40)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from attnlib.toy_tasks import token_labels
 __all__ = ["cross_attention_panel", "decoding_cross_attention_figure"]
 
 
-def cross_attention_panel(trace: DecodingTrace, ax=None, *, layer: int = -1, head: int | None = None,
-                          title: str | None = None):
-    """Draw one decoding's cross-attention map, ``[T steps, S source positions]``, with token labels.
+def cross_attention_panel(trace: DecodingTrace, ax=None, *, layer: int = -1,
+                          head: int | None = None, title: str | None = None):
+    """Draw one decoding's cross-attention map, ``[T steps, S source positions]``, token-labelled.
 
     Args:
         trace: from :func:`attnlib.decoding.trace_greedy_decoding`.
