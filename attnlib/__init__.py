@@ -38,9 +38,11 @@ from .multihead import (MultiHeadAttention, head_projection, merge_heads,
                         multihead_by_separate_heads, one_wide_head, split_heads)
 from .positional import (PositionalEncoding, offset_rotation, permute_tokens,
                          sinusoidal_encoding, sinusoidal_frequencies)
-from .seq2seq import (Seq2SeqTransformer, ToyBatch, TrainHistory, anti_diagonal_mass,
-                      copy_batch, cross_attention_maps, greedy_decode, make_batch,
-                      reversal_batch, sequence_accuracy, sort_batch, train_seq2seq)
+from .decoding import DecodingTrace, anti_diagonal_mass, trace_greedy_decoding
+from .examples import Seq2SeqConfig, TrainConfig
+from .seq2seq import Seq2SeqOutput, Seq2SeqTransformer, eval_mode, greedy_decode
+from .toy_tasks import ToyBatch, make_batch, token_labels
+from .training import TrainHistory, evaluate, sequence_accuracy, train_seq2seq
 from .transformer import (DecoderBlock, EncoderBlock, FeedForward, batch_norm_tokens,
                           layer_norm, norm_context_dependence)
 

@@ -1,11 +1,12 @@
 """Greedy decoding, step by step: which tokens came out and where each step looked.
-
 :func:`trace_greedy_decoding` decodes one source sequence with a trained
 :class:`~attnlib.seq2seq.Seq2SeqTransformer` and returns every attention map the decoder used
 along the way: its causal self-attention ``(T, T)`` and its cross-attention ``(T, S)`` per layer
 and head. Because the decoder is causal, row t of a teacher-forced pass over the finished output
 equals what step t saw when it was decoded (later tokens cannot change it, C36), so one pass gives
 the whole trace; the tests check this against decoding one step at a time.
+
+:func:`anti_diagonal_mass` is the number that says a reversal model has learned its alignment.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from dataclasses import dataclass
 import torch
 
 from ._checks import check_tensor
-from .seq2seq import BOS, EOS, NUM_SPECIAL, PAD, Seq2SeqTransformer, greedy_decode
+from .seq2seq import Seq2SeqTransformer, eval_mode, greedy_decode
+from .toy_tasks import BOS, PAD
 
-__all__ = ["DecodingTrace", "trace_greedy_decoding", "token_labels"]
+__all__ = ["DecodingTrace", "trace_greedy_decoding", "anti_diagonal_mass"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class DecodingTrace:
     """One greedily decoded sequence and the attention used at every step.
 
@@ -62,7 +64,8 @@ def trace_greedy_decoding(model: Seq2SeqTransformer, src: torch.Tensor, *,
     check_tensor("src", src, ndim_min=1, floating=False)
     if src.dim() == 2:
         if src.shape[0] != 1:
-            raise ValueError(f"src must be one sequence (S,) or (1, S), got shape {tuple(src.shape)}")
+            raise ValueError(f"src must be one sequence (S,) or (1, S), got shape "
+                             f"{tuple(src.shape)}")
         src = src[0]
     if src.dim() != 1 or src.shape[0] < 1:
         raise ValueError(f"src must be one non-empty sequence (S,), got shape {tuple(src.shape)}")
@@ -70,42 +73,50 @@ def trace_greedy_decoding(model: Seq2SeqTransformer, src: torch.Tensor, *,
         raise TypeError(f"src must hold integer token ids, got {src.dtype}")
     if bool((src == PAD).any()):
         raise ValueError("src must hold real tokens only (no PAD); cut it to its valid length")
-    was_training = model.training
-    model.eval()
-    try:
-        batch = src.unsqueeze(0)  # (1, S)
-        tokens, _ = greedy_decode(model, batch, max_len=max_len)  # (1, T)
-        tgt_in = torch.cat([torch.full_like(tokens[:, :1], BOS), tokens[:, :-1]], dim=1)  # (1, T)
-        memory, _ = model.encode(batch)  # (1, S, D)
-        _, self_ws, cross_ws = model.decode(tgt_in, memory)  # per layer (1, H, T, T), (1, H, T, S)
-    finally:
-        model.train(was_training)
+    batch = src.unsqueeze(0)  # (1, S)
+    tokens, _ = greedy_decode(model, batch, max_len=max_len)  # (1, T)
+    tgt_in = torch.cat([torch.full_like(tokens[:, :1], BOS), tokens[:, :-1]], dim=1)  # (1, T)
+    with eval_mode(model):
+        out = model(batch, tgt_in)  # per layer (1, H, T, T) and (1, H, T, S) weights
+    self_ws, cross_ws = out.decoder_self_weights, out.cross_weights
     return DecodingTrace(src=src.clone(), tgt_in=tgt_in[0], tokens=tokens[0],
-                         self_weights=[w[0] for w in self_ws], cross_weights=[w[0] for w in cross_ws])
+                         self_weights=[w[0] for w in self_ws],
+                         cross_weights=[w[0] for w in cross_ws])
 
 
-def token_labels(tokens) -> list[str]:
-    """Readable labels for token ids: symbols as letters ``a, b, ...``; ``<s>``, ``</s>``, ``·`` (PAD).
+def anti_diagonal_mass(weights: torch.Tensor, src_valid_lens: torch.Tensor | None = None,
+                       ) -> float:
+    """Average cross-attention weight that output t puts on source position ``n - 1 - t``.
+
+    For reversal, output token t is the source token ``n - 1 - t`` (n the source length), so
+    an aligned model puts its mass on that anti-diagonal (C40). Rows ``t < n`` are averaged (the
+    EOS row and padding rows are left out), over heads first when ``weights`` has them.
 
     Args:
-        tokens: a 1-D tensor or sequence of integer ids (symbols start at ``NUM_SPECIAL``).
+        weights: ``(B, H, T, S)`` or ``(B, T, S)`` cross-attention weights, ``T >= n``.
+        src_valid_lens: ``(B,)`` source lengths (default: all ``S``).
 
     Returns:
-        One string per id (symbols past ``z`` are written ``#id``).
+        A float in [0, 1]: 1 means every row puts all its weight on the anti-diagonal.
     """
-    ids = tokens.tolist() if isinstance(tokens, torch.Tensor) else list(tokens)
-    if any(isinstance(t, list) for t in ids):
-        raise ValueError("tokens must be 1-D (one sequence)")
-    special = {PAD: "·", BOS: "<s>", EOS: "</s>"}
-    out = []
-    for t in ids:
-        t = int(t)
-        if t < 0:
-            raise ValueError(f"token ids must be >= 0, got {t}")
-        if t in special:
-            out.append(special[t])
-        elif t - NUM_SPECIAL < 26:
-            out.append(chr(ord("a") + t - NUM_SPECIAL))
-        else:
-            out.append(f"#{t}")
-    return out
+    check_tensor("weights", weights, ndim_min=3)
+    if weights.dim() == 4:
+        weights = weights.mean(dim=1)  # (B, T, S): average over heads
+    elif weights.dim() != 3:
+        raise ValueError(f"weights must be (B, H, T, S) or (B, T, S), got {tuple(weights.shape)}")
+    batch, num_rows, num_keys = weights.shape
+    if src_valid_lens is None:
+        src_valid_lens = torch.full((batch,), num_keys, dtype=torch.long, device=weights.device)
+    check_tensor("src_valid_lens", src_valid_lens, ndim=1, floating=False)
+    if src_valid_lens.shape[0] != batch:
+        raise ValueError(f"src_valid_lens has {src_valid_lens.shape[0]} rows but weights has "
+                         f"batch {batch}")
+    lens = src_valid_lens.to(weights.device).long()
+    if int(lens.min()) < 1 or int(lens.max()) > min(num_keys, num_rows):
+        raise ValueError(f"src_valid_lens must be in [1, {min(num_keys, num_rows)}], got "
+                         f"{lens.tolist()}")
+    t = torch.arange(num_rows, device=weights.device)  # (T,)
+    target = (lens.unsqueeze(1) - 1 - t).clamp(min=0)  # (B, T)
+    picked = weights.gather(2, target.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    rows = t < lens.unsqueeze(1)  # (B, T): the real output positions
+    return float(picked[rows].float().mean())

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import random
+from contextlib import contextmanager
 
 import torch
 
-__all__ = ["default_device", "set_seed"]
+from ._checks import check_positive_int
+
+__all__ = ["default_device", "set_seed", "num_threads"]
 
 
 def default_device() -> torch.device:
@@ -35,7 +38,7 @@ def default_device() -> torch.device:
 
 
 def set_seed(seed: int) -> None:
-    """Seed Python's, torch's (all devices) random generators; the caller seeds, never the library."""
+    """Seed Python's and torch's (all devices) generators; the caller seeds, never the library."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     random.seed(seed)
@@ -46,3 +49,22 @@ def set_seed(seed: int) -> None:
         np.random.seed(seed % 2**32)
     except ImportError:  # numpy is optional for the math
         pass
+
+
+@contextmanager
+def num_threads(n: int):
+    """Run the block with torch using ``n`` CPU threads, then restore the previous count.
+
+    Tiny models (the toy encoder-decoder of notebook 08) train fastest on one thread: on a busy
+    2-core CPU two threads made each step about ten times slower. The caller decides::
+
+        with num_threads(1):
+            history = train_seq2seq(model, cfg)
+    """
+    check_positive_int("n", n)
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)

@@ -3,14 +3,21 @@ explorer starts from, so each lives in one place.
 
 Everything here is data, drawn from private seeded ``torch.Generator`` objects (the global
 generator is never touched); the math that turns it into weights lives in the math modules.
+
+The last section holds the settings of notebook 08's toy encoder-decoder (frozen config
+dataclasses, as nanoGPT's ``GPTConfig``): changing a setting there changes it everywhere.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from importlib import resources
 
 import torch
+
+from ._checks import check_number_above, check_positive_int
+from .toy_tasks import NUM_SPECIAL, TASKS
 
 __all__ = [
     # 2-D queries, keys and values (notebook 01, the query explorer)
@@ -21,6 +28,9 @@ __all__ = [
     "DEFAULT_TOKENS", "DemoProjections", "demo_projections", "sentence_embeddings",
     # a padded batch (notebook 05, the masking explorer)
     "DEFAULT_VALID_LENS", "demo_batch",
+    # the toy encoder-decoder of notebook 08: its settings, weights and demo source
+    "DEFAULT_SOURCE", "Seq2SeqConfig", "TrainConfig", "REVERSAL_WEIGHTS", "reversal_weights_file",
+    "trained_reversal_model", "untrained_reversal_model",
 ]
 
 
@@ -126,3 +136,162 @@ def demo_batch(*, batch: int = 3, num_tokens: int = 6, d_k: int = 8, d_v: int = 
     k = torch.randn(batch, num_tokens, d_k, generator=gen, dtype=torch.float64)  # (B, S, Dk)
     v = torch.randn(batch, num_tokens, d_v, generator=gen, dtype=torch.float64)  # (B, S, Dv)
     return q, k, v
+
+
+# ---------------------------------------------------------------------------------------------
+# Notebook 08: the toy encoder-decoder, its training, and the sequence it is shown on (C36-C40).
+# ---------------------------------------------------------------------------------------------
+
+#: The source sequence notebook 08, its figure and its explorer decode: "b g a e j d" (ids 3.. are
+#: the letters a..); six different letters, in the held-out split of
+#: :func:`attnlib.toy_tasks.make_batch` (never trained on).
+DEFAULT_SOURCE = (4, 9, 3, 7, 12, 6)
+
+
+@dataclass(frozen=True)
+class Seq2SeqConfig:
+    """The shape of :class:`~attnlib.seq2seq.Seq2SeqTransformer`; the defaults are notebook 08's.
+
+    Attributes:
+        vocab_size: V, including PAD, BOS and EOS (13: those three and the letters a..j).
+        d_model: D.
+        num_heads: H (must divide ``d_model``).
+        d_ff: the feed-forward hidden width.
+        num_encoder_layers, num_decoder_layers: blocks on each side.
+        max_positions: the longest sequence the position table covers (source or target).
+        dropout: dropout everywhere, in ``[0, 1)`` (0 for the toy tasks).
+        norm_first: Pre-LN blocks if True, Post-LN (the original order) if False.
+    """
+
+    vocab_size: int = 13
+    d_model: int = 64
+    num_heads: int = 4
+    d_ff: int = 128
+    num_encoder_layers: int = 1
+    num_decoder_layers: int = 1
+    max_positions: int = 16
+    dropout: float = 0.0
+    norm_first: bool = False
+
+    def __post_init__(self):
+        for name in ("vocab_size", "d_model", "num_heads", "d_ff", "num_encoder_layers",
+                     "num_decoder_layers", "max_positions"):
+            check_positive_int(name, getattr(self, name))
+        if self.vocab_size < NUM_SPECIAL + 2:
+            raise ValueError(f"vocab_size must be >= {NUM_SPECIAL + 2} (PAD, BOS, EOS and two "
+                             f"symbols), got {self.vocab_size}")
+        if self.d_model % self.num_heads:
+            raise ValueError(f"num_heads={self.num_heads} must divide d_model={self.d_model}")
+        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)):
+            raise TypeError(f"dropout must be a number, got {type(self.dropout).__name__}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if not isinstance(self.norm_first, bool):
+            raise TypeError(f"norm_first must be a bool, got {type(self.norm_first).__name__}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How :func:`~attnlib.training.train_seq2seq` trains; the defaults are notebook 08's.
+
+    Attributes:
+        task: ``"reverse"``, ``"copy"`` or ``"sort"`` (see :mod:`attnlib.toy_tasks`).
+        seq_len: the longest source length (the target needs ``seq_len + 1`` positions).
+        min_len: the shortest source length (None: every source is ``seq_len`` long).
+        steps: the most optimisation steps.
+        batch_size: sequences per step.
+        lr: Adam's learning rate.
+        target_accuracy: stop once the held-out exact-sequence accuracy reaches it; in (0, 1].
+        eval_every: steps between evaluations.
+        eval_size: held-out sequences per evaluation.
+        grad_clip: clip the gradient norm to this (None: no clipping).
+        seed: what the caller passes to :func:`attnlib.set_seed` before building the model (the
+            library itself never seeds).
+    """
+
+    task: str = "reverse"
+    seq_len: int = 6
+    min_len: int | None = None
+    steps: int = 1500
+    batch_size: int = 128
+    lr: float = 3e-3
+    target_accuracy: float = 0.99
+    eval_every: int = 50
+    eval_size: int = 512
+    grad_clip: float | None = 1.0
+    seed: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.task, str) or self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        for name in ("seq_len", "steps", "batch_size", "eval_every", "eval_size"):
+            check_positive_int(name, getattr(self, name))
+        if self.min_len is not None:
+            check_positive_int("min_len", self.min_len)
+            if self.min_len > self.seq_len:
+                raise ValueError(f"min_len={self.min_len} is larger than seq_len={self.seq_len}")
+        check_number_above("lr", self.lr, 0.0)
+        check_number_above("target_accuracy", self.target_accuracy, 0.0)
+        if self.target_accuracy > 1.0:
+            raise ValueError(f"target_accuracy must be in (0, 1], got {self.target_accuracy}")
+        if self.grad_clip is not None:
+            check_number_above("grad_clip", self.grad_clip, 0.0)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise TypeError(f"seed must be an int, got {type(self.seed).__name__}")
+
+
+#: The trained reversal model's weights, written by ``python -m attnlib.training --write-weights``.
+REVERSAL_WEIGHTS = "data/reversal.pt"
+
+
+def reversal_weights_file():
+    """The packaged weights file (an ``importlib.resources`` traversable)."""
+    return resources.files("attnlib").joinpath(REVERSAL_WEIGHTS)
+
+
+def trained_reversal_model(device: torch.device | str | None = None):
+    """Notebook 08's model trained on reversal, loaded from the weights shipped with attnlib.
+
+    The file holds a float32 ``state_dict`` and the two configs it was trained with; they must
+    equal today's ``Seq2SeqConfig()`` and ``TrainConfig()``, so a changed setting cannot silently
+    load stale weights.
+
+    Args:
+        device: where to put the model (default the CPU).
+
+    Returns:
+        A :class:`~attnlib.seq2seq.Seq2SeqTransformer` in eval mode.
+    """
+    from .seq2seq import Seq2SeqTransformer
+
+    with reversal_weights_file().open("rb") as f:
+        saved = torch.load(f, map_location="cpu", weights_only=True)
+    expected = {"model_config": asdict(Seq2SeqConfig()), "train_config": asdict(TrainConfig())}
+    for key, want in expected.items():
+        if saved.get(key) != want:
+            raise ValueError(
+                f"{REVERSAL_WEIGHTS} was trained with {key}={saved.get(key)} but the current "
+                f"setting is {want}; re-create it with `python -m attnlib.training --write-weights`"
+            )
+    model = Seq2SeqTransformer(Seq2SeqConfig())
+    model.load_state_dict(saved["state_dict"])
+    return model.to(device if device is not None else "cpu").eval()
+
+
+def untrained_reversal_model(seed: int = 0, device: torch.device | str | None = None):
+    """Notebook 08's model before training: what the explorer shows when given no model.
+
+    Built inside ``torch.random.fork_rng`` from a generator seeded with ``seed``, so the caller's
+    random state is left as it was.
+
+    Returns:
+        A :class:`~attnlib.seq2seq.Seq2SeqTransformer` in eval mode (on the CPU by default).
+    """
+    from .seq2seq import Seq2SeqTransformer
+
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Seq2SeqTransformer(Seq2SeqConfig())
+    return model.to(device if device is not None else "cpu").eval()

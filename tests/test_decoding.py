@@ -1,18 +1,21 @@
-"""Greedy-decoding traces (attnlib.decoding) against decoding one step at a time."""
+"""Greedy-decoding traces (attnlib.decoding) against step-by-step decoding; the anti-diagonal."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from attnlib.decoding import DecodingTrace, token_labels, trace_greedy_decoding
-from attnlib.seq2seq import BOS, EOS, PAD, Seq2SeqTransformer, greedy_decode
+from attnlib.decoding import DecodingTrace, anti_diagonal_mass, trace_greedy_decoding
+from attnlib.examples import Seq2SeqConfig
+from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
+from attnlib.toy_tasks import BOS
 
 
 @pytest.fixture
 def model(device):
     # Two decoder layers so the per-layer lists are exercised; untrained is enough here.
-    return Seq2SeqTransformer(13, d_model=32, num_heads=4, d_ff=64, num_decoder_layers=2).to(device).eval()
+    cfg = Seq2SeqConfig(d_model=32, num_heads=4, d_ff=64, num_decoder_layers=2)
+    return Seq2SeqTransformer(cfg).to(device).eval()
 
 
 def test_trace_tokens_equal_greedy_decode(model, device):
@@ -61,11 +64,6 @@ def test_trace_restores_training_mode(model, device):
     assert model.training
 
 
-def test_token_labels():
-    assert token_labels(torch.tensor([PAD, BOS, EOS, 3, 4, 28, 29])) == ["·", "<s>", "</s>", "a", "b", "z", "#29"]
-    assert token_labels([5, 3]) == ["c", "a"]
-
-
 @pytest.mark.parametrize("src, err, match", [
     (torch.tensor([3, 0, 4]), ValueError, "no PAD"),
     (torch.tensor([[3, 4], [5, 6]]), ValueError, "one sequence"),
@@ -73,7 +71,7 @@ def test_token_labels():
     (torch.tensor([], dtype=torch.long), ValueError, "non-empty"),
 ])
 def test_trace_bad_input(src, err, match):
-    m = Seq2SeqTransformer(13, d_model=16, num_heads=2, d_ff=16)
+    m = Seq2SeqTransformer(Seq2SeqConfig(d_model=16, num_heads=2, d_ff=16))
     with pytest.raises(err, match=match):
         trace_greedy_decoding(m, src)
 
@@ -83,8 +81,24 @@ def test_trace_bad_model():
         trace_greedy_decoding(torch.nn.Linear(2, 2), torch.tensor([3]))
 
 
-def test_token_labels_bad_input():
-    with pytest.raises(ValueError, match="1-D"):
-        token_labels(torch.tensor([[3, 4]]))
-    with pytest.raises(ValueError, match=">= 0"):
-        token_labels([-1])
+def test_anti_diagonal_mass_closed_form():
+    n = 4
+    perfect = torch.zeros(2, 3, n + 1, n)
+    for t in range(n):
+        perfect[:, :, t, n - 1 - t] = 1.0
+    assert anti_diagonal_mass(perfect) == pytest.approx(1.0)
+    uniform = torch.full((2, n + 1, n), 1 / n)
+    assert anti_diagonal_mass(uniform) == pytest.approx(1 / n)
+    # With lengths, the anti-diagonal of each sequence's own length counts.
+    w = torch.zeros(1, 4, 4)
+    w[0, 0, 1], w[0, 1, 0] = 1.0, 1.0
+    assert anti_diagonal_mass(w, torch.tensor([2])) == pytest.approx(1.0)
+
+
+def test_anti_diagonal_mass_bad_input():
+    with pytest.raises(ValueError, match="src_valid_lens must be in"):
+        anti_diagonal_mass(torch.rand(1, 3, 3), torch.tensor([0]))
+    with pytest.raises(ValueError, match="src_valid_lens has 2 rows"):
+        anti_diagonal_mass(torch.rand(1, 3, 3), torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="weights must be"):
+        anti_diagonal_mass(torch.rand(1, 1, 1, 3, 3))

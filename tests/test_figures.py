@@ -1,4 +1,9 @@
-"""figures/: every key picture is regenerated from attnlib and matches the committed file."""
+"""figures/: every key picture is regenerated from attnlib and matches the committed file.
+
+Figures in ``PIXEL_TESTED`` are compared pixel by pixel; the others opted out explicitly with
+``register_figure(..., pixel_test=False)`` and are checked by their content elsewhere (listed in
+``CHECKED_BY_CONTENT`` below, with the test that does it).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,15 @@ from pathlib import Path
 import pytest
 from matplotlib.testing.compare import compare_images
 
-from attnlib.figures import FIGURES, FORMATS, write_figures
+from attnlib.figures import FIGURES, FORMATS, PIXEL_TESTED, register_figure, write_figures
 
 FIGURES_DIR = Path(__file__).resolve().parents[1] / "figures"
 TOLERANCE = 2.0  # RMS over 0-255 pixel values: font/antialiasing noise, not a changed picture
+#: figures not compared by pixels -> the test that checks what they show.
+CHECKED_BY_CONTENT = {
+    "decoding_cross_attention":
+        "tests/test_figures_decoding.py::test_c40_figure_is_untrained_then_anti_diagonal",
+}
 
 
 def _committed(ext: str) -> set[str]:
@@ -24,7 +34,20 @@ def test_every_committed_figure_has_a_generator_and_vice_versa():
     assert _committed("svg") == {n for n, f in FORMATS.items() if "svg" in f}
 
 
-@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_every_figure_is_pixel_tested_unless_it_opted_out():
+    """A new figure is pixel-tested by default; opting out must be explicit and listed here."""
+    assert PIXEL_TESTED <= set(FIGURES)
+    assert set(FIGURES) - PIXEL_TESTED == set(CHECKED_BY_CONTENT)
+
+
+def test_register_figure_records_the_opt_out():
+    assert "decoding_cross_attention" not in PIXEL_TESTED
+    assert "query_output_hull" in PIXEL_TESTED
+    with pytest.raises(TypeError, match="pixel_test must be a bool"):
+        register_figure("never_registered", pixel_test="no")
+
+
+@pytest.mark.parametrize("name", sorted(PIXEL_TESTED))
 def test_figure_matches_the_committed_png(name, tmp_path):
     committed = FIGURES_DIR / f"{name}.png"
     if not committed.exists():

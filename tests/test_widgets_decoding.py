@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.decoding import token_labels
+from attnlib.decoding import trace_greedy_decoding
+from attnlib.examples import DEFAULT_SOURCE, Seq2SeqConfig, untrained_reversal_model
 from attnlib.masks import causal_mask
 from attnlib.seq2seq import Seq2SeqTransformer
+from attnlib.toy_tasks import token_labels
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.decoding import (DEFAULT_SOURCE, decoding_explorer, default_model,
-                                      visible_rows)
-
+from attnlib.widgets.decoding import decoding_explorer, visible_rows
 
 pytestmark = pytest.mark.usefixtures("agg_figures")
 
@@ -26,14 +26,11 @@ def test_registered_and_builds_without_arguments():
     assert ex.render().shape[2] == 4
 
 
-def test_default_model_is_repeatable_and_leaves_the_global_rng_alone():
-    torch.manual_seed(123)
-    before = torch.get_rng_state()
-    a, b = default_model(), default_model()
-    assert torch.equal(torch.get_rng_state(), before)
-    for pa, pb in zip(a.parameters(), b.parameters()):
-        assert torch.equal(pa, pb)
-    assert not default_model(seed=1).generator.weight.equal(a.generator.weight)
+def test_without_a_model_it_shows_the_untrained_notebook_model():
+    ex = decoding_explorer()
+    expected = trace_greedy_decoding(untrained_reversal_model(), torch.tensor(DEFAULT_SOURCE))
+    assert torch.equal(ex.trace.tokens, expected.tokens)
+    torch.testing.assert_close(ex.trace.cross_weights[-1], expected.cross_weights[-1])
 
 
 def test_c39_readout_rows_are_the_trace_rows():
@@ -80,7 +77,8 @@ def test_visible_rows_against_masks():
 
 def test_takes_a_model_and_source():
     torch.manual_seed(0)
-    m = Seq2SeqTransformer(9, d_model=16, num_heads=2, d_ff=16, num_decoder_layers=2).eval()
+    cfg = Seq2SeqConfig(vocab_size=9, d_model=16, num_heads=2, d_ff=16, num_decoder_layers=2)
+    m = Seq2SeqTransformer(cfg).eval()
     ex = decoding_explorer(m, [3, 4, 5], step=2, head=1, layer=0)
     assert ex.values() == {"step": 2, "head": 1}
     np.testing.assert_allclose(ex.state()["cross-attention row (source positions 0..S-1)"],

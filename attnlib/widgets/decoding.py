@@ -12,32 +12,13 @@ import numpy as np
 import torch
 
 from attnlib import plotting
-from attnlib.decoding import DecodingTrace, token_labels, trace_greedy_decoding
-from attnlib.seq2seq import NUM_SPECIAL, Seq2SeqTransformer
+from attnlib.decoding import DecodingTrace, trace_greedy_decoding
+from attnlib.examples import DEFAULT_SOURCE, untrained_reversal_model
+from attnlib.seq2seq import Seq2SeqTransformer
+from attnlib.toy_tasks import NUM_SPECIAL, token_labels
 from attnlib.widgets.base import Explorer, dropdown, int_slider, new_figure, register
 
-__all__ = ["decoding_explorer", "default_model", "visible_rows", "DEFAULT_SOURCE", "DEFAULT_VOCAB"]
-
-#: The default source sequence, "b g a e j d" (ids 3.. are the letters a..); six different letters,
-#: in the held-out split of :func:`attnlib.seq2seq.make_batch` (never trained on).
-DEFAULT_SOURCE = (4, 9, 3, 7, 12, 6)
-#: PAD, BOS, EOS and the 10 symbols a..j, as in notebook 08's reversal task.
-DEFAULT_VOCAB = 13
-
-
-def default_model(seed: int = 0, vocab_size: int = DEFAULT_VOCAB) -> Seq2SeqTransformer:
-    """The untrained model the explorer shows when given none (notebook 08 passes a trained one).
-
-    Built with notebook 08's sizes from a generator seeded with ``seed`` inside
-    ``torch.random.fork_rng``, so the caller's random state is left as it was.
-
-    Returns:
-        A :class:`~attnlib.seq2seq.Seq2SeqTransformer` on the CPU, in eval mode.
-    """
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = Seq2SeqTransformer(vocab_size, d_model=64, num_heads=4, d_ff=128)
-    return model.eval()
+__all__ = ["decoding_explorer", "visible_rows"]
 
 
 def visible_rows(num_rows: int, num_cols: int, step: int, *, causal: bool) -> np.ndarray:
@@ -93,8 +74,8 @@ def decoding_explorer(model: Seq2SeqTransformer | None = None, src=DEFAULT_SOURC
     """A slider over greedy-decoding steps: causal self-attention and cross-attention, row by row.
 
     Args:
-        model: a trained :class:`~attnlib.seq2seq.Seq2SeqTransformer` (None: :func:`default_model`,
-            untrained, so its maps show no alignment yet).
+        model: a trained :class:`~attnlib.seq2seq.Seq2SeqTransformer` (None:
+            :func:`attnlib.examples.untrained_reversal_model`, so its maps show no alignment yet).
         src: the source sequence, token ids ``>= NUM_SPECIAL`` (a tensor or a sequence of ints).
         step: starting step in ``[1, T]`` (default: T, everything decoded).
         head: starting head, ``-1`` for the average over heads.
@@ -106,7 +87,7 @@ def decoding_explorer(model: Seq2SeqTransformer | None = None, src=DEFAULT_SOURC
         source position it looked at most.
     """
     if model is None:
-        model = default_model()
+        model = untrained_reversal_model()
     if not isinstance(model, Seq2SeqTransformer):
         raise TypeError(f"model must be a Seq2SeqTransformer or None, got {type(model).__name__}")
     device = next(model.parameters()).device

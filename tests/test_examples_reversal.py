@@ -1,0 +1,111 @@
+"""The notebook-08 settings in attnlib.examples and the committed weights of the trained model."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import FrozenInstanceError, asdict, replace
+from pathlib import Path
+
+import pytest
+import torch
+
+import attnlib.examples as examples
+from attnlib.decoding import anti_diagonal_mass
+from attnlib.examples import (
+    DEFAULT_SOURCE,
+    Seq2SeqConfig,
+    TrainConfig,
+    trained_reversal_model,
+    untrained_reversal_model,
+)
+from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
+from attnlib.toy_tasks import NUM_SPECIAL, _split_of, make_batch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_configs_are_frozen_and_hold_notebook_08s_settings():
+    cfg, train = Seq2SeqConfig(), TrainConfig()
+    with pytest.raises(FrozenInstanceError):
+        cfg.d_model = 8
+    # The numbers notebook 08's prose states (vocabulary of PAD, BOS, EOS and a..j, d = 64,
+    # 4 heads, sources of 6 letters, stop at 99%); parameters counted by hand below.
+    assert (cfg.vocab_size, cfg.d_model, cfg.num_heads) == (13, 64, 4)
+    assert (train.task, train.seq_len, train.target_accuracy, train.eval_every,
+            train.eval_size) == ("reverse", 6, 0.99, 50, 512)
+    V, D, F = cfg.vocab_size, cfg.d_model, cfg.d_ff
+    attn = 4 * (D * D + D)
+    ffn = D * F + F + F * D + D
+    encoder = attn + ffn + 2 * 2 * D  # two LayerNorms
+    decoder = 2 * attn + ffn + 3 * 2 * D
+    expected = 2 * V * D + encoder + decoder + D * V + V
+    assert sum(p.numel() for p in Seq2SeqTransformer(cfg).parameters()) == expected
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(vocab_size=4), ValueError, "vocab_size must be >= 5"),
+    (dict(d_model=30, num_heads=4), ValueError, "num_heads=4 must divide d_model=30"),
+    (dict(num_heads=0), ValueError, "num_heads must be >= 1"),
+    (dict(d_ff=3.0), TypeError, "d_ff must be an int"),
+    (dict(dropout=1.0), ValueError, "dropout must be in \\[0, 1\\)"),
+    (dict(dropout="0"), TypeError, "dropout must be a number"),
+    (dict(norm_first=1), TypeError, "norm_first must be a bool"),
+])
+def test_model_config_rejects_impossible_settings(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        Seq2SeqConfig(**kwargs)
+
+
+def test_default_source_is_held_out_and_six_different_letters():
+    src = torch.tensor([DEFAULT_SOURCE])
+    assert len(set(DEFAULT_SOURCE)) == 6
+    assert all(NUM_SPECIAL <= t < Seq2SeqConfig().vocab_size for t in DEFAULT_SOURCE)
+    assert bool(_split_of(src, torch.tensor([6])).all())  # never drawn for training
+
+
+def test_committed_weights_match_the_configs():
+    with examples.reversal_weights_file().open("rb") as f:
+        saved = torch.load(f, map_location="cpu", weights_only=True)
+    assert saved["model_config"] == asdict(Seq2SeqConfig())
+    assert saved["train_config"] == asdict(TrainConfig())
+    fresh = Seq2SeqTransformer(Seq2SeqConfig()).state_dict()
+    assert saved["state_dict"].keys() == fresh.keys()
+    for name, tensor in saved["state_dict"].items():
+        assert tensor.shape == fresh[name].shape and tensor.dtype == torch.float32, name
+    assert Path(str(examples.reversal_weights_file())).stat().st_size < 500_000  # small: float32
+
+
+def test_committed_weights_decode_reversal(device):
+    model = trained_reversal_model(device)
+    assert not model.training and next(model.parameters()).device.type == device.type
+    test = make_batch("reverse", 2000, 6, 13, split="test", device=device)  # unseen sequences
+    tokens, maps = greedy_decode(model, test.src, test.src_valid_lens)
+    correct = (tokens == test.tgt_out).all(dim=1).float().mean()  # full rows, EOS included
+    assert float(correct) >= 0.97  # measured 0.98 on 4000 fresh sequences
+    assert anti_diagonal_mass(maps[-1], test.src_valid_lens) > 0.5
+    src = torch.tensor([DEFAULT_SOURCE], device=device)
+    assert greedy_decode(model, src)[0][0, :6].tolist() == list(DEFAULT_SOURCE[::-1])
+
+
+def test_stale_weights_are_refused(monkeypatch):
+    monkeypatch.setattr(examples, "TrainConfig", lambda: replace(TrainConfig(), lr=1e-3))
+    with pytest.raises(ValueError, match="re-create it"):
+        trained_reversal_model()
+
+
+def test_weights_are_package_data():
+    """An installed attnlib (not only this checkout) ships the weights file."""
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["attnlib"]
+    assert examples.REVERSAL_WEIGHTS in package_data
+
+
+def test_untrained_model_is_repeatable_and_leaves_the_global_rng_alone():
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    a, b = untrained_reversal_model(), untrained_reversal_model()
+    assert torch.equal(torch.get_rng_state(), before)
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+    assert not untrained_reversal_model(seed=1).output.weight.equal(a.output.weight)
+    assert not a.training
