@@ -135,7 +135,7 @@ def offset_share(attentions, valid_lens: torch.Tensor, offset: int) -> torch.Ten
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset == 0:
         raise ValueError(f"offset must be a non-zero int, got {offset!r}")
-    a, real = _checked(attentions, valid_lens)
+    a, _ = _checked(attentions, valid_lens)
     length = a.shape[-1]
     if abs(offset) >= length:
         raise ValueError(f"|offset|={abs(offset)} must be < L={length}")

@@ -58,7 +58,7 @@ class MiniLMConfig:
     pad_id: int = 0
 
     @classmethod
-    def from_json(cls, path: Path) -> "MiniLMConfig":
+    def from_json(cls, path: Path) -> MiniLMConfig:
         """Read a transformers ``BertConfig`` file; only what this encoder implements is accepted."""
         raw = json.loads(Path(path).read_text())
         expected = {"model_type": "bert", "hidden_act": "gelu",
@@ -212,7 +212,7 @@ class MiniLMEncoder(nn.Module):
         for i, e in enumerate(encodings):
             if len(e.ids) > limit:
                 raise ValueError(f"texts[{i}] has {len(e.ids)} tokens, more than the model's "
-                                 f"{limit} positions (limit 512 for MiniLM); shorten it")
+                                 f"{limit} positions; shorten it")
         lens = [len(e.ids) for e in encodings]
         longest = max(lens)
         pad = self.config.pad_id
