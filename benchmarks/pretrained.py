@@ -5,7 +5,8 @@ and the same number of CPU threads, in eval mode under ``torch.no_grad()``; tran
 attention is its ``eager`` implementation (softmax written out, like ours). One forward pass
 on one sentence of 32 and of 256 tokens (B=1, no padding). Times are wall-clock medians,
 the two models interleaved round by round so that a busy moment on a shared machine slows
-both alike. "load" is the first ``load_minilm()`` of the process (reading the weights and the
+both alike; "process CPU" is the CPU time the process used for the same calls (with one
+thread, steadier than wall-clock on a busy machine). "load" is the first ``load_minilm()`` of the process (reading the weights and the
 tokenizer, importing safetensors and tokenizers); "load again" the median of later ones.
 
 Run:  .venv/bin/python benchmarks/pretrained.py                 (about half a minute)
@@ -77,14 +78,20 @@ def main() -> None:
             for fn in (ours, theirs):  # warm-up
                 fn()
             times = {"a": [], "r": []}
+            cpu = {"a": [], "r": []}
             for _ in range(args.repeats):
-                times["a"].append(median_time(ours, repeats=1, warmup=0, device=device))
-                times["r"].append(median_time(theirs, repeats=1, warmup=0, device=device))
+                for key, fn in (("a", ours), ("r", theirs)):
+                    start = time.process_time()
+                    times[key].append(median_time(fn, repeats=1, warmup=0, device=device))
+                    cpu[key].append(time.process_time() - start)
             a_ms = 1e3 * statistics.median(times["a"])
             r_ms = 1e3 * statistics.median(times["r"])
             results[length] = (a_ms, r_ms)
             print(f"{f'forward {length} tokens (ms)':<28} | {a_ms:>10.2f} | {r_ms:>10.2f} | "
                   f"{a_ms / r_ms:>9.2f} | {diff:>17.1e}")
+            a_cpu, r_cpu = (1e3 * statistics.median(cpu[k]) for k in ("a", "r"))
+            print(f"{f'  same, process CPU (ms)':<28} | {a_cpu:>10.2f} | {r_cpu:>10.2f} | "
+                  f"{a_cpu / r_cpu:>9.2f} |")
     a_ms, r_ms = results[args.lengths[0]]
     print(f"load {load_first:.2f} s; forward {args.lengths[0]} tokens: attnlib {a_ms:.2f} ms, "
           f"reference {r_ms:.2f} ms (ratio {a_ms / r_ms:.2f})")
