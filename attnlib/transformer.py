@@ -114,19 +114,36 @@ def norm_context_dependence(x_a: torch.Tensor, x_b: torch.Tensor, *, eps: float 
     return NormContextChange(layer_norm=float(d_ln), batch_norm=float(d_bn))
 
 
-class FeedForward(nn.Module):
-    """Position-wise FFN: ``linear2(dropout(relu(linear1(x))))``, the same MLP on every token."""
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}  # gelu: the exact erf form, as BERT's "gelu"
 
-    def __init__(self, d_model: int, d_ff: int, *, dropout: float = 0.0, bias: bool = True):
+
+def _check_activation(activation) -> None:
+    if not isinstance(activation, str):
+        raise TypeError(f"activation must be a str, got {type(activation).__name__}")
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+
+
+class FeedForward(nn.Module):
+    """Position-wise FFN: ``linear2(dropout(act(linear1(x))))``, the same MLP on every token.
+
+    ``activation`` is ``"relu"`` (the original Transformer) or ``"gelu"`` (BERT's, exact erf form).
+    """
+
+    def __init__(self, d_model: int, d_ff: int, *, dropout: float = 0.0, bias: bool = True,
+                 activation: str = "relu"):
         super().__init__()
         check_positive_int("d_ff", d_ff)
+        _check_activation(activation)
+        self.activation = activation
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, L, D)`` -> ``(B, L, D)``."""
-        return self.linear2(self.dropout(F.relu(self.linear1(x))))  # (B, L, D)
+        act = _ACTIVATIONS[self.activation]
+        return self.linear2(self.dropout(act(self.linear1(x))))  # (B, L, D)
 
 
 def _check_block_args(d_model, num_heads, d_ff, dropout) -> None:
@@ -210,18 +227,20 @@ class EncoderBlock(nn.Module):
         d_ff: hidden width of the FFN.
         dropout: dropout after attention weights, inside the FFN and on each sub-layer output.
         norm_first: Pre-LN if True, Post-LN (the original) if False.
-        eps: LayerNorm epsilon.
+        eps: LayerNorm epsilon (BERT uses 1e-12).
         bias: biases in all linear layers and norms.
+        activation: the FFN's ``"relu"`` (default) or ``"gelu"`` (BERT).
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, *, dropout: float = 0.0,
-                 norm_first: bool = False, eps: float = 1e-5, bias: bool = True):
+                 norm_first: bool = False, eps: float = 1e-5, bias: bool = True,
+                 activation: str = "relu"):
         super().__init__()
         _check_block_args(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
-        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias)
+        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)
         self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
         self.dropout1 = nn.Dropout(dropout)

