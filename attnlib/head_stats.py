@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from ._checks import check_positive_int, check_tensor
 from .multihead import split_heads
-from .statistics import entropy
+from .scaling import entropy
 
 __all__ = [
     "HeadView",
