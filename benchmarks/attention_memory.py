@@ -33,7 +33,7 @@ from attnlib.blockwise import blockwise_attention
 from attnlib.costs import allocated_bytes, median_time, written_out_attention
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _rss import peak_extra_memory  # noqa: E402  (a benchmark helper, not part of attnlib)
+from _rss import peak_extra_memory  # a benchmark helper, not part of attnlib
 
 MiB = 2**20
 

@@ -76,7 +76,7 @@ def sequence_costs_figure():
         color, fmt = _STYLE[name]
         ax_c.plot(ns, y, fmt, color=color, label=name, ms=4)
     ax_c.axvline(d, color="0.6", ls=":", lw=1)
-    ax_c.annotate("n = d: attention = RNN", (d, costs["compute"]["RNN"][0]), fontsize=8, color="0.35",
+    ax_c.annotate("n = d: attention = RNN", (d, costs.rnn_macs[0]), fontsize=8, color="0.35",
                   xytext=(4, 0), textcoords="offset points")
     ax_c.set_title("multiply-adds of one layer (d = 512, k = 3)")
     ax_c.set_ylabel("multiply-adds")
