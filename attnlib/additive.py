@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_last_dim_match, check_positive_int, check_same_device, check_tensor
+from ._checks import (check_has_keys, check_last_dim_match, check_positive_int, check_same_device,
+                      check_tensor)
 from .softmax import masked_softmax
 
 __all__ = ["AdditiveAttention"]
@@ -38,6 +39,7 @@ class AdditiveAttention(nn.Module):
         check_tensor("queries", queries, ndim_min=2)
         check_tensor("keys", keys, ndim_min=2)
         check_same_device(queries=queries, keys=keys, weights=self.w_q.weight)
+        check_has_keys("keys", keys, queries=queries)
         if queries.shape[-1] != self.query_size:
             raise ValueError(
                 f"queries have width {queries.shape[-1]} but query_size={self.query_size} "
