@@ -12,8 +12,16 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnlib import dot_product_attention
-from attnlib.costs import (TensorBytes, allocated_bytes, complexity_table, cuda_peak_bytes,
-                           largest_tensor_bytes, layer_costs, median_time, written_out_attention)
+from attnlib.costs import (
+    TensorBytes,
+    allocated_bytes,
+    complexity_table,
+    cuda_peak_bytes,
+    largest_tensor_bytes,
+    layer_costs,
+    median_time,
+    written_out_attention,
+)
 
 SEED = next(iter(sorted(Path("/work/shared/seeds").glob("004_*.txt"))), None) \
     if Path("/work/shared/seeds").is_dir() else None
@@ -49,7 +57,7 @@ def test_c41_compute_column_matches_the_counted_flops_of_real_layers():
             return _flops(lambda: rnn(x))
         return _flops(lambda: dot_product_attention(x, x, x))
 
-    base = dict(n=64, d=16, k=3)
+    base = {"n": 64, "d": 16, "k": 3}
     for row in complexity_table():
         claimed = _exponents(row["compute"])
         for symbol in ("n", "d", "k"):
@@ -139,7 +147,7 @@ def test_allocated_bytes_counts_what_autograd_keeps_alive():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_peak_bytes_sees_at_least_the_exact_count():
     x = torch.randn(1, 512, 64, device="cuda")
-    fn = lambda: written_out_attention(x, x, x)  # noqa: E731
+    fn = lambda: written_out_attention(x, x, x)
     fn()
     exact = allocated_bytes(fn)
     assert exact <= cuda_peak_bytes(fn) <= exact + 8 * 2**20  # plus kernels' workspaces
@@ -158,9 +166,9 @@ def test_c41_layer_costs_flops_and_sizes_against_independent_counts(one_thread):
     for r in rows:
         x = torch.randn(B, r.n, d)
         xt = x.transpose(1, 2).contiguous()  # (B, d, n), made before the count as layer_costs does
-        fn = {"self-attention": lambda: written_out_attention(x, x, x),
-              "RNN": lambda: rnn(x)[0],
-              "CNN": lambda: cnn(xt)}[r.layer]
+        fn = {"self-attention": lambda x=x, xt=xt: written_out_attention(x, x, x),
+              "RNN": lambda x=x, xt=xt: rnn(x)[0],
+              "CNN": lambda x=x, xt=xt: cnn(xt)}[r.layer]
         assert r.flops == _flops(fn), r  # torch's FlopCounterMode on the same layer
         with torch.no_grad():
             assert r.largest_intermediate_bytes == largest_tensor_bytes(fn), r

@@ -108,7 +108,7 @@ def test_make_lab_serves_on_loopback_with_token_and_no_news_prompt(tmp_path):
         status, html = _get(f"{base}/lab?token={token}")
         assert status == 200
         match = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
-                          html, re.S)
+                          html, re.DOTALL)
         assert match, "no page config in /lab"
         disabled = json.loads(match.group(1)).get("disabledExtensions", [])
         assert ANNOUNCEMENTS in disabled, disabled

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -14,8 +13,14 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnlib import blockwise_attention
-from attnlib.costs import (CostRow, fitted_slope, largest_tensor_bytes, score_bytes, theoretical_costs,
-                           written_out_attention)
+from attnlib.costs import (
+    CostRow,
+    fitted_slope,
+    largest_tensor_bytes,
+    score_bytes,
+    theoretical_costs,
+    written_out_attention,
+)
 from attnlib.figures.sequence_costs import measured_cost_panels, sequence_costs_figure
 
 
@@ -58,11 +63,11 @@ def test_c41_theoretical_compute_equals_torchs_flop_count_of_each_layers_core():
     rnn = nn.RNN(d, d, batch_first=True, bias=False)
     for i, n in enumerate(ns):
         x = torch.randn(1, n, d)
-        assert c.cnn_macs[i] == _macs(lambda: conv(x.transpose(1, 2)))
+        assert c.cnn_macs[i] == _macs(lambda x=x: conv(x.transpose(1, 2)))
         # nn.RNN multiplies by two d x d matrices per position (input and recurrent); the table
         # counts the recurrent one, n d².
-        assert c.rnn_macs[i] == _macs(lambda: rnn(x)) / 2
-        assert c.attention_macs[i] == _macs(lambda: x @ x.transpose(-2, -1))  # the n² d scores
+        assert c.rnn_macs[i] == _macs(lambda x=x: rnn(x)) / 2
+        assert c.attention_macs[i] == _macs(lambda x=x: x @ x.transpose(-2, -1))  # the n² d scores
     assert c.compute["CNN"] is c.cnn_macs and c.memory["blockwise attention"] is c.blockwise_bytes
     # attention equals the RNN exactly at n = d
     assert theoretical_costs([d], d_model=d).attention_macs[0] == theoretical_costs([d], d_model=d).rnn_macs[0]
@@ -75,10 +80,10 @@ def test_c41_c42_theoretical_memory_is_the_largest_tensor_the_layers_create():
     for i, n in enumerate(ns):
         x = torch.randn(1, n, d)
         with torch.no_grad():
-            assert c.attention_bytes[i] == largest_tensor_bytes(lambda: written_out_attention(x, x, x))
-            assert c.output_bytes[i] == largest_tensor_bytes(lambda: rnn(x)[0])
+            assert c.attention_bytes[i] == largest_tensor_bytes(lambda x=x: written_out_attention(x, x, x))
+            assert c.output_bytes[i] == largest_tensor_bytes(lambda x=x: rnn(x)[0])
             # blockwise attention never creates more than one n x block slice of scores
-            assert largest_tensor_bytes(lambda: blockwise_attention(x, x, x, block_size=block)) \
+            assert largest_tensor_bytes(lambda x=x: blockwise_attention(x, x, x, block_size=block)) \
                 <= c.blockwise_bytes[i]
         assert c.attention_bytes[i] == score_bytes(n, n) == torch.empty(n, n).nbytes
     assert fitted_slope(ns, c.attention_bytes) == pytest.approx(2.0)
