@@ -32,7 +32,7 @@ from .softmax import masked_softmax, softmax_jacobian
 
 # Model parts: heads, positions, blocks, a tiny trainable model, long sequences.
 from .blockwise import BlockwiseStep, blockwise_attention, blockwise_attention_steps
-from .costs import (CostRow, complexity_table, layer_costs, median_time, peak_extra_memory,
+from .costs import (CostRow, allocated_bytes, complexity_table, layer_costs, median_time,
                     written_out_attention)
 from .multihead import (MultiHeadAttention, head_projection, merge_heads,
                         multihead_by_separate_heads, one_wide_head, split_heads)

@@ -194,3 +194,15 @@ def check_probability(name: str, p, *, allow_one: bool = False) -> float:
     if not (p >= 0.0 and upper_ok):
         raise ValueError(f"{name} must be in [0, 1{']' if allow_one else ')'}, got {p}")
     return float(p)
+
+
+def check_has_keys(name: str, x: torch.Tensor, dim: int = -2, **others: torch.Tensor) -> None:
+    """Attention needs at least one key: raise ``ValueError`` when ``x.shape[dim]`` (S) is 0.
+
+    A softmax over an empty set of keys has no value (its denominator is an empty sum), so an
+    empty key set is an error rather than a silent zero. ``others`` are shown in the message.
+    """
+    if x.shape[dim] == 0:
+        shapes = ", ".join(f"{n} {tuple(t.shape)}" for n, t in {name: x, **others}.items())
+        raise ValueError(f"attention needs at least one key, but {name} has S = 0 keys along "
+                         f"dim {dim} ({shapes})")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import (check_last_dim_match, check_positive_int, check_probability,
-                      check_same_device, check_tensor)
+from ._checks import (check_has_keys, check_last_dim_match, check_positive_int,
+                      check_probability, check_same_device, check_tensor)
 from .softmax import masked_softmax
 
 __all__ = ["AdditiveAttention"]
@@ -37,6 +37,7 @@ class AdditiveAttention(nn.Module):
         check_tensor("query", query, ndim_min=2)
         check_tensor("key", key, ndim_min=2)
         check_same_device(query=query, key=key, weights=self.w_q.weight)
+        check_has_keys("key", key, query=query)
         if query.shape[-1] != self.d_q:
             raise ValueError(
                 f"query has width {query.shape[-1]} but d_q={self.d_q} "

@@ -7,8 +7,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ._checks import (check_last_dim_match, check_mask, check_same_device, check_same_dtype,
-                      check_scale, check_tensor)
+from ._checks import (check_has_keys, check_last_dim_match, check_mask, check_same_device,
+                      check_same_dtype, check_scale, check_tensor)
 from .masks import causal_mask
 from .softmax import masked_softmax
 
@@ -24,6 +24,7 @@ def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     check_same_dtype(q=q, k=k, v=v)
     check_last_dim_match("q", q, "k", k, "d_k")
     check_last_dim_match("k", k, "v", v, "S (number of keys)", dim_a=-2, dim_b=-2)
+    check_has_keys("k", k, q=q, v=v)
     try:
         torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:
@@ -55,6 +56,13 @@ def dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     Returns:
         ``(out, weights)``: ``out (..., L, Dv)``; ``weights (..., L, S)`` (before dropout).
         A query that sees no key gets zero weights and a zero output.
+
+    Raises:
+        ValueError: an empty key set (S = 0), naming the shapes; and the other shape checks.
+
+    NaN inputs are not hidden or repaired (see :func:`masked_softmax`): a NaN in a visible
+    score makes that query's weights and output all NaN; a NaN in ``v`` reaches every query's
+    output, even where its weight is 0 (``0 · NaN = NaN``).
     """
     check_qkv(q, k, v)
     check_scale(scale)

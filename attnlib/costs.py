@@ -1,60 +1,63 @@
-"""What a layer costs as the sequence grows: measured time and peak extra memory.
+"""What a layer costs as the sequence grows: the idealised table, measured time, exact memory.
 
-How memory is measured (honestly, and what it can and cannot see):
+How memory is counted (exactly, and the same on every machine):
 
-- CUDA: ``torch.cuda.max_memory_allocated()`` after ``reset_peak_memory_stats()``, minus what
-  was allocated before the call: the exact peak of tensor memory the call added.
-- CPU (Linux): torch's CPU tensors do not go through Python's allocator, so ``tracemalloc``
-  cannot see them. Instead we read the kernel's peak resident-set size of this process
-  (``VmHWM`` in ``/proc/self/status``) after resetting it (writing ``5`` to
-  ``/proc/self/clear_refs``), and subtract the resident size before the call. Freed heap
-  memory is first returned to the system (``malloc_trim``) and glibc's mmap threshold is fixed
-  at 128 KiB (``mallopt``) during the measurement, so every large tensor is mapped fresh
-  and counted. The figure is the process's peak growth while the call runs: anything else the
-  process allocates meanwhile is counted too, and allocations under about 128 KiB may be
-  served from memory already resident and go unseen. It agrees with the sizes of the
-  intermediates to within a few percent (the benchmark prints both). After the measurement
-  the mmap threshold is set to 32 MiB (the ceiling glibc's own adaptive threshold reaches),
-  so later code allocates as it normally would.
-- Elsewhere (macOS, MPS): not measured, reported as NaN.
-
-Every row also carries the theoretical size of the largest intermediate, so the measured
-number can be checked against arithmetic.
+- :class:`TensorBytes` is a ``TorchDispatchMode``. Every ATen operation that runs while it is
+  active reports the tensors it returns; each one whose storage is *new* (not the storage of one
+  of the operation's inputs, so views, reshapes and in-place results are not counted twice) adds
+  its storage's ``nbytes`` to the live total, and a ``weakref.finalize`` on that storage takes
+  the bytes off again the moment the storage is freed. ``peak`` is the largest live total seen,
+  ``largest`` the largest single storage, ``total`` the sum of everything created.
+- What it counts: the tensors the call creates (intermediates, outputs, tensors autograd saves),
+  in bytes of their storages, whatever the device. What it does not count: memory that existed
+  before the call (inputs, parameters), scratch buffers a single kernel allocates and frees
+  internally (e.g. inside a fused attention kernel), and allocator overhead (rounding, caching).
+  So it is the memory the *algorithm* needs, not what the process's allocator happens to hold.
+- On CUDA, :func:`cuda_peak_bytes` also reads the allocator's own
+  ``torch.cuda.max_memory_allocated()`` (which does include kernels' scratch buffers and the
+  caching allocator's 512-byte rounding). The process's resident size (RSS) depends on the
+  allocator and the OS and is not used here: ``benchmarks/_rss.py`` measures it for comparison.
 """
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import math
-import os
 import statistics
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from ._checks import check_positive_int, check_tensor
 
 __all__ = [
     "CostRow",
+    "TensorBytes",
+    "TheoreticalCosts",
+    "allocated_bytes",
     "complexity_table",
-    "median_time",
-    "peak_extra_memory",
-    "written_out_attention",
+    "cuda_peak_bytes",
+    "fitted_slope",
+    "largest_tensor_bytes",
     "layer_costs",
+    "median_time",
+    "score_bytes",
+    "theoretical_costs",
+    "written_out_attention",
 ]
-
-_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
-_MMAP_THRESHOLD = 128 * 1024  # while measuring
-_MMAP_THRESHOLD_AFTER = 32 * 1024 * 1024  # glibc's own ceiling for its dynamic threshold
-_libc = None
 
 
 def complexity_table() -> list[dict[str, str]]:
     """The idealised cost of one layer (n positions, width d, kernel k), as in the seed §9.7.
+
+    The middle column is the *minimum number of sequential operations* (the seed's note gives
+    this form next to the slides' "positions computable in parallel").
 
     Returns:
         Rows ``{"layer", "compute", "sequential_steps", "longest_path"}``.
@@ -69,6 +72,196 @@ def complexity_table() -> list[dict[str, str]]:
     ]
 
 
+# ---------------------------------------------------------------------------------------------
+# The arithmetic: bytes and multiply-adds from the formulas, and the growth rate of a cost.
+
+def score_bytes(num_queries: int, num_keys: int, *, dtype: torch.dtype = torch.float32) -> int:
+    """Bytes of one ``(num_queries, num_keys)`` block of attention scores in ``dtype``.
+
+    Full attention holds ``score_bytes(L, S)``; blockwise attention ``score_bytes(L, block)``.
+    """
+    for name, n in (("num_queries", num_queries), ("num_keys", num_keys)):
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"{name} must be an int, got {type(n).__name__}")
+        if n < 0:
+            raise ValueError(f"{name} must be an int >= 0, got {n!r}")
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
+    return num_queries * num_keys * torch.empty((), dtype=dtype).element_size()
+
+
+@dataclass(frozen=True)
+class TheoreticalCosts:
+    """One layer's multiply-adds and largest array at each n, from the formulas of the seed's table.
+
+    Attributes (all ``(N,)`` float64 arrays, one entry per n):
+        ns: the sequence lengths.
+        cnn_macs: ``k n d²`` (k taps of a d x d matrix at every position).
+        rnn_macs: ``n d²`` (the recurrent d x d matrix once per position).
+        attention_macs: ``n² d`` (a length-d dot product for every pair of positions).
+        attention_bytes: the ``n x n`` score matrix.
+        blockwise_bytes: one ``n x min(block, n)`` block of scores.
+        output_bytes: the ``n x d`` output of an RNN or CNN layer.
+    """
+
+    ns: np.ndarray
+    cnn_macs: np.ndarray
+    rnn_macs: np.ndarray
+    attention_macs: np.ndarray
+    attention_bytes: np.ndarray
+    blockwise_bytes: np.ndarray
+    output_bytes: np.ndarray
+
+    @property
+    def compute(self) -> dict[str, np.ndarray]:  # {layer: multiply-adds}, for plotting
+        return {"CNN": self.cnn_macs, "RNN": self.rnn_macs, "self-attention": self.attention_macs}
+
+    @property
+    def memory(self) -> dict[str, np.ndarray]:  # {curve: bytes of the largest array}
+        return {"self-attention": self.attention_bytes, "blockwise attention": self.blockwise_bytes,
+                "RNN / CNN output": self.output_bytes}
+
+
+def theoretical_costs(ns: Sequence[int], *, d_model: int = 512, kernel_size: int = 3,
+                      block_size: int = 128, bytes_per_number: int = 4) -> TheoreticalCosts:
+    """Multiply-adds and largest-array bytes of one layer at each n (see :class:`TheoreticalCosts`).
+
+    Args:
+        ns: sequence lengths (each >= 1).
+        d_model: d.
+        kernel_size: k of the convolution.
+        block_size: keys per block for blockwise attention.
+        bytes_per_number: 4 for float32.
+    """
+    for name, value in (("d_model", d_model), ("kernel_size", kernel_size),
+                        ("block_size", block_size), ("bytes_per_number", bytes_per_number)):
+        check_positive_int(name, value)
+    n = np.asarray(ns, dtype=np.float64).reshape(-1)
+    if n.size == 0 or (n < 1).any():
+        raise ValueError(f"ns must hold sequence lengths >= 1, got {n.tolist()}")
+    d, k, size = float(d_model), float(kernel_size), float(bytes_per_number)
+    n.setflags(write=False)
+    return TheoreticalCosts(ns=n, cnn_macs=k * n * d**2, rnn_macs=n * d**2, attention_macs=n**2 * d,
+                            attention_bytes=n**2 * size,
+                            blockwise_bytes=n * np.minimum(block_size, n) * size,
+                            output_bytes=n * d * size)
+
+
+def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
+    """Slope of the least-squares line through ``(log n, log value)``: cost ∝ n^slope.
+
+    Args:
+        ns: sequence lengths (> 0), at least two different ones.
+        values: the cost at each n (> 0).
+
+    Returns:
+        The fitted exponent (NaN if any value is NaN or not positive).
+    """
+    n = np.asarray(ns, dtype=np.float64).reshape(-1)
+    y = np.asarray(values, dtype=np.float64).reshape(-1)
+    if n.shape != y.shape:
+        raise ValueError(f"ns has {n.size} entries but values has {y.size}")
+    if n.size < 2 or np.unique(n).size < 2:
+        raise ValueError(f"need at least two different n to fit a slope, got {n.tolist()}")
+    if (n <= 0).any():
+        raise ValueError(f"ns must be > 0, got {n.tolist()}")
+    if not np.isfinite(y).all() or (y <= 0).any():
+        return float("nan")
+    slope, _ = np.polyfit(np.log(n), np.log(y), 1)
+    return float(slope)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact memory: the bytes of the tensors a call creates.
+
+class TensorBytes(TorchDispatchMode):
+    """Counts the storage bytes of the tensors ATen operations create while it is active.
+
+    See the module docstring for exactly what is counted. Use as ``with TensorBytes() as m: ...``.
+
+    Attributes:
+        live: bytes of the counted storages still alive now.
+        peak: the largest ``live`` seen.
+        largest: the largest single new storage.
+        total: the sum of all new storages.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.live = self.peak = self.largest = self.total = 0
+        self._counted: set[int] = set()  # id() of the storages alive and counted
+
+    def _freed(self, key: int, nbytes: int) -> None:
+        self._counted.discard(key)
+        self.live -= nbytes
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        inputs = {id(t.untyped_storage()) for t in tree_flatten((args, kwargs))[0]
+                  if isinstance(t, torch.Tensor) and t.layout == torch.strided}
+        for t in tree_flatten(out)[0]:
+            if not isinstance(t, torch.Tensor) or t.layout != torch.strided or t.is_meta:
+                continue
+            storage = t.untyped_storage()
+            key, nbytes = id(storage), storage.nbytes()
+            if key in inputs or key in self._counted or nbytes == 0:
+                continue  # a view or in-place result, or already counted
+            self._counted.add(key)
+            weakref.finalize(storage, self._freed, key, nbytes)
+            self.live += nbytes
+            self.total += nbytes
+            self.largest = max(self.largest, nbytes)
+            self.peak = max(self.peak, self.live)
+        return out
+
+
+def _count(fn: Callable[[], object]) -> TensorBytes:
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    with TensorBytes() as counter:
+        result = fn()  # kept until the mode exits, so the result counts at the peak
+    del result
+    return counter
+
+
+def allocated_bytes(fn: Callable[[], object]) -> int:
+    """Peak bytes of the tensors ``fn()`` creates that are alive at the same time (exact).
+
+    Counted by :class:`TensorBytes` (module docstring): every intermediate is counted from the
+    operation that creates it until its storage is freed; the result counts too. Inputs and
+    parameters that exist before the call are not counted. The same on every device and machine.
+    """
+    return _count(fn).peak
+
+
+def largest_tensor_bytes(fn: Callable[[], object]) -> int:
+    """Bytes of the largest single tensor storage ``fn()`` creates (exact; see :class:`TensorBytes`)."""
+    return _count(fn).largest
+
+
+def cuda_peak_bytes(fn: Callable[[], object], *, device: torch.device | str = "cuda") -> float:
+    """Peak of ``torch.cuda.max_memory_allocated`` during ``fn()`` above what was allocated before.
+
+    Includes kernels' scratch buffers and the caching allocator's rounding; NaN on any device
+    that is not CUDA.
+    """
+    device = torch.device(device)
+    if device.type != "cuda":
+        return float("nan")
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    base = torch.cuda.memory_allocated(device)
+    result = fn()
+    torch.cuda.synchronize(device)
+    peak = torch.cuda.max_memory_allocated(device)
+    del result
+    return float(peak - base)
+
+
+# ---------------------------------------------------------------------------------------------
+# Time, and the three layers measured side by side.
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -78,17 +271,8 @@ def _sync(device: torch.device) -> None:
 
 def median_time(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1,
                 device: torch.device | str = "cpu") -> float:
-    """Median wall-clock seconds of ``fn()`` over ``repeats`` runs after ``warmup`` runs.
-
-    Args:
-        fn: the call to time (its result is dropped).
-        repeats: timed runs (>= 1).
-        warmup: untimed runs first (>= 0).
-        device: synchronised before and after each run when it is an accelerator.
-
-    Returns:
-        Seconds.
-    """
+    """Median wall-clock seconds of ``fn()`` over ``repeats`` (>= 1) runs after ``warmup`` (>= 0)
+    untimed runs; an accelerator ``device`` is synchronised before and after each run."""
     check_positive_int("repeats", repeats)
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
@@ -103,75 +287,6 @@ def median_time(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1,
         _sync(device)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def _proc_status(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024  # the kernel reports kB
-    raise OSError(f"{key} not found in /proc/self/status")
-
-
-def _cpu_measurement_available() -> bool:
-    global _libc
-    if not os.path.exists("/proc/self/clear_refs"):
-        return False
-    if _libc is None:
-        try:
-            libc = ctypes.CDLL("libc.so.6")
-        except OSError:
-            return False
-        if not (hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim")):  # glibc only
-            return False
-        _libc = libc
-    return True
-
-
-def peak_extra_memory(fn: Callable[[], object], *,
-                      device: torch.device | str = "cpu") -> float:
-    """Peak memory that ``fn()`` adds on ``device`` while it runs, in bytes.
-
-    See the module docstring for how it is measured on each device. Run ``fn`` once before
-    (a warm-up) so one-time initialisations are not counted.
-
-    Args:
-        fn: the call to measure (its result is kept until the peak is read, then dropped).
-        device: where ``fn`` computes.
-
-    Returns:
-        Bytes (a float; NaN where it cannot be measured).
-    """
-    device = torch.device(device)
-    gc.collect(1)  # drop young cyclic garbage (a full collection costs ~0.3 s with torch loaded)
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-        torch.cuda.reset_peak_memory_stats(device)
-        base = torch.cuda.memory_allocated(device)
-        result = fn()
-        torch.cuda.synchronize(device)
-        peak = torch.cuda.max_memory_allocated(device)
-        del result
-        return float(peak - base)
-    if device.type != "cpu" or not _cpu_measurement_available():
-        return float("nan")
-    # While measuring, every allocation of 128 KiB or more is mmap'd fresh (and so counted);
-    # afterwards the threshold goes back up to glibc's ceiling (32 MiB), so that timing runs
-    # reuse heap memory as usual instead of paying page faults for every mid-sized tensor.
-    _libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
-    try:
-        _libc.malloc_trim(0)  # hand freed heap pages back, so reusing them would show
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # reset the peak resident size (VmHWM) to the current one
-        base = _proc_status("VmRSS")
-        result = fn()
-        peak = _proc_status("VmHWM")
-    except OSError:
-        return float("nan")
-    finally:
-        _libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_AFTER)
-    del result
-    return float(max(peak - base, 0))
 
 
 def written_out_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -199,7 +314,8 @@ class CostRow:
         layer: ``"self-attention"``, ``"RNN"`` or ``"CNN"``.
         n: sequence length.
         seconds: median forward time.
-        peak_bytes: measured peak extra memory of the forward (NaN if not measurable).
+        peak_bytes: exact peak bytes of the tensors the forward creates
+            (:func:`allocated_bytes`; the same on every machine and device).
         largest_intermediate_bytes: size of the largest tensor the forward must create
             (attention: the ``n x n`` score matrix; RNN and CNN: the ``n x d`` output).
         flops: multiply-adds x 2 of the forward, from the formula.
@@ -208,7 +324,7 @@ class CostRow:
     layer: str
     n: int
     seconds: float
-    peak_bytes: float
+    peak_bytes: int
     largest_intermediate_bytes: int
     flops: int
 
@@ -231,7 +347,7 @@ def _fill(module: nn.Module) -> nn.Module:
 def layer_costs(ns: Sequence[int], *, d_model: int = 64, kernel_size: int = 3,
                 batch_size: int = 1, device: torch.device | str = "cpu",
                 dtype: torch.dtype = torch.float32, repeats: int = 3) -> list[CostRow]:
-    """Measure one self-attention, ``nn.RNN`` and ``nn.Conv1d`` layer's forward as n grows (C41).
+    """Time one self-attention, ``nn.RNN`` and ``nn.Conv1d`` layer's forward as n grows, and count its memory (C41).
 
     Self-attention is single-head written-out attention of the sequence with itself
     (``softmax(X Xᵀ/√d) X``); the RNN is ``nn.RNN(d, d)``; the CNN is ``nn.Conv1d(d, d, k)``
@@ -244,7 +360,7 @@ def layer_costs(ns: Sequence[int], *, d_model: int = 64, kernel_size: int = 3,
         kernel_size: k of the convolution.
         batch_size: B.
         device, dtype: where and in what precision to run.
-        repeats: runs per measurement (the median time and the smallest peak memory are kept).
+        repeats: timed runs per measurement (the median is kept).
 
     Returns:
         A list of :class:`CostRow`, three per n (attention, RNN, CNN).
@@ -280,8 +396,5 @@ def layer_costs(ns: Sequence[int], *, d_model: int = 64, kernel_size: int = 3,
             ]
             for name, fn, largest, flops in cases:
                 seconds = median_time(fn, repeats=repeats, warmup=1, device=device)
-                # The smallest of several peaks: allocator noise (a freed buffer not yet handed
-                # back to the OS) only ever adds to a measurement, never subtracts.
-                peak = min(peak_extra_memory(fn, device=device) for _ in range(repeats))
-                rows.append(CostRow(name, n, seconds, peak, largest, flops))
+                rows.append(CostRow(name, n, seconds, allocated_bytes(fn), largest, flops))
     return rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import check_mask, check_tensor, check_valid_lens
+from ._checks import check_has_keys, check_mask, check_tensor, check_valid_lens
 from .masks import padding_mask
 
 __all__ = ["masked_softmax", "softmax_jacobian", "valid_lens_mask"]
@@ -44,8 +44,16 @@ def masked_softmax(scores: torch.Tensor, attn_mask: torch.Tensor | None = None, 
     Returns:
         Weights ``(..., L, S)`` of the scores' dtype; visible entries of each row sum to 1,
         fully hidden rows are 0.
+
+    Raises:
+        ValueError: ``scores`` with an empty last axis (S = 0: there is no key to weight).
+
+    NaN: a NaN score at a position a *boolean* mask or ``valid_lens`` hides is ignored; a NaN
+    score anywhere else (or under a float mask, since ``NaN + (-inf)`` is NaN) makes its whole
+    row NaN. NaNs are never replaced by zeros, so bad inputs show up instead of vanishing.
     """
     check_tensor("scores", scores, ndim_min=1)
+    check_has_keys("scores", scores, dim=-1)
     shape = scores.shape
     visible = None
     z = scores.float() if scores.dtype in _LOW_PRECISION else scores

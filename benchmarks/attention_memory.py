@@ -5,10 +5,12 @@ Written-out is softmax(QKᵀ/√d)V with the (n, n) score matrix in memory; bloc
 ``attnlib.blockwise_attention`` (online softmax over key blocks); SDPA is
 ``torch.nn.functional.scaled_dot_product_attention``. Times are wall-clock medians, the three
 methods interleaved round by round; "CPU ms" is the process CPU time of the same calls
-(with one thread, what the call itself used, however busy the machine). Peak extra memory is measured by
-``attnlib.costs.peak_extra_memory`` (see its docstring: the process's peak resident-set growth
-on the CPU, ``max_memory_allocated`` on CUDA); next to it the size of one H·n·n float32 score
-matrix for comparison.
+(with one thread, what the call itself used, however busy the machine). Memory is reported
+twice: "tensors MiB" is the exact peak of the tensors the call creates
+(``attnlib.costs.allocated_bytes``, the same on every machine); "process MiB" is what the
+system saw (``benchmarks/_rss.py``: the process's peak resident-set growth on the CPU,
+``max_memory_allocated`` on CUDA, which also include kernels' scratch buffers and allocator
+noise). Next to them the size of one H·n·n float32 score matrix for comparison.
 
 Run:  .venv/bin/python benchmarks/attention_memory.py            (n = 512 ... 8192, minutes)
       .venv/bin/python benchmarks/attention_memory.py --quick    (n = 256 ... 1024, seconds)
@@ -19,14 +21,19 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 import attnlib
 from attnlib.blockwise import blockwise_attention
-from attnlib.costs import median_time, peak_extra_memory, written_out_attention
+from attnlib.costs import allocated_bytes, median_time, written_out_attention
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _rss import peak_extra_memory  # a benchmark helper, not part of attnlib
 
 MiB = 2**20
 
@@ -49,8 +56,8 @@ def main() -> None:
           f"float32, block_size={args.block_size}, median of {args.repeats}, torch "
           f"{torch.__version__}")
     print(f"{'n':>6} | {'method':<11} | {'median ms':>10} | {'CPU ms':>10} | "
-          f"{'peak extra MiB':>14} | {'H·n² scores MiB':>15}")
-    print("-" * 83)
+          f"{'tensors MiB':>11} | {'process MiB':>11} | {'H·n² scores MiB':>15}")
+    print("-" * 97)
     results = {}
     with torch.no_grad():
         for n in ns:
@@ -65,10 +72,11 @@ def main() -> None:
             # Memory first (after a warm-up call each), then the timings interleaved: each
             # round times every method once, so a busy moment on a shared machine slows all
             # three alike instead of one of them.
-            peaks = {}
+            peaks, exact = {}, {}
             for name, fn in methods.items():
                 fn()
                 peaks[name] = peak_extra_memory(fn, device=device)
+                exact[name] = allocated_bytes(fn)
             times = {name: [] for name in methods}
             cpu = {name: [] for name in methods}
             for _ in range(args.repeats):
@@ -79,9 +87,10 @@ def main() -> None:
             for name in methods:
                 seconds, peak = statistics.median(times[name]), peaks[name]
                 cpu_s = statistics.median(cpu[name]) if device.type == "cpu" else float("nan")
-                results[n, name] = (seconds, peak, cpu_s)
+                results[n, name] = (seconds, exact[name], cpu_s)
                 print(f"{n:>6} | {name:<11} | {seconds * 1e3:>10.1f} | {cpu_s * 1e3:>10.1f} | "
-                      f"{peak / MiB:>14.1f} | {heads * n * n * 4 / MiB:>15.1f}")
+                      f"{exact[name] / MiB:>11.1f} | {peak / MiB:>11.1f} | "
+                      f"{heads * n * n * 4 / MiB:>15.1f}")
             print(f"{'':>6} | max |blockwise - SDPA| = {float(err.max()):.2e}")
             del q, k, v, reference, err
     n = ns[-1]
@@ -90,7 +99,7 @@ def main() -> None:
     cpu_ratio = results[n, "blockwise"][2] / results[n, "SDPA"][2]
     print(f"CPU-time ratio (blockwise/SDPA, n={n}): {cpu_ratio:.2f} (steadier than wall time "
           f"when other processes share the cores)")
-    print(f"memory ratio (blockwise/written-out, n={n}): {mem_ratio:.3f}; "
+    print(f"exact memory ratio (blockwise/written-out, n={n}): {mem_ratio:.3f}; "
           f"time ratio (blockwise/SDPA, n={n}): {time_ratio:.2f}")
 
 

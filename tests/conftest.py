@@ -10,11 +10,16 @@ from hypothesis import HealthCheck, settings
 
 import attnlib
 
+# Derandomized: the examples are a fixed function of each test, so a failure on CI reproduces on
+# any machine (and hypothesis prints the failing example). HYPOTHESIS_PROFILE=explore draws new
+# random examples each run, for hunting bugs locally.
 settings.register_profile(
     "attnlib", max_examples=int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "25")), deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    derandomize=True, database=None, print_blob=True,
 )
-settings.load_profile("attnlib")
+settings.register_profile("explore", parent=settings.get_profile("attnlib"), derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "attnlib"))
 
 
 def _devices() -> list[str]:

@@ -208,11 +208,37 @@ def test_does_not_write_into_inputs(device):
 
 
 def test_dropout_zero_in_expectation_and_weights_before_dropout(device):
-    q, k, v = _qkv(device)
-    out, weights = dot_product_attention(q, k, v, dropout_p=0.5)
-    _, ref_weights = dot_product_attention(q, k, v)
-    assert_close(weights, ref_weights)
-    assert out.shape == (2, 3, 4, 6)
+    p, draws = 0.5, 4000
+    q, k, v = _qkv(device, dtype=torch.float64)
+    reference, ref_weights = dot_product_attention(q, k, v)
+    # `draws` independent dropout draws in one call: the same q, k, v repeated along a new axis.
+    out, weights = dot_product_attention(*(t.expand(draws, *t.shape) for t in (q, k, v)),
+                                         dropout_p=p)
+    assert_close(weights, ref_weights.expand_as(weights))  # weights are returned before dropout
+    # One draw: out = sum_j w_j (m_j / (1-p)) v_j with m_j ~ Bernoulli(1-p), so E[out] is the
+    # no-dropout output and Var[out] = sum_j w_j^2 v_j^2 p / (1-p) per element. The mean of
+    # `draws` draws lies within 6 standard errors of the reference (a 6-sigma bound, derived).
+    var = (ref_weights.unsqueeze(-1) ** 2 * v.unsqueeze(-3) ** 2).sum(-2) * p / (1 - p)  # (2, 3, 4, 6)
+    stderr = (var / draws).sqrt()
+    assert torch.all((out.mean(0) - reference).abs() <= 6 * stderr + 1e-12)
+    assert not torch.allclose(out[0], reference)  # a single draw really drops something
+    assert torch.any(out == 0)  # ... whole value contributions vanish in some draws
+
+
+def test_nan_inputs_propagate_as_documented(device):
+    q, k, v = _qkv(device, shape=(), L=3, S=4)
+    q_bad = q.clone()
+    q_bad[1, 0] = float("nan")  # query 1's scores are all NaN
+    out, weights = dot_product_attention(q_bad, k, v)
+    assert torch.isnan(out[1]).all() and torch.isnan(weights[1]).all()
+    assert_close(out[[0, 2]], dot_product_attention(q[[0, 2]], k, v)[0])  # other queries unharmed
+    v_bad = v.clone()
+    v_bad[3, 0] = float("nan")  # the last key's value, hidden from every query by the mask
+    hide_last = torch.tensor([True, True, True, False], device=device)
+    out, weights = dot_product_attention(q, k, v_bad, hide_last)
+    assert torch.all(weights[:, 3] == 0)
+    assert torch.isnan(out[:, 0]).all()  # 0 * NaN = NaN: a NaN value is never masked away
+    assert torch.isfinite(out[:, 1:]).all()
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])

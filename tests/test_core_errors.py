@@ -25,6 +25,24 @@ def test_kv_length_mismatch():
         dot_product_attention(torch.randn(4, 8), torch.randn(5, 8), torch.randn(7, 6))
 
 
+def test_empty_key_set_is_a_clear_value_error():
+    # S = 0: a softmax over no keys has no value (today's torch raises an IndexError inside amax).
+    with pytest.raises(ValueError, match=r"at least one key, but k has S = 0 .*k \(2, 0, 8\), q \(2, 4, 8\), v \(2, 0, 6\)"):
+        dot_product_attention(torch.randn(2, 4, 8), torch.randn(2, 0, 8), torch.randn(2, 0, 6))
+    with pytest.raises(ValueError, match=r"scores has S = 0 .*\(3, 0\)"):
+        masked_softmax(torch.randn(3, 0))
+    with pytest.raises(ValueError, match=r"scores has S = 0"):
+        masked_softmax(torch.randn(2, 3, 0), valid_lens=torch.tensor([0, 0]))
+    from attnlib import AdditiveAttention
+    with pytest.raises(ValueError, match=r"keys has S = 0 .*keys \(2, 0, 4\), queries \(2, 3, 4\)"):
+        AdditiveAttention(4, 4, 8)(torch.randn(2, 3, 4), torch.randn(2, 0, 4), torch.randn(2, 0, 5))
+
+
+def test_no_queries_is_fine_and_gives_an_empty_output():
+    out, weights = dot_product_attention(torch.randn(2, 0, 8), torch.randn(2, 5, 8), torch.randn(2, 5, 6))
+    assert out.shape == (2, 0, 6) and weights.shape == (2, 0, 5)
+
+
 def test_batch_dims_do_not_broadcast():
     with pytest.raises(ValueError, match=r"leading \(batch\) dimensions .* \(2,\).* \(3,\)"):
         dot_product_attention(torch.randn(2, 4, 8), torch.randn(3, 5, 8), torch.randn(3, 5, 6))

@@ -149,6 +149,23 @@ def test_float_and_bool_masks_combine_with_valid_lens(device):
     assert torch.all(w[..., 3] == 0)
 
 
+def test_nan_scores_poison_their_row_unless_a_boolean_mask_hides_them(device):
+    s = torch.tensor([[1.0, float("nan"), 2.0], [1.0, 2.0, 3.0]], device=device)
+    clean = torch.softmax(s[1], -1)  # torch's own softmax of the NaN-free row
+    w = masked_softmax(s)
+    assert torch.isnan(w[0]).all()
+    assert_close(w[1], clean)
+    hide = torch.tensor([[True, False, True], [True, True, True]], device=device)
+    w = masked_softmax(s, hide)  # a boolean mask replaces the hidden score: the NaN is ignored
+    two = torch.softmax(s[0, [0, 2]], -1)
+    assert_close(w[0], torch.stack([two[0], torch.zeros((), device=device), two[1]]))
+    float_hide = torch.where(hide, 0.0, float("-inf"))
+    assert torch.isnan(masked_softmax(s, float_hide)[0]).all()  # NaN + (-inf) is NaN
+    lens = torch.tensor([1, 3], device=device)
+    w = masked_softmax(s.unsqueeze(1), valid_lens=lens)  # (B, L=1, S); the NaN lies past row 0's length
+    assert_close(w[0, 0], torch.tensor([1.0, 0.0, 0.0], device=device))
+
+
 def test_never_writes_into_input(device):
     scores = torch.randn(2, 3, 4, device=device)
     before = scores.clone()

@@ -46,3 +46,16 @@ def test_constraints_pin_every_dependency_and_torch_2_13():
         assert name in pins, f"{name} is not pinned in constraints.txt"
         assert pins[name].startswith("=="), f"{name} pin {pins[name]} is not exact"
     assert pins["torch"] == "==2.13.0"
+
+
+def test_license_is_an_spdx_string_not_a_deprecated_table():
+    # setuptools >= 77 warns about a TOML-table `project.license` ({text = ...} / {file = ...}) and
+    # about "License ::" classifiers next to an SPDX expression; PEP 639 wants a plain string.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    project = pyproject["project"]
+    assert isinstance(project["license"], str)
+    assert re.fullmatch(r"[A-Za-z0-9.+-]+( (AND|OR|WITH) [A-Za-z0-9.+-]+)*", project["license"])
+    assert not any(c.startswith("License ::") for c in project.get("classifiers", []))
+    setuptools_pin = next(r for r in pyproject["build-system"]["requires"]
+                          if Requirement(r).name == "setuptools")
+    assert Requirement(setuptools_pin).specifier.contains("77")  # the first release reading SPDX

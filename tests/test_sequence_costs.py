@@ -1,16 +1,27 @@
-"""attnlib.figures.sequence_costs: fitted slopes, the cost formulas, and the measured-cost panels."""
+"""Cost arithmetic in attnlib.costs (fitted slopes, the formulas) and the figure's measured-cost panels."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
+import torch
 from matplotlib.figure import Figure
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
-from attnlib.costs import CostRow
-from attnlib.figures.sequence_costs import (fitted_slope, measured_cost_panels, sequence_costs_figure,
-                                            theoretical_costs)
+from attnlib import blockwise_attention
+from attnlib.costs import (
+    CostRow,
+    fitted_slope,
+    largest_tensor_bytes,
+    score_bytes,
+    theoretical_costs,
+    written_out_attention,
+)
+from attnlib.figures.sequence_costs import measured_cost_panels, sequence_costs_figure
 
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 1.5])
@@ -38,19 +49,64 @@ def test_fitted_slope_bad_input():
         fitted_slope([0, 2], [1.0, 2.0])
 
 
-def test_c41_theoretical_costs_follow_the_table():
-    ns = [64, 512, 4096]
-    c = theoretical_costs(ns, d_model=512, kernel_size=3, block_size=128)
-    for n, cnn, rnn, att in zip(ns, c["compute"]["CNN"], c["compute"]["RNN"], c["compute"]["self-attention"]):
-        assert cnn == 3 * n * 512**2 and rnn == n * 512**2 and att == n * n * 512
+def _macs(fn) -> float:
+    """Multiply-adds of fn() counted by torch's FlopCounterMode (2 FLOPs per multiply-add)."""
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops() / 2
+
+
+def test_c41_theoretical_compute_equals_torchs_flop_count_of_each_layers_core():
+    ns, d, k = [16, 64, 96], 32, 3
+    c = theoretical_costs(ns, d_model=d, kernel_size=k, block_size=8)
+    conv = nn.Conv1d(d, d, k, padding=k // 2, bias=False)
+    rnn = nn.RNN(d, d, batch_first=True, bias=False)
+    for i, n in enumerate(ns):
+        x = torch.randn(1, n, d)
+        assert c.cnn_macs[i] == _macs(lambda x=x: conv(x.transpose(1, 2)))
+        # nn.RNN multiplies by two d x d matrices per position (input and recurrent); the table
+        # counts the recurrent one, n d².
+        assert c.rnn_macs[i] == _macs(lambda x=x: rnn(x)) / 2
+        assert c.attention_macs[i] == _macs(lambda x=x: x @ x.transpose(-2, -1))  # the n² d scores
+    assert c.compute["CNN"] is c.cnn_macs and c.memory["blockwise attention"] is c.blockwise_bytes
     # attention equals the RNN exactly at n = d
-    assert c["compute"]["self-attention"][1] == c["compute"]["RNN"][1]
-    assert list(c["memory"]["self-attention"]) == [4 * n * n for n in ns]
-    assert list(c["memory"]["blockwise attention"]) == [4 * n * min(128, n) for n in ns]
-    assert list(c["memory"]["RNN / CNN output"]) == [4 * n * 512 for n in ns]
-    # growth rates: n^2 for full attention, n for blockwise (once n >= block)
-    assert fitted_slope(ns[1:], c["memory"]["self-attention"][1:]) == pytest.approx(2.0)
-    assert fitted_slope(ns[1:], c["memory"]["blockwise attention"][1:]) == pytest.approx(1.0)
+    assert theoretical_costs([d], d_model=d).attention_macs[0] == theoretical_costs([d], d_model=d).rnn_macs[0]
+
+
+def test_c41_c42_theoretical_memory_is_the_largest_tensor_the_layers_create():
+    ns, d, block = [64, 256], 16, 32
+    c = theoretical_costs(ns, d_model=d, block_size=block)
+    rnn = nn.RNN(d, d, batch_first=True)
+    for i, n in enumerate(ns):
+        x = torch.randn(1, n, d)
+        with torch.no_grad():
+            assert c.attention_bytes[i] == largest_tensor_bytes(lambda x=x: written_out_attention(x, x, x))
+            assert c.output_bytes[i] == largest_tensor_bytes(lambda x=x: rnn(x)[0])
+            # blockwise attention never creates more than one n x block slice of scores
+            assert largest_tensor_bytes(lambda x=x: blockwise_attention(x, x, x, block_size=block)) \
+                <= c.blockwise_bytes[i]
+        assert c.attention_bytes[i] == score_bytes(n, n) == torch.empty(n, n).nbytes
+    assert fitted_slope(ns, c.attention_bytes) == pytest.approx(2.0)
+    assert fitted_slope(ns, c.blockwise_bytes) == pytest.approx(1.0)
+
+
+def test_theoretical_costs_is_frozen_and_checks_its_input():
+    c = theoretical_costs([4, 8])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.ns = np.array([1.0])
+    with pytest.raises(ValueError, match="ns must hold"):
+        theoretical_costs([0, 4])
+    with pytest.raises(ValueError, match="block_size must be >= 1"):
+        theoretical_costs([4], block_size=0)
+
+
+def test_score_bytes_is_the_size_of_a_real_tensor():
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        assert score_bytes(3, 5, dtype=dtype) == torch.empty(3, 5, dtype=dtype).nbytes
+    with pytest.raises(ValueError, match="num_keys must be an int >= 0"):
+        score_bytes(3, -1)
+    with pytest.raises(TypeError, match="num_queries must be an int"):
+        score_bytes(2.0, 3)
 
 
 def test_measured_cost_panels_draw_every_row():
