@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from attnlib.blockwise import online_softmax_trace
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.online_softmax import online_softmax_explorer, score_bytes
+from attnlib.widgets.online_softmax import online_softmax_explorer
 
 
 pytestmark = pytest.mark.usefixtures("agg_figures")
@@ -61,15 +61,6 @@ def test_memory_readout_in_bytes():
     assert state["score bytes: one block L×block"] == 4 * 6 * 4
     heights = [p.get_height() for p in ex.figure.axes[2].patches]
     assert heights == [4 * 24 * 4, 4 * 6 * 4]
-
-
-def test_score_bytes():
-    assert score_bytes(8192, 8192) == 8192 * 8192 * 4
-    assert score_bytes(3, 5, dtype=torch.float64) == 120
-    assert score_bytes(3, 5, dtype=torch.bfloat16) == 30
-    assert score_bytes(3, 5) == torch.empty(3, 5).nbytes
-    with pytest.raises(ValueError, match="num_keys"):
-        score_bytes(3, -1)
 
 
 def test_trace_shapes():

@@ -15,21 +15,11 @@ from attnlib import plotting
 from attnlib._checks import check_int
 from attnlib.attention import dot_product_attention
 from attnlib.blockwise import online_softmax_trace
+from attnlib.costs import score_bytes
 from attnlib.scoring import scaled_dot_score
 from attnlib.widgets.base import Explorer, int_slider, new_figure, register
 
-__all__ = ["online_softmax_explorer", "score_bytes"]
-
-
-def score_bytes(num_queries: int, num_keys: int, *, dtype: torch.dtype = torch.float32) -> int:
-    """Bytes of one ``(num_queries, num_keys)`` block of attention scores in ``dtype``.
-
-    Full attention holds ``score_bytes(L, S)``; blockwise attention ``score_bytes(L, block)``.
-    """
-    for name, n in (("num_queries", num_queries), ("num_keys", num_keys)):
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"{name} must be an int >= 0, got {n!r}")
-    return num_queries * num_keys * torch.empty((), dtype=dtype).element_size()
+__all__ = ["online_softmax_explorer"]
 
 
 def _boundaries(block_size: int, num_keys: int, lo: float, hi: float):
