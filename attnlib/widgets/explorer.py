@@ -275,9 +275,10 @@ class Explorer:
         self._push()
         return self.state()
 
-    def readout_html(self) -> str:
-        """The readout of the current state as HTML (what the browser shows)."""
-        return readout_html(self.frame().readout, columns=self.columns, digits=self.digits)
+    def readout_html(self, frame: Frame | None = None) -> str:
+        """The readout of ``frame`` (default: the current state) as HTML, as the browser shows it."""
+        frame = self.frame() if frame is None else frame
+        return readout_html(frame.readout, columns=self.columns, digits=self.digits)
 
     def figure(self):
         """A matplotlib ``Figure`` of the current state (the same scene and frame as the browser)."""
