@@ -293,7 +293,6 @@ def _is_ipympl(canvas) -> bool:
 
 # ----------------------------------------------------------------------------- controls
 
-from attnlib.widgets.controls import STYLE as _STYLE  # noqa: E402
 from attnlib.widgets.controls import dropdown, float_slider, int_slider, log_slider, toggle  # noqa: E402,F401
 
 

@@ -57,14 +57,15 @@ import base64
 import html
 import itertools
 import json
-import math
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from attnlib.widgets.scene import Frame, Scene, render, render_png
+from attnlib.widgets.readout import _kind, _py, readout_html
+from attnlib.widgets.render import render, render_png
+from attnlib.widgets.scene import Frame, Scene
 
 __all__ = ["Explorer", "Frame", "readout_html", "MAX_FAST"]
 
@@ -108,61 +109,6 @@ def _slider_axis(c) -> tuple[str, list, list]:
         vals = [float(c.base**e) for e in exps] if name == "FloatLogSlider" else exps
         return "value", vals, vals
     raise TypeError(f"a fast control must be an ipywidgets slider (Float/Int/FloatLog/SelectionSlider), got {name}")
-
-
-def _py(x) -> Any:
-    if hasattr(x, "detach"):
-        x = x.detach().to("cpu")
-        x = x.double() if x.is_floating_point() else x
-        return x.tolist()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
-
-
-def _kind(v) -> str:
-    if isinstance(v, bool):
-        return "b"
-    if isinstance(v, str):
-        return "s"
-    a = np.asarray(v)
-    if a.dtype == bool:
-        return "b"
-    return "i" if np.issubdtype(a.dtype, np.integer) else "f"
-
-
-def _fmt(x, kind: str, digits: int) -> str:
-    if kind == "s":
-        return html.escape(str(x))
-    if kind == "b":
-        return "True" if x else "False"
-    if kind == "i":
-        return str(int(x))
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    s = f"{x:.{digits}f}"
-    return f"{0.0:.{digits}f}" if float(s) == 0.0 else s
-
-
-def readout_html(readout: Mapping[str, Any], *, columns: Sequence[str] | None = None, digits: int = 3) -> str:
-    """The readout table as HTML, exactly as the front end writes it into ``.attnlib-readout``."""
-    rows = []
-    for name, value in readout.items():
-        kind, v = _kind(_py(value)), _py(value)
-        grid = v if isinstance(v, list) and v and isinstance(v[0], list) else [v if isinstance(v, list) else [v]]
-        for i, r in enumerate(grid):
-            rows.append([html.escape(name) if i == 0 else "", *(_fmt(c, kind, digits) for c in r)])
-    return _table(rows, columns)
-
-
-def _table(rows, columns) -> str:
-    head = ("<tr><th></th>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>") if columns else ""
-    body = "".join("<tr><th>" + r[0] + "</th>" + "".join(f"<td>{c}</td>" for c in r[1:]) + "</tr>" for r in rows)
-    return f"<table class='attnlib-table'>{head}{body}</table>"
 
 
 class Explorer:
@@ -328,7 +274,7 @@ class Explorer:
         return tuple((k, json.dumps(v, sort_keys=True, default=str)) for k, v in self.values().items()
                      if k not in inside)
 
-    def _set_for(self, gi: int):
+    def _set_for(self, gi: int, token: int | None = None):
         key = (gi, self._outside(gi))
         if key in self._sets:
             self._sets.move_to_end(key)
@@ -337,15 +283,15 @@ class Explorer:
         axes = [self._axes[n][1] for n in names]
         base = {k: c.value for k, c in self.controls.items()}
         frames = [self._compute(**{**base, **dict(zip(names, combo))}) for combo in itertools.product(*axes)]
-        entry = (next(_TOKENS), *self._pack(frames, {k: _py(v) for k, v in base.items() if k not in names}))
-        entry[1]["group"], entry[1]["token"] = gi, entry[0]
-        entry[1]["shape"] = [len(a) for a in axes]
-        entry[1]["names"], entry[1]["axes"] = list(names), [[_py(v) for v in a] for a in axes]
-        entry[1]["fixed_fast"] = [[i, self._axis_index(n)] for i, n in enumerate(self.fast) if n not in names]
-        self._sets[key] = entry
+        header, buffers = self._pack(frames, {k: _py(v) for k, v in base.items() if k not in names})
+        token = next(_TOKENS) if token is None else token
+        header.update(group=gi, token=token, shape=[len(a) for a in axes], names=list(names),
+                      axes=[[_py(v) for v in a] for a in axes],
+                      fixed_fast=[[i, self._axis_index(n)] for i, n in enumerate(self.fast) if n not in names])
+        self._sets[key] = (token, header, buffers)
         while len(self._sets) > self._cache_size:
             self._sets.popitem(last=False)
-        return entry
+        return self._sets[key]
 
     def _axis_index(self, n: str) -> int:
         attr, _, seen = self._axes[n]
@@ -416,16 +362,20 @@ class Explorer:
         self._timer = loop.call_later(0.3, self._push)
 
     def _push(self):
-        """Send the frame at the current values now, then every frame set the front end lacks."""
+        """Send the frame at the current values at once, then every frame set the front end lacks."""
         self._timer = None
         if not self._ready:
             return
-        entries = [self._set_for(gi) for gi in range(len(self.groups))]
-        self._want = {gi: e[0] for gi, e in enumerate(entries)}
+        want = {}
+        for gi in range(len(self.groups)):  # a token for each current set, computed or not yet
+            hit = self._sets.get((gi, self._outside(gi)))
+            want[gi] = hit[0] if hit is not None else next(_TOKENS)
+        self._want = want
         header, buffers = self._pack([self.frame()], self.values())
-        header.update(type="now", want=self._want, group=-1, token=0, shape=[1])
+        header.update(type="now", want=want, group=-1, token=0, shape=[1])
         self.view.send(header, buffers)
-        for gi, (token, header, buffers) in enumerate(entries):
+        for gi, token in want.items():
             if self._sent.get(gi) != token:
+                _, header, buffers = self._set_for(gi, token)
                 self.view.send({**header, "type": "set"}, buffers)
                 self._sent[gi] = token
