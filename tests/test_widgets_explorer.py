@@ -211,3 +211,26 @@ def test_control_values_cover_min_max_and_stay_in_range():
     assert control_values(w.Dropdown(options=["a", "b"]), rng) == ["a", "b"]
     assert control_values(w.FloatLogSlider(min=0, max=3, base=2, value=2), rng)[:2] == [1.0, 8.0]
     assert control_values(w.IntSlider(min=1, max=4, value=2), rng)[:2] == [1, 4]
+
+
+def test_the_documented_example_builder_runs():
+    """The example at the top of attnlib/widgets/explorer.py (what porters copy) works as written."""
+    import re
+
+    import attnlib.widgets.explorer as module
+
+    code = re.search(r"How to write a builder.*?::\n\n(.*?)\n\nThen add", module.__doc__, re.S).group(1)
+    scope: dict = {}
+    exec(compile(textwrap_dedent(code), "explorer-doc-example", "exec"), scope)
+    ex = scope["temperature_explorer"]()
+    st = ex.set(t=2.0)
+    np.testing.assert_allclose(st["weights"], torch.softmax(torch.tensor([2.0, 1.0, 0.1], dtype=torch.float64) / 2, 0))
+    header, buffers = ex.frame_set(0)
+    assert header["n"] == 99 and len(decode_set(header, buffers)) == 99
+    assert ex.png()[:4] == b"\x89PNG"
+
+
+def textwrap_dedent(s: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(s)

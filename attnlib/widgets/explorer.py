@@ -43,7 +43,8 @@ the values they depend on), so toggling back is instant. The kernel still learns
 
 From Python: ``ex.set(**values)`` (synchronous; returns ``state()``), ``ex.state()`` (the
 readout numbers, unrounded), ``ex.values()``, ``ex.compute(**values)`` (the pure function),
-``ex.frame()`` (the current :class:`Frame`), ``ex.figure()`` / ``ex.png()`` (a matplotlib
+``ex.state(**values)`` (the readout at other values, moving nothing), ``ex.frame()`` (the
+current :class:`Frame`), ``ex.figure()`` / ``ex.png()`` (a matplotlib
 picture of the current state, drawn from the same scene and frame). Displayed, the explorer's
 output carries the live widget *and* an ``image/png`` of its initial state for readers without a
 kernel. A notebook cell that shows numbers calls ``compute`` or a fresh explorer, never the
@@ -203,9 +204,13 @@ class Explorer:
         """The frame of the current control values."""
         return self.compute()
 
-    def state(self) -> dict[str, Any]:
-        """The readout numbers shown now (unrounded floats, ints, bools, str, nested lists)."""
-        return {str(k): _py(v) for k, v in self.frame().readout.items()}
+    def state(self, **values) -> dict[str, Any]:
+        """The readout numbers shown now (unrounded floats, ints, bools, str, nested lists).
+
+        With ``values``: the numbers the explorer *would* show there, moving nothing (for a
+        notebook cell that prints what the reader will see at another setting).
+        """
+        return {str(k): _py(v) for k, v in self.compute(**values).readout.items()}
 
     def set(self, **values) -> dict[str, Any]:
         """Set controls by name (sliders clip to their range), update the front end, return :meth:`state`."""
