@@ -22,6 +22,14 @@ random control settings (seeded), and print the medians side by side:
   it out. The builder's own set-up, e.g. precomputed Monte-Carlo curves, is included here,
   which ``interact`` might avoid, hence the conservative column above.)
 
+Canvas explorers (``attnlib.widgets.explorer``, drawn in the browser from precomputed frames):
+**update** is ``explorer.set(name=value)`` with a front end attached (its messages discarded):
+``compute`` at the new values, the frame packed and sent, and the frame sets the front end lacks
+(cached ones are re-sent; a slider move in the browser costs the kernel nothing at all). The
+**full redraw** baseline is the same state drawn by matplotlib (``explorer.png()``), the
+**rebuild** one a new explorer plus its PNG. The ``frame set ms`` column is the time to compute
+one whole uncached frame set (what a slow control's first change costs, after its first frame).
+
 Targets: median update <= 30 ms, and at least 2.5x faster than the full redraw. The last line
 reads ``slowest median update: X ms; smallest speed-up over full redraw: Y×``.
 """
@@ -40,7 +48,7 @@ import numpy as np
 
 def _random_value(control, rng):
     """A random value inside ``control``'s range (min, max or a random one; any ipywidgets control)."""
-    from attnlib.widgets.base import control_values
+    from attnlib.widgets.testing import control_values
 
     vals = control_values(control, rng, n_random=3)
     return vals[int(rng.integers(len(vals)))]
@@ -51,6 +59,47 @@ def moves(explorer, n, seed=0):
     rng = np.random.default_rng(seed)
     names = list(explorer.controls)
     return [(names[i % len(names)], _random_value(explorer.controls[names[i % len(names)]], rng)) for i in range(n)]
+
+
+def _is_canvas(ex) -> bool:
+    from attnlib.widgets.explorer import Explorer
+
+    return isinstance(ex, Explorer)
+
+
+def time_canvas(builder, n: int) -> tuple[list[float], list[float], list[float], float]:
+    """update, full redraw (PNG), rebuild + PNG, and one uncached frame set, for a canvas explorer."""
+    ex = builder()
+    ex.view.send = lambda content, buffers=None: None  # a front end is attached (messages discarded)
+    ex._on_msg(ex.view, {"type": "ready"}, [])
+    seq = moves(ex, n + 3)
+    up, full, rebuild = [], [], []
+    for i, (name, value) in enumerate(seq):
+        t0 = time.perf_counter()
+        ex.set(**{name: value})
+        t1 = time.perf_counter()
+        if i >= 3:
+            up.append(t1 - t0)
+    for i, (name, value) in enumerate(seq[: max(4, n // 3)]):
+        ex.set(**{name: value})
+        t0 = time.perf_counter()
+        ex.png()
+        t1 = time.perf_counter()
+        fresh = builder()
+        fresh.set(**ex.values())
+        fresh.png()
+        t2 = time.perf_counter()
+        if i >= 1:
+            full.append(t1 - t0)
+            rebuild.append(t2 - t1)
+    sets = []
+    for _ in range(3):
+        ex._sets.clear()
+        t0 = time.perf_counter()
+        if ex.groups:
+            ex.frame_set(0)
+        sets.append(time.perf_counter() - t0)
+    return up, full, rebuild, statistics.median(sets)
 
 
 def time_updates(builder, n: int, backend: str) -> list[float]:
@@ -135,20 +184,27 @@ def main(argv=None) -> int:
     print(f"widget latency: median over {args.moves} moves per builder; canvas: {backend}; "
           f"baselines: {n_base} full redraws + PNG, {n_base} rebuilds + PNG")
     header = (f"{'builder':<20} {'update ms':>9} {'p90 ms':>7} {'full redraw ms':>14} {'speed-up':>8}"
-              f" {'rebuild+redraw ms':>17} {'speed-up':>8}")
+              f" {'rebuild+redraw ms':>17} {'speed-up':>8} {'frame set ms':>12}")
     print(header)
     print("-" * len(header))
     for name in names:
         gc.collect()
-        up = time_updates(BUILDERS[name], args.moves, backend)
-        full = time_full_renders(BUILDERS[name], n_base)
-        rebuild = time_full_redraws(BUILDERS[name], n_base)
+        from attnlib.widgets import base
+
+        set_ms = ""
+        if name not in base.BUILDERS:  # a canvas explorer
+            up, full, rebuild, set_s = time_canvas(BUILDERS[name], args.moves)
+            set_ms = f"{set_s * 1e3:.0f}"
+        else:
+            up = time_updates(BUILDERS[name], args.moves, backend)
+            full = time_full_renders(BUILDERS[name], n_base)
+            rebuild = time_full_redraws(BUILDERS[name], n_base)
         med_up, med_full = statistics.median(up) * 1e3, statistics.median(full) * 1e3
         med_rebuild = statistics.median(rebuild) * 1e3
         p90 = float(np.percentile(up, 90)) * 1e3
         rows.append((name, med_up, med_full))
         print(f"{name:<20} {med_up:>9.1f} {p90:>7.1f} {med_full:>14.1f} {med_full / med_up:>7.1f}×"
-              f" {med_rebuild:>17.1f} {med_rebuild / med_up:>7.1f}×")
+              f" {med_rebuild:>17.1f} {med_rebuild / med_up:>7.1f}× {set_ms:>12}")
         sys.stdout.flush()
     slowest = max(r[1] for r in rows)
     speedup = min(r[2] / r[1] for r in rows)

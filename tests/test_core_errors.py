@@ -34,7 +34,7 @@ def test_empty_key_set_is_a_clear_value_error():
     with pytest.raises(ValueError, match=r"scores has S = 0"):
         masked_softmax(torch.randn(2, 3, 0), valid_lens=torch.tensor([0, 0]))
     from attnlib import AdditiveAttention
-    with pytest.raises(ValueError, match=r"keys has S = 0 .*keys \(2, 0, 4\), queries \(2, 3, 4\)"):
+    with pytest.raises(ValueError, match=r"key has S = 0 .*key \(2, 0, 4\), query \(2, 3, 4\)"):
         AdditiveAttention(4, 4, 8)(torch.randn(2, 3, 4), torch.randn(2, 0, 4), torch.randn(2, 0, 5))
 
 

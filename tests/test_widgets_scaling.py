@@ -9,14 +9,12 @@ import pytest
 import torch
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.base import figure_backend
 from attnlib.widgets.scaling import WIDTHS, scaling_explorer
 
 
 @pytest.fixture(scope="module")
 def explorer():
-    with figure_backend("agg"):
-        return scaling_explorer()
+    return scaling_explorer()
 
 
 def _reference_draws(seed=0, num_pairs=2000, num_keys=16):
@@ -41,7 +39,7 @@ def test_c06_row_matches_torch_softmax(explorer, d_k, scaled):
     _, _, q_row, keys = _reference_draws()
     z = q_row[:, :d_k] @ keys[:, :d_k].T / (math.sqrt(d_k) if scaled else 1.0)  # (1, S)
     a = torch.softmax(z, dim=-1)[0]
-    heights = [p.get_height() for p in explorer.figure.axes[1].patches]
+    heights = explorer.frame().arrays["row"]  # the bars drawn
     np.testing.assert_allclose(heights, a.numpy(), rtol=1e-9, atol=1e-12)
     assert state["max weight"] == pytest.approx(a.max().item())
     assert state["entropy (nats)"] == pytest.approx(torch.distributions.Categorical(probs=a).entropy().item())
@@ -65,34 +63,38 @@ def test_c05_sampled_variance_matches_pairs_and_theory(explorer, d_k):
 
 def test_histogram_is_a_density_and_follows_the_setting(explorer):
     explorer.set(d_k=64, scaled=False)
-    stairs = [a for a in explorer.figure.axes[0].patches if type(a).__name__ == "StepPatch"][0]
-    values, edges = stairs.get_data().values, stairs.get_data().edges
-    assert np.sum(values * np.diff(edges)) == pytest.approx(1.0)
-    wide = np.sqrt(np.sum(values * np.diff(edges) * ((edges[:-1] + edges[1:]) / 2) ** 2))
-    explorer.set(scaled=True)
-    values = stairs.get_data().values
-    narrow = np.sqrt(np.sum(values * np.diff(edges) * ((edges[:-1] + edges[1:]) / 2) ** 2))
+    frame = explorer.frame()
+    panel = explorer.scene.panels[0]
+    bars = panel.artists[0]
+    centres, width = np.asarray(bars.x), bars.width
+    values = np.asarray(frame.arrays["hist"])
+    assert np.sum(values * width) == pytest.approx(1.0)
+    wide = np.sqrt(np.sum(values * width * centres**2))
+    narrow_values = np.asarray(explorer.compute(scaled=True).arrays["hist"])
+    narrow = np.sqrt(np.sum(narrow_values * width * centres**2))
     assert wide == pytest.approx(8.0, rel=0.1) and narrow == pytest.approx(1.0, rel=0.1)
+    # the theory curve is the normal density of variance d_k (unscaled) or 1
+    pdf = np.asarray(frame.arrays["pdf"])
+    np.testing.assert_allclose(pdf[:, 1], np.exp(-0.5 * pdf[:, 0] ** 2 / 64) / math.sqrt(2 * math.pi * 64),
+                               rtol=1e-12)
 
 
 def test_c06_entropy_curves_and_marker(explorer):
-    ax = explorer.figure.axes[2]
-    raw, scl = ax.lines[0].get_ydata(), ax.lines[1].get_ydata()
+    lines = [a for a in explorer.scene.panels[2].artists if type(a).__name__ == "Line" and a.label]
+    raw, scl = (np.asarray(line.xy)[:, 1] for line in lines)
     assert np.all(np.diff(raw) < 0), raw  # unscaled: sharper at every doubling
     assert np.ptp(scl) < 0.3 and raw[-1] < 0.25 < 2.0 < scl.min()
-    marker = ax.lines[-1]
-    explorer.set(d_k=32, scaled=False)
-    assert marker.get_xdata()[0] == 5 and marker.get_ydata()[0] == pytest.approx(raw[5])
+    marker = explorer.compute(d_k=32, scaled=False).arrays["marker"]
+    assert marker[0][0] == 5 and marker[0][1] == pytest.approx(raw[5])
 
 
-def test_figure_changes_in_place(explorer):
-    explorer.set(d_k=2, scaled=False)
-    before = explorer.render()
-    n_artists = len(explorer.figure.axes[0].patches)
-    explorer.set(d_k=512)
-    after = explorer.render()
-    assert not np.array_equal(before, after)
-    assert len(explorer.figure.axes[0].patches) == n_artists
+def test_picture_follows_the_width(explorer):
+    before = explorer.compute(d_k=2, scaled=False)
+    after = explorer.compute(d_k=512, scaled=False)
+    assert not np.array_equal(before.arrays["hist"], after.arrays["hist"])
+    assert explorer.groups == [("d_k",)]  # the slider plays in the browser; the toggle recomputes
+    header, buffers = explorer.frame_set(0)
+    assert header["n"] == len(WIDTHS) and sum(map(len, buffers)) < 100_000
 
 
 def test_bad_arguments():

@@ -293,96 +293,10 @@ def _is_ipympl(canvas) -> bool:
 
 # ----------------------------------------------------------------------------- controls
 
-_STYLE = {"description_width": "initial"}
+from attnlib.widgets.controls import dropdown, float_slider, int_slider, log_slider, toggle  # noqa: E402,F401
 
 
-def _layout(width):
-    import ipywidgets as w
-
-    return w.Layout(width=width)
-
-
-def float_slider(description: str, min: float, max: float, value: float, *, step: float = 0.05,
-                 readout_format: str = ".2f", width: str = "300px", continuous_update: bool = True):
-    """A ``FloatSlider`` with a description, a fixed range and live updates while dragging."""
-    import ipywidgets as w
-
-    if not min <= value <= max:
-        raise ValueError(f"value={value} must lie in [min={min}, max={max}] for slider {description!r}")
-    return w.FloatSlider(value=value, min=min, max=max, step=step, description=description,
-                         readout_format=readout_format, continuous_update=continuous_update,
-                         style=_STYLE, layout=_layout(width))
-
-
-def int_slider(description: str, min: int, max: int, value: int, *, step: int = 1, width: str = "300px",
-               continuous_update: bool = True):
-    """An ``IntSlider`` with a description and a fixed range."""
-    import ipywidgets as w
-
-    if not min <= value <= max:
-        raise ValueError(f"value={value} must lie in [min={min}, max={max}] for slider {description!r}")
-    return w.IntSlider(value=value, min=min, max=max, step=step, description=description,
-                       continuous_update=continuous_update, style=_STYLE, layout=_layout(width))
-
-
-def log_slider(description: str, min_exp: float, max_exp: float, value: float, *, base: float = 10.0,
-               step: float = 0.1, readout_format: str = ".3g", width: str = "300px",
-               continuous_update: bool = True):
-    """A ``FloatLogSlider`` from ``base**min_exp`` to ``base**max_exp`` (steps in the exponent)."""
-    import ipywidgets as w
-
-    if not base**min_exp <= value <= base**max_exp:
-        raise ValueError(f"value={value} must lie in [{base}**{min_exp}, {base}**{max_exp}] for {description!r}")
-    return w.FloatLogSlider(value=value, base=base, min=min_exp, max=max_exp, step=step, description=description,
-                            readout_format=readout_format, continuous_update=continuous_update,
-                            style=_STYLE, layout=_layout(width))
-
-
-def toggle(description: str, value: bool = False, *, width: str = "auto"):
-    """A ``Checkbox`` (on/off control)."""
-    import ipywidgets as w
-
-    return w.Checkbox(value=value, description=description, indent=False, style=_STYLE, layout=_layout(width))
-
-
-def dropdown(description: str, options, value=None, *, width: str = "260px"):
-    """A ``Dropdown`` over ``options`` (a list, or a list of ``(label, value)`` pairs)."""
-    import ipywidgets as w
-
-    kw = {} if value is None else {"value": value}
-    return w.Dropdown(options=options, description=description, style=_STYLE, layout=_layout(width), **kw)
-
-
-def control_values(control, rng: np.random.Generator | None = None, n_random: int = 3) -> list:
-    """Values to try for one control: its minimum, its maximum and ``n_random`` random ones.
-
-    Booleans give ``[False, True]``; selections (dropdowns, selection sliders) every option
-    (or ``n_random + 2`` of them, min and max included, when there are many). Used by the
-    control-sweep test and the latency benchmark.
-    """
-    rng = rng if rng is not None else np.random.default_rng(0)
-    if isinstance(control.value, bool):
-        return [False, True]
-    if hasattr(control, "options") and hasattr(control, "index"):
-        opts = [o[1] if isinstance(o, tuple) else o for o in control.options]
-        if len(opts) <= n_random + 2:
-            return opts
-        picks = [0, len(opts) - 1, *rng.choice(np.arange(1, len(opts) - 1), n_random, replace=False)]
-        return [opts[int(i)] for i in picks]
-    lo, hi = control.min, control.max
-    base = getattr(control, "base", None)
-    if base is not None:  # FloatLogSlider: min/max are exponents
-        return [float(base**lo), float(base**hi),
-                *(float(base ** rng.uniform(lo, hi)) for _ in range(n_random))]
-    if isinstance(control.value, tuple):  # range sliders
-        if isinstance(lo, int):
-            pairs = [tuple(sorted(rng.integers(lo, hi + 1, 2).tolist())) for _ in range(n_random)]
-        else:
-            pairs = [tuple(sorted(rng.uniform(lo, hi, 2).tolist())) for _ in range(n_random)]
-        return [(lo, lo), (hi, hi), (lo, hi), *pairs]
-    if isinstance(lo, int) and isinstance(control.value, int):
-        return [lo, hi, *(int(v) for v in rng.integers(lo, hi + 1, n_random))]
-    return [float(lo), float(hi), *(float(v) for v in rng.uniform(lo, hi, n_random))]
+from attnlib.widgets.testing import control_values  # noqa: E402,F401
 
 
 # ----------------------------------------------------------------------------- readout

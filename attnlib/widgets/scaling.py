@@ -15,7 +15,9 @@ from attnlib import plotting
 from attnlib.softmax import masked_softmax
 from attnlib.scaling import (entropy, jacobian_norm, max_weight, scores_for_widths,
                                 softmax_sharpness)
-from attnlib.widgets.base import _STYLE, Explorer, new_figure, register, toggle
+from attnlib.widgets.controls import selection_slider, toggle
+from attnlib.widgets.explorer import Explorer
+from attnlib.widgets.scene import Bars, Frame, Line, Panel, Points, Scene, Text
 
 __all__ = ["scaling_explorer", "WIDTHS"]
 
@@ -25,18 +27,10 @@ _HIST_RANGE = 60.0  # scores beyond ±60 are counted in the end bins
 _BIN_WIDTH = 0.5
 
 
-def _width_slider(value: int):
-    import ipywidgets as w
-
-    return w.SelectionSlider(options=list(WIDTHS), value=value, description="d_k",
-                             continuous_update=True, style=_STYLE, layout=w.Layout(width="320px"))
-
-
 def _normal_pdf(x: np.ndarray, var: float) -> np.ndarray:
     return np.exp(-0.5 * x**2 / var) / math.sqrt(2 * math.pi * var)
 
 
-@register("scaling")
 def scaling_explorer(d_k: int = 256, scaled: bool = False, *, num_keys: int = 16,
                      num_pairs: int = 2000, seed: int = 0) -> Explorer:
     """A d_k slider (1 ... 1024, powers of 2) and a scale toggle (C05, C06, C14).
@@ -54,7 +48,7 @@ def scaling_explorer(d_k: int = 256, scaled: bool = False, *, num_keys: int = 16
         num_pairs: query–key pairs in the histogram (>= 100).
         seed: seed of the local generator (the global one is untouched).
     Returns:
-        An :class:`~attnlib.widgets.base.Explorer` with controls ``d_k`` and ``scaled`` and a
+        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``d_k`` and ``scaled`` and a
         readout of the scores' sample variance, the row's max weight, entropy and Jacobian norm.
     """
     if d_k not in WIDTHS:
@@ -85,56 +79,46 @@ def scaling_explorer(d_k: int = 256, scaled: bool = False, *, num_keys: int = 16
              for s in (False, True)}  # (K, nbins)
     centres = 0.5 * (edges[:-1] + edges[1:])
     ymax = 1.1 * max(float(h.max()) for h in hists.values())
-
-    controls = {"d_k": _width_slider(d_k), "scaled": toggle("divide scores by √d_k", scaled)}
-    fig, (ax_hist, ax_row, ax_curve) = new_figure(1, 3, figsize=(9.6, 3.2), width_ratios=[1.2, 1.0, 1.0])
-
-    i0 = WIDTHS.index(d_k)
-    stairs = ax_hist.stairs(hists[scaled][i0], edges, fill=True, color="C0", alpha=0.6,
-                            label="sampled q·k")
-    (pdf_line,) = ax_hist.plot(centres, _normal_pdf(centres, 1.0), color="C3", lw=1.2,
-                               label="N(0, theory)")
-    ax_hist.set_xlim(edges[0], edges[-1])
-    ax_hist.set_ylim(0.0, ymax)
-    ax_hist.set_title("scores of random (q, k) pairs")
-    ax_hist.set_xlabel("score")
-    ax_hist.set_ylabel("density")
-    ax_hist.legend(loc="upper right", fontsize="small")
-
-    bars = plotting.weight_bars(rows[scaled][i0], ax=ax_row, labels=[str(j + 1) for j in range(num_keys)],
-                                title="softmax row of one query", xlabel="key j")
-    ax_row.set_xticks(range(0, num_keys, 5), labels=[str(j + 1) for j in range(0, num_keys, 5)])
-
     x = np.log2(np.array(WIDTHS, dtype=np.float64))
-    for s, color, name in ((False, "C3", "q·k (unscaled)"), (True, "C0", "q·k / √d_k")):
-        ax_curve.plot(x, plotting.to_numpy(curves[s].entropy), "o-", color=color, ms=3, label=name)
-    ax_curve.axhline(math.log(num_keys), color="0.6", ls=":", lw=1)
-    ax_curve.text(0.0, math.log(num_keys), " uniform: log S", va="bottom", fontsize=7, color="0.4")
-    (marker,) = ax_curve.plot([x[i0]], [float(curves[scaled].entropy[i0])], "o", ms=10,
-                              mfc="none", mec="black", mew=2)
-    ax_curve.set_xticks(x[::2], labels=[str(d) for d in WIDTHS[::2]])
-    ax_curve.set_ylim(0.0, 1.12 * math.log(num_keys))
-    ax_curve.set_title("mean entropy of a row")
-    ax_curve.set_xlabel("d_k (log scale)")
-    ax_curve.set_ylabel("entropy (nats)")
-    ax_curve.legend(loc="lower left", fontsize="small")
+    ent = {s: plotting.to_numpy(curves[s].entropy) for s in (False, True)}
 
-    def update(d_k, scaled):
+    def compute(d_k, scaled):
         i = WIDTHS.index(int(d_k))
         scaled = bool(scaled)
-        stairs.set_data(values=hists[scaled][i])
-        pdf_line.set_ydata(_normal_pdf(centres, 1.0 if scaled else float(d_k)))
         row = rows[scaled][i]  # (S,)
-        plotting.set_bar_heights(bars, row)
-        marker.set_data([x[i]], [float(curves[scaled].entropy[i])])
-        return {
-            "d_k": int(d_k),
-            "Var(score), sampled": pair_scores[scaled][i].var(),
-            "Var(score), theory": 1.0 if scaled else float(d_k),
-            "max weight": max_weight(row),
-            "entropy (nats)": entropy(row),
-            "Jacobian norm ||J||_F": jacobian_norm(row),
-        }
+        pdf = _normal_pdf(centres, 1.0 if scaled else float(d_k))
+        return Frame(
+            arrays={"hist": hists[scaled][i], "pdf": np.stack([centres, pdf], 1), "row": row,
+                    "marker": [[x[i], ent[scaled][i]]]},
+            readout={
+                "d_k": int(d_k),
+                "Var(score), sampled": pair_scores[scaled][i].var(),
+                "Var(score), theory": 1.0 if scaled else float(d_k),
+                "max weight": max_weight(row),
+                "entropy (nats)": entropy(row),
+                "Jacobian norm ||J||_F": jacobian_norm(row),
+            })
 
-    dynamic = [stairs, pdf_line, *bars.patches, marker]
-    return Explorer(controls, update, fig, dynamic=dynamic, digits=3)
+    log_s = math.log(num_keys)
+    hist_panel = Panel([Bars("hist", x=centres, width=_BIN_WIDTH, color="C0", label="sampled q·k"),
+                        Line("pdf", color="C3", width=1.2, label="N(0, theory)")],
+                       xlim=(edges[0], edges[-1]), ylim=(0.0, ymax), title="scores of random (q, k) pairs",
+                       xlabel="score", ylabel="density", legend="upper right")
+    ticks = list(range(0, num_keys, 5))
+    row_panel = Panel([Bars("row", color="C0")], xlim=(-0.6, num_keys - 0.4), ylim=(0.0, 1.0),
+                      title="softmax row of one query", xlabel="key j", xticks=ticks,
+                      xticklabels=[str(j + 1) for j in ticks])
+    curve_artists = [Line([[x[0], log_s], [x[-1], log_s]], color="0.6", width=1, dash=True),
+                     Text(0.0, log_s, " uniform: log S", color="0.4", size=7, va="bottom")]
+    for s, color, name in ((False, "C3", "q·k (unscaled)"), (True, "C0", "q·k / √d_k")):
+        xy = np.stack([x, ent[s]], 1)
+        curve_artists += [Line(xy, color=color, width=1.5, label=name), Points(xy, color=color, size=2.5)]
+    curve_artists.append(Points("marker", color="black", size=7, filled=False))
+    curve_panel = Panel(curve_artists, xlim=(-0.5, 10.5), ylim=(0.0, 1.12 * log_s), title="mean entropy of a row",
+                        xlabel="d_k (log scale)", ylabel="entropy (nats)", xticks=list(x[::2]),
+                        xticklabels=[str(d) for d in WIDTHS[::2]], legend="lower left")
+    scene = Scene([hist_panel, row_panel, curve_panel], cols=3, width=900, height=300, col_widths=[1.2, 1.0, 1.0])
+    controls = {"d_k": selection_slider("d_k", WIDTHS, d_k, width="320px"),
+                "scaled": toggle("divide scores by √d_k", scaled)}
+    return Explorer(controls, compute, scene, name="scaling",
+                    args=dict(d_k=d_k, scaled=scaled, num_keys=num_keys, num_pairs=num_pairs, seed=seed), digits=3)

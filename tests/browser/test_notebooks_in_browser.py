@@ -2,10 +2,13 @@
 
 For every notebook in ``specs.NOTEBOOKS``: open it in Chromium, Run All Cells, check that no
 cell shows an error, then for each explorer (``.attnlib-explorer``) drag its first slider with
-the mouse and check that (1) the readout (``.attnlib-readout``) and the ipympl canvas change, and
-(2) they show the right values: the readout's ``data-state`` tells which builder, arguments and
-control values the kernel used; we build the same explorer here, set the same values, and
-compare the readout's numbers and the picture's pixels.
+the mouse and check that (1) the readout (``.attnlib-readout``) and the canvas change, and
+(2) they show the right values. Canvas explorers (``attnlib.widgets.explorer``): the front end
+says which builder and arguments made it (``data-builder``, ``data-args``) and hands over the
+frame it drew last (control values, float32 arrays, readout numbers); we rebuild the explorer
+here and compare that frame and the readout text with ``compute`` at the same values. Legacy
+ipympl explorers (``widgets.base``, until ported): the readout's ``data-state`` gives builder,
+arguments and control values; we compare the readout's numbers and the picture's pixels.
 
 Run it on its own: ``pytest tests/browser`` (the unit run uses ``--ignore=tests/browser``).
 """
@@ -23,6 +26,8 @@ import time
 import numpy as np
 import pytest
 
+from harness import kernel_idle, open_and_run_all
+from harness import wait as _wait
 from specs import NOTEBOOKS
 
 RUN_TIMEOUT_S = 150  # notebook 08 trains a small model
@@ -38,29 +43,6 @@ def _readout_text_numbers_from_html(value: str) -> list[str]:
     return _numbers(html.unescape(re.sub(r"<[^>]+>", " ", body)))
 
 
-def _wait(predicate, timeout: float, what: str, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)
-
-
-def _session(lab, notebook):
-    for s in lab.api("sessions"):
-        if s.get("path") == notebook or s.get("notebook", {}).get("path") == notebook:
-            return s
-    return None
-
-
-def _kernel_idle(lab, kernel_id) -> bool:
-    k = lab.api(f"kernels/{kernel_id}")
-    return k["execution_state"] == "idle" and k.get("connections", 0) >= 1
-
-
 def _canvas_png(explorer) -> bytes:
     url = explorer.locator(".jupyter-matplotlib-canvas-div canvas").first.evaluate("c => c.toDataURL('image/png')")
     return base64.b64decode(url.split(",", 1)[1])
@@ -69,6 +51,58 @@ def _canvas_png(explorer) -> bytes:
 def _state(explorer) -> dict:
     raw = explorer.locator(".attnlib-readout .attnlib-state").first.get_attribute("data-state")
     return json.loads(raw)
+
+
+def _builder(explorer) -> str:
+    canvas = explorer.locator(".attnlib-canvas")
+    if canvas.count():
+        return canvas.first.get_attribute("data-builder")
+    return _state(explorer)["builder"]
+
+
+def _check_canvas_explorer(page, ex_el) -> None:
+    """Drag the first slider of a canvas explorer; the frame drawn must equal ``compute`` in Python."""
+    from attnlib.widgets import BUILDERS
+    from attnlib.widgets.testing import readout_numbers
+
+    root = ex_el.locator(".attnlib-canvas").first
+    canvas = root.locator("canvas").first
+    _wait(lambda: int(root.get_attribute("data-frames") or 0) > 0, 30, "the first frame")
+    png = lambda: canvas.evaluate("c => c.toDataURL('image/png')")  # noqa: E731
+    before_values, before_png = root.get_attribute("data-values"), png()
+    before_text = root.locator(".attnlib-readout").inner_text()
+    _drag_first_slider(page, ex_el, dx=70)
+    _wait(lambda: root.get_attribute("data-values") != before_values, 20, "a new frame after the drag")
+
+    def settled():
+        a = (root.get_attribute("data-frames"), png())
+        time.sleep(0.4)
+        return a == (root.get_attribute("data-frames"), png())
+
+    _wait(settled, 20, "the picture to settle")
+    name, args = root.get_attribute("data-builder"), json.loads(root.get_attribute("data-args"))
+    snap = root.evaluate("r => r.__attnlib.snapshot()")
+    text = root.locator(".attnlib-readout").inner_text()
+    assert text != before_text, f"{name}: the readout did not change after the drag"
+    assert png() != before_png, f"{name}: the canvas pixels did not change after the drag"
+    # The slider shows the value the frame was drawn for (the kernel gets the same value).
+    ref = BUILDERS[name](**args)
+    first = ref.fast[0]
+    shown = _numbers(ex_el.locator(".widget-slider .widget-readout").first.inner_text())
+    assert shown and float(shown[0]) == pytest.approx(float(snap["values"][first]), abs=1e-9 + 0.5 * 10.0 ** -(
+        len(shown[0].split(".")[1]) if "." in shown[0] else 0)), (name, shown, snap["values"])
+    frame = ref.compute(**snap["values"])
+    for key, drawn in snap["arrays"].items():
+        want = np.asarray(frame.arrays[key], dtype=np.float64).astype(np.float32).reshape(-1)
+        # The browser holds float32 casts of the kernel's float64 numbers: equal to the cast here,
+        # up to 2 float32 ulps (2**-22 relative) should the kernel's float64 differ in its last bits.
+        np.testing.assert_allclose(np.asarray(drawn, dtype=np.float32), want, rtol=2.0**-22, atol=0,
+                                   err_msg=f"{name}: array {key!r} drawn in the browser")
+    # The readout numbers travel in float64: the same up to float64 rounding of a reordered sum.
+    np.testing.assert_allclose(snap["nums"], readout_numbers(frame, ref._spec), rtol=1e-12, atol=1e-15,
+                               err_msg=f"{name}: readout numbers in the browser")
+    assert _numbers(text) == _readout_text_numbers_from_html(ref.readout_html(frame)), (
+        f"{name}: the browser shows\n{text}\nbut Python shows\n{ref.readout_html(frame)}")
 
 
 def _drag_first_slider(page, explorer, dx: float) -> None:
@@ -99,29 +133,14 @@ def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, l
             and "Failed to load resource" not in m.text else None)
     session = None
     try:
-        workspace = re.sub(r"\W", "", notebook)
-        page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={lab.token}")
-        session = _wait(lambda: _session(lab, notebook), 60, f"a kernel session for {notebook}")
-        # The toolbar's kernel indicator says idle too early (RECIPES.md): ask the server.
-        _wait(lambda: _kernel_idle(lab, session["kernel"]["id"]), 60, "the kernel to be idle and connected")
-        page.locator(".jp-Notebook").first.wait_for()
-        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
-
-        def finished():
-            prompts = page.locator(".jp-Notebook .jp-InputArea-prompt").all_inner_texts()
-            return (prompts and not any("*" in p for p in prompts)
-                    and all(re.search(r"\[\d+\]", p) or not p.strip() for p in prompts)
-                    and _kernel_idle(lab, session["kernel"]["id"]))
-
-        _wait(finished, RUN_TIMEOUT_S, f"{notebook} to finish running")
+        session = open_and_run_all(page, lab, notebook, RUN_TIMEOUT_S)
 
         errors = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
         assert errors.count() == 0, f"{notebook} shows error output:\n" + "\n---\n".join(errors.all_inner_texts())[:3000]
 
         explorers = page.locator(".attnlib-explorer")
         _wait(lambda: explorers.count() >= len(expected), 30, f"{len(expected)} explorers to render")
-        shown = [_state(explorers.nth(i))["builder"] for i in range(explorers.count())]
+        shown = [_builder(explorers.nth(i)) for i in range(explorers.count())]
         assert set(expected) <= set(shown), f"{notebook} should show {expected}, shows {shown}"
 
         for i in range(explorers.count()):
@@ -129,6 +148,9 @@ def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, l
             if ex_el.locator(".widget-slider .noUi-handle").count() == 0:
                 continue
             ex_el.scroll_into_view_if_needed()
+            if ex_el.locator(".attnlib-canvas").count():
+                _check_canvas_explorer(page, ex_el)
+                continue
             canvas = ex_el.locator(".jupyter-matplotlib-canvas-div canvas").first
             canvas.wait_for()
             before_state, before_text = _state(ex_el), ex_el.locator(".attnlib-readout").inner_text()
@@ -136,7 +158,7 @@ def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, l
             _drag_first_slider(page, ex_el, dx=70)
             # continuous_update: the kernel answers after the readout moves; wait for it to settle.
             _wait(lambda: _state(ex_el)["controls"] != before_state["controls"], 20, "the kernel to see the drag")
-            _wait(lambda: _kernel_idle(lab, session["kernel"]["id"]), 30, "the kernel to finish updating")
+            _wait(lambda: kernel_idle(lab, session["kernel"]["id"]), 30, "the kernel to finish updating")
 
             def settled():
                 a = (_state(ex_el), _canvas_png(ex_el))

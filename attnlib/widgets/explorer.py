@@ -1,0 +1,386 @@
+"""Explorers: controls + a pure ``compute`` + a static :class:`~attnlib.widgets.scene.Scene`, drawn in the browser.
+
+How to write a builder (``attnlib/widgets/<concept>.py``)::
+
+    import torch
+    from attnlib.widgets.controls import float_slider, toggle
+    from attnlib.widgets.explorer import Explorer
+    from attnlib.widgets.scene import Bars, Frame, Line, Panel, Points, Scene
+
+    def temperature_explorer(logits=(2.0, 1.0, 0.1), *, t: float = 1.0) -> Explorer:
+        z = torch.tensor(logits, dtype=torch.float64)                     # (S,)
+        ts = torch.linspace(0.1, 5.0, 50, dtype=torch.float64)
+        curve = torch.softmax(z / ts[:, None], -1)[:, 0]                   # static: computed once
+        controls = {"t": float_slider("temperature", 0.1, 5.0, t, step=0.05),
+                    "log": toggle("log scale", False)}
+
+        def compute(t, log):                                               # pure: values -> Frame
+            w = torch.softmax(z / t, -1)                                   # (S,)
+            return Frame(arrays={"w": w, "mark": [[t, float(w[0])]]},
+                         readout={"weights": w, "max weight": w.max()})
+
+        scene = Scene([
+            Panel([Bars("w")], xlim=(-0.6, len(z) - 0.4), ylim=(0, 1), title="softmax(z / t)",
+                  xticks=range(len(z)), xticklabels=["z1", "z2", "z3"]),
+            Panel([Line(torch.stack([ts, curve], 1)), Points("mark", color="black")],
+                  xlim=(0, 5), ylim=(0, 1), title="weight of z1", xlabel="t"),
+        ], cols=2, width=640, height=260)
+        return Explorer(controls, compute, scene, name="temperature", args=dict(logits=logits, t=t),
+                        columns=["z1", "z2", "z3"])
+
+Then add ``"temperature": temperature_explorer`` to ``BUILDERS`` in ``attnlib/widgets/__init__.py``
+and the notebook to ``tests/browser/specs.py``.
+
+How it runs. Every slider is *fast*: for each slider (or each ``grid=[("x", "y")]`` pair of
+sliders, precomputed as a 2-D grid) the kernel calls ``compute`` at every step of its range, at
+the current values of the other controls, and sends that *frame set* (float32 arrays + float64
+readout numbers, binary) to the browser once; the slider drives the front end directly
+(``ipywidgets.jsdlink``), which draws the frame of the slider's value, readout included, with
+no kernel round trip. Changing a *slow* control (toggle, dropdown, a slider named in ``slow=``)
+sends the frame at the new values at once, then the recomputed sets; sets are cached (LRU, by
+the values they depend on), so toggling back is instant. The kernel still learns every value:
+``values()`` and ``state()`` are always true. Keep a set under ``max_bytes`` (choose ``step``).
+
+From Python: ``ex.set(**values)`` (synchronous; returns ``state()``), ``ex.state()`` (the
+readout numbers, unrounded), ``ex.values()``, ``ex.compute(**values)`` (the pure function),
+``ex.state(**values)`` (the readout at other values, moving nothing), ``ex.frame()`` (the
+current :class:`Frame`), ``ex.figure()`` / ``ex.png()`` (a matplotlib
+picture of the current state, drawn from the same scene and frame). Displayed, the explorer's
+output carries the live widget *and* an ``image/png`` of its initial state for readers without a
+kernel. A notebook cell that shows numbers calls ``compute`` or a fresh explorer, never the
+displayed one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import html
+import itertools
+import json
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from attnlib.widgets.readout import _kind, _py, readout_html
+from attnlib.widgets.render import render, render_png
+from attnlib.widgets.scene import Frame, Scene
+
+__all__ = ["Explorer", "Frame", "readout_html", "MAX_FAST"]
+
+MAX_FAST = 6  # fast sliders per explorer (front-end traits v0..v5)
+_ESM = Path(__file__).with_name("explorer.js")
+_TOKENS = itertools.count(1)
+
+
+def _view_class():
+    import anywidget
+    import traitlets
+
+    class ExplorerView(anywidget.AnyWidget):
+        """The front end: a <canvas> drawing the scene, and the readout (``explorer.js``)."""
+
+        _esm = _ESM
+        scene = traitlets.Dict().tag(sync=True)
+        fast = traitlets.List().tag(sync=True)  # per fast slider: {group, values} (the axis, as linked)
+        groups = traitlets.List().tag(sync=True)  # per group: the fast indices it holds
+        meta = traitlets.Dict().tag(sync=True)  # builder name, args (for the browser test), columns
+        v0, v1, v2, v3, v4, v5 = (traitlets.Any(None).tag(sync=True) for _ in range(MAX_FAST))
+
+    return ExplorerView
+
+
+_VIEW = None
+
+
+def _slider_axis(c) -> tuple[str, list, list]:
+    """``(linked attribute, values compute gets, values the front end sees)`` for every step of a slider."""
+    name = type(c).__name__
+    if name in ("SelectionSlider",):
+        opts = [o[1] if isinstance(o, tuple) else o for o in c.options]
+        return "index", opts, list(range(len(opts)))
+    if name in ("IntSlider",):
+        vals = list(range(int(c.min), int(c.max) + 1, int(c.step)))
+        return "value", vals, vals
+    if name in ("FloatSlider", "FloatLogSlider"):
+        n = int(round((c.max - c.min) / c.step)) + 1
+        exps = [round(c.min + i * c.step, 10) for i in range(n)]
+        vals = [float(c.base**e) for e in exps] if name == "FloatLogSlider" else exps
+        return "value", vals, vals
+    raise TypeError(f"a fast control must be an ipywidgets slider (Float/Int/FloatLog/SelectionSlider), got {name}")
+
+
+class Explorer:
+    """Controls, a pure ``compute(**values) -> Frame`` and a :class:`Scene` (see the module doc).
+
+    Args:
+        controls: ``{name: ipywidget}`` (from :mod:`attnlib.widgets.controls`); ``compute`` gets
+            one keyword per name.
+        compute: pure function of the control values returning a :class:`Frame`: an array for
+            every dynamic key of ``scene`` (same shapes for every value) and the readout.
+        scene: the static picture (:class:`Scene`).
+        grid: tuples of sliders precomputed jointly (e.g. ``[("x", "y")]``: every (x, y) pair).
+        slow: sliders that are *not* precomputed (each move asks the kernel; use for costly ones).
+        name, args: the ``BUILDERS`` name and the builder's JSON-able keyword arguments (the
+            browser test rebuilds ``BUILDERS[name](**args)`` to check what the browser draws).
+        title: heading above the controls; columns: readout column headers; digits: decimals.
+        max_bytes: the largest frame set allowed (a clear error suggests a coarser step).
+        cache: frame sets kept per explorer (LRU).
+    """
+
+    def __init__(self, controls: Mapping[str, Any], compute: Callable[..., Frame], scene: Scene, *,
+                 grid: Sequence[Sequence[str]] = (), slow: Sequence[str] = (), name: str | None = None,
+                 args: Mapping[str, Any] | None = None, title: str | None = None,
+                 columns: Sequence[str] | None = None, digits: int = 3, max_bytes: int = 3_000_000,
+                 cache: int = 8):
+        import ipywidgets as w
+
+        global _VIEW
+        if not isinstance(controls, Mapping) or not controls:
+            raise ValueError("controls must be a non-empty dict {name: ipywidget}")
+        if not callable(compute):
+            raise TypeError(f"compute must be callable, got {type(compute).__name__}")
+        if not isinstance(scene, Scene):
+            raise TypeError(f"scene must be a Scene, got {type(scene).__name__}")
+        self.controls = dict(controls)
+        self._compute, self.scene, self.name, self.digits = compute, scene, name, digits
+        self.args = dict(args or {})
+        self.columns = list(columns) if columns is not None else None
+        self.max_bytes, self._cache_size = max_bytes, cache
+        named = [n for g in grid for n in g] + list(slow)
+        unknown = sorted(set(named) - set(self.controls))
+        if unknown:
+            raise KeyError(f"grid/slow name unknown control(s) {unknown}; controls are {sorted(self.controls)}")
+        sliders = [n for n, c in self.controls.items() if "Slider" in type(c).__name__ and n not in slow]
+        self.groups: list[tuple[str, ...]] = [tuple(g) for g in grid]
+        self.groups += [(n,) for n in sliders if n not in {m for g in grid for m in g}]
+        self.fast = [n for g in self.groups for n in g]
+        if len(self.fast) > MAX_FAST:
+            raise ValueError(f"at most {MAX_FAST} fast sliders per explorer, got {self.fast}; list some in slow=")
+        self._axes = {n: _slider_axis(self.controls[n]) for n in self.fast}
+        self._sets: OrderedDict = OrderedDict()  # (group, outside values) -> (token, header, buffers)
+        self._sent: dict[int, int] = {}
+        self._want: dict[int, int] = {}
+        self._timer = None
+        self._hold = False
+        self._ready = False
+        first = self.frame()
+        self._check_frame(first)
+        self._spec = self._readout_spec(first)
+
+        if _VIEW is None:
+            _VIEW = _view_class()
+        self.view = _VIEW(scene=scene.to_json(),
+                          fast=[{"group": gi, "values": self._axes[n][2]} for gi, g in enumerate(self.groups)
+                                for n in g],
+                          groups=[[self.fast.index(n) for n in g] for g in self.groups],
+                          meta={"builder": name, "args": self.args, "columns": self.columns, "digits": digits})
+        self.view.add_class("attnlib-view")
+        self._links = []
+        for i, n in enumerate(self.fast):
+            attr = self._axes[n][0]
+            setattr(self.view, f"v{i}", getattr(self.controls[n], attr))
+            self._links.append(w.jsdlink((self.controls[n], attr), (self.view, f"v{i}")))
+        self.view.on_msg(self._on_msg)
+        for c in self.controls.values():
+            c.observe(self._on_change, names="value")
+        box = w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap"))
+        children = ([w.HTML(f"<b>{html.escape(title)}</b>")] if title else []) + [box, self.view]
+        self.widget = w.VBox(children)
+        self.widget.add_class("attnlib-explorer")
+
+    # -- Python API
+    def values(self) -> dict[str, Any]:
+        """The current control values ``{name: value}``."""
+        return {k: _py(c.value) for k, c in self.controls.items()}
+
+    def compute(self, **values) -> Frame:
+        """The pure function: the :class:`Frame` at these control values (missing ones: current)."""
+        return self._compute(**{**self.values(), **values})
+
+    def frame(self) -> Frame:
+        """The frame of the current control values."""
+        return self.compute()
+
+    def state(self, **values) -> dict[str, Any]:
+        """The readout numbers shown now (unrounded floats, ints, bools, str, nested lists).
+
+        With ``values``: the numbers the explorer *would* show there, moving nothing (for a
+        notebook cell that prints what the reader will see at another setting).
+        """
+        return {str(k): _py(v) for k, v in self.compute(**values).readout.items()}
+
+    def set(self, **values) -> dict[str, Any]:
+        """Set controls by name (sliders clip to their range), update the front end, return :meth:`state`."""
+        unknown = sorted(set(values) - set(self.controls))
+        if unknown:
+            raise KeyError(f"unknown control(s) {unknown}; this explorer has {sorted(self.controls)}")
+        self._hold = True
+        try:
+            for k, v in values.items():
+                self.controls[k].value = v
+        finally:
+            self._hold = False
+        self._push()
+        return self.state()
+
+    def readout_html(self, frame: Frame | None = None) -> str:
+        """The readout of ``frame`` (default: the current state) as HTML, as the browser shows it."""
+        frame = self.frame() if frame is None else frame
+        return readout_html(frame.readout, columns=self.columns, digits=self.digits)
+
+    def figure(self):
+        """A matplotlib ``Figure`` of the current state (the same scene and frame as the browser)."""
+        return render(self.scene, self.frame())
+
+    def png(self) -> bytes:
+        """:meth:`figure` as PNG bytes."""
+        return render_png(self.scene, self.frame())
+
+    def frame_set(self, group: int = 0) -> tuple[dict, list[bytes]]:
+        """The frame set of ``group`` at the current values, as sent: ``(header, [f32, f64])``."""
+        _, header, buffers = self._set_for(group)
+        return header, buffers
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["image/png"] = base64.b64encode(self.png()).decode("ascii")
+        bundle["text/plain"] = repr(self)
+        return bundle
+
+    def __repr__(self):
+        return f"<Explorer {self.name or '(unnamed)'} controls={list(self.controls)}>"
+
+    # -- frames
+    def _check_frame(self, f: Frame) -> None:
+        if not isinstance(f, Frame):
+            raise TypeError(f"compute must return a Frame, got {type(f).__name__}")
+        for key, (artist, field) in self.scene.keys().items():
+            have = f.texts if field == "text" else f.arrays
+            if key not in have:
+                raise KeyError(f"compute's Frame has no {'text' if field == 'text' else 'array'} {key!r} "
+                               f"for {artist.kind}.{field}; it has {sorted(have)}")
+            if field != "text":
+                artist.check(field, f.arrays[key])
+
+    def _readout_spec(self, f: Frame) -> list[dict]:
+        spec = []
+        for label, v in f.readout.items():
+            v = _py(v)
+            kind = _kind(v)
+            shape = [] if kind == "s" else list(np.shape(v))
+            spec.append({"label": str(label), "kind": kind, "shape": shape})
+        return spec
+
+    def _outside(self, gi: int) -> tuple:
+        inside = set(self.groups[gi])
+        return tuple((k, json.dumps(v, sort_keys=True, default=str)) for k, v in self.values().items()
+                     if k not in inside)
+
+    def _set_for(self, gi: int, token: int | None = None):
+        key = (gi, self._outside(gi))
+        if key in self._sets:
+            self._sets.move_to_end(key)
+            return self._sets[key]
+        names = self.groups[gi]
+        axes = [self._axes[n][1] for n in names]
+        base = {k: c.value for k, c in self.controls.items()}
+        frames = [self._compute(**{**base, **dict(zip(names, combo))}) for combo in itertools.product(*axes)]
+        header, buffers = self._pack(frames, {k: _py(v) for k, v in base.items() if k not in names})
+        token = next(_TOKENS) if token is None else token
+        header.update(group=gi, token=token, shape=[len(a) for a in axes], names=list(names),
+                      axes=[[_py(v) for v in a] for a in axes],
+                      fixed_fast=[[i, self._axis_index(n)] for i, n in enumerate(self.fast) if n not in names])
+        self._sets[key] = (token, header, buffers)
+        while len(self._sets) > self._cache_size:
+            self._sets.popitem(last=False)
+        return self._sets[key]
+
+    def _axis_index(self, n: str) -> int:
+        attr, _, seen = self._axes[n]
+        v = getattr(self.controls[n], attr)
+        return int(np.argmin([abs(float(v) - float(a)) for a in seen]))
+
+    def _pack(self, frames: list[Frame], fixed: dict) -> tuple[dict, list[bytes]]:
+        keys = self.scene.keys()
+        arr_keys = sorted(k for k, (_, f) in keys.items() if f != "text")
+        txt_keys = sorted(k for k, (_, f) in keys.items() if f == "text")
+        shapes = {k: list(np.shape(_py(frames[0].arrays[k]))) for k in arr_keys}
+        f32, f64, texts, rstr = [], [], [], []
+        for fr in frames:
+            for k in arr_keys:
+                a = np.asarray(_py(fr.arrays[k]), dtype=np.float32)
+                if list(a.shape) != shapes[k]:
+                    raise ValueError(f"array {k!r} has shape {list(a.shape)} in one frame and {shapes[k]} "
+                                     f"in another: every frame of an explorer must have the same shapes")
+                f32.append(a.reshape(-1))
+            nums, strs = [], []
+            for s in self._spec:
+                v = _py(fr.readout.get(s["label"]))
+                if s["kind"] == "s":
+                    strs.append(str(v))
+                else:
+                    nums.append(np.asarray(v, dtype=np.float64).reshape(-1))
+            f64.append(np.concatenate(nums) if nums else np.zeros(0))
+            rstr.append(strs)
+            texts.append([str(fr.texts.get(k, "")) for k in txt_keys])
+        b32 = np.concatenate(f32).astype(np.float32).tobytes() if f32 else b""
+        b64 = np.concatenate(f64).astype(np.float64).tobytes()
+        if len(b32) + len(b64) > self.max_bytes:
+            raise ValueError(f"a frame set of {self.name or 'this explorer'} is {(len(b32) + len(b64)) / 1e6:.1f} MB "
+                             f"({len(frames)} frames) > max_bytes={self.max_bytes / 1e6:.1f} MB: use a coarser "
+                             f"slider step, or list the slider in slow=")
+        header = {"n": len(frames), "arrays": {k: shapes[k] for k in arr_keys}, "readout": self._spec,
+                  "texts": txt_keys, "text_values": texts if txt_keys else [],
+                  "strings": rstr if any(rstr) else [], "fixed": fixed}
+        return header, [b32, b64]
+
+    # -- the kernel side of the front end
+    def _on_msg(self, _widget, content, _buffers):
+        if isinstance(content, dict) and content.get("type") == "ready":
+            self._ready = True
+            self._sent.clear()
+            self._push()
+
+    def _on_change(self, change):
+        if self._hold:
+            return
+        name = change["owner"]
+        name = next(k for k, c in self.controls.items() if c is name)
+        if name in self.fast and len(self.groups) == 1:
+            return  # the browser plays this slider's frames; state() computes on demand
+        if name in self.fast:
+            self._debounce()  # the other groups' sets depend on this value: recompute after the drag
+        else:
+            self._push()
+
+    def _debounce(self):
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._push()
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_later(0.3, self._push)
+
+    def _push(self):
+        """Send the frame at the current values at once, then every frame set the front end lacks."""
+        self._timer = None
+        if not self._ready:
+            return
+        want = {}
+        for gi in range(len(self.groups)):  # a token for each current set, computed or not yet
+            hit = self._sets.get((gi, self._outside(gi)))
+            want[gi] = hit[0] if hit is not None else next(_TOKENS)
+        self._want = want
+        header, buffers = self._pack([self.frame()], self.values())
+        header.update(type="now", want=want, group=-1, token=0, shape=[1])
+        self.view.send(header, buffers)
+        for gi, token in want.items():
+            if self._sent.get(gi) != token:
+                _, header, buffers = self._set_for(gi, token)
+                self.view.send({**header, "type": "set"}, buffers)
+                self._sent[gi] = token
