@@ -1,0 +1,330 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · The roles of Query, Key and Value
+#
+# **What you will learn**
+#
+# - why attention projects its inputs three different ways, and which widths have to agree;
+# - how the dot product $q\cdot k$ turns into a *learned* matching rule $x_i W_Q W_K^\top x_j^\top$, and why that rule need not be symmetric;
+# - why a dot-product score is not a cosine similarity;
+# - how self-attention and cross-attention differ, and what shapes come out of each;
+# - that the matching path ($Q$, $K$) and the content path ($V$) are separate;
+# - that `attnlib.dot_product_attention` gives the same numbers as PyTorch's own `scaled_dot_product_attention`.
+#
+# **Seed sections taught:** `000_c6f15091c249a51c.txt` §1–§2 (why Query, Key and Value are distinguished; how the dot product forms a learnable match), and `004_cf2f09ec33ad5dce.txt` §9.8 (self-attention), §9.9 (what Q, K and V mean) and §9.16 (passing information from encoder to decoder).
+#
+# **Read first:** `00_attention_pooling.ipynb` (scores → softmax → weighted sum of values).
+#
+# **Time:** about 30 minutes.
+
+# %%
+# %matplotlib widget
+import torch
+import torch.nn.functional as F
+
+from attnlib import cosine_score, default_device, dot_product_attention, dot_score, masked_softmax, set_seed
+from attnlib.examples import DEFAULT_KEYS, DEFAULT_VALUES
+from attnlib.plotting import score_asymmetry_panels
+from attnlib.rounding import rounded
+from attnlib.scoring import score_asymmetry
+from attnlib.widgets import query_explorer
+
+set_seed(0)
+device = default_device()
+# Random numbers are drawn on the CPU and then moved to `device`, so every device sees the same inputs.
+
+# %% [markdown]
+# ## 1. Why three projections?
+#
+# Attention is a *soft lookup*: a position has something it wants to find, it compares that need with every candidate, and it reads back a weighted mixture of what the candidates hold. The features that decide **whether a candidate matches** are not necessarily the features that should be **carried back** once it does. So one learned projection prepares the question, another prepares what is compared against it, and a third prepares what is delivered:
+#
+# $$
+# Q = X_q W_Q, \qquad K = X_s W_K, \qquad V = X_s W_V .
+# $$
+#
+# Here $X_q \in \mathbb{R}^{S_q\times d}$ is the sequence that asks (one row per query position) and $X_s \in \mathbb{R}^{S_k\times d}$ is the source sequence being read. Rows are vectors, and the batch axis is left out.
+#
+# - **Query (查询)** $q_i$: what position $i$ is looking for.
+# - **Key (键)** $k_j$: how candidate $j$ presents itself for matching.
+# - **Value (值)** $v_j$: the content candidate $j$ hands over when it is read.
+#
+# These names describe *where each tensor enters the computation*. Nothing tells the network in advance that some feature is "a subject" or "a search field"; the roles come from the arithmetic.
+#
+# For a single head, $W_Q, W_K \in \mathbb{R}^{d\times d_k}$ and $W_V \in \mathbb{R}^{d\times d_v}$. The score $q_i\cdot k_j$ is a dot product, so queries and keys must share the inner width $d_k$. Values are only multiplied by weights, so their width $d_v$ is free.
+
+# %%
+# C01: Q = X_q W_Q, K = X_s W_K, V = X_s W_V; Q and K share d_k, V may have another width d_v
+d, d_k, d_v = 4, 2, 3
+S_q, S_k = 3, 5
+X_q = torch.randn(S_q, d).to(device)   # (S_q, d)  the sequence that asks
+X_s = torch.randn(S_k, d).to(device)   # (S_k, d)  the sequence that is read
+W_Q = torch.randn(d, d_k).to(device)
+W_K = torch.randn(d, d_k).to(device)
+W_V = torch.randn(d, d_v).to(device)
+
+Q, K, V = X_q @ W_Q, X_s @ W_K, X_s @ W_V
+out, weights = dot_product_attention(Q, K, V)
+for name, t in [("Q", Q), ("K", K), ("V", V), ("weights", weights), ("output", out)]:
+    print(f"{name:8s} {tuple(t.shape)}")
+
+# %% [markdown]
+# If the key projection has a different width, the dot products $q_i\cdot k_j$ are not defined. `attnlib` refuses the call with a message that names both shapes, instead of failing somewhere deep inside a matrix multiply:
+
+# %%
+# C01: a d_k mismatch is a clear error naming both shapes
+W_K_wrong = torch.randn(d, 3).to(device)    # d_k = 3 for the keys, but the queries have d_k = 2
+try:
+    dot_product_attention(Q, X_s @ W_K_wrong, V)
+except ValueError as err:
+    print(f"ValueError: {err}")
+
+# %% [markdown]
+# ## 2. Self-attention and cross-attention
+#
+# In **self-attention (自注意力)** the queries, keys and values all come from the same sequence: $X_q = X_s = X$. That does *not* make $Q$, $K$ and $V$ equal, because the three matrices $W_Q$, $W_K$, $W_V$ are different. Each position therefore gets a separate "question" vector and "index" vector.
+
+# %%
+# C02: self-attention: one X, three different matrices, so Q, K and V differ
+X = torch.randn(4, d).to(device)                # (S, d), 4 tokens
+Q_self, K_self, V_self = X @ W_Q, X @ W_K, X @ W_V
+print("Q == K:", torch.equal(Q_self, K_self))
+print("Q rows:", rounded(Q_self, 3))
+print("K rows:", rounded(K_self, 3))
+out_self, w_self = dot_product_attention(Q_self, K_self, V_self)
+print("self-attention weights:", tuple(w_self.shape), " output:", tuple(out_self.shape))
+
+# %% [markdown]
+# In **cross-attention (交叉注意力)** the queries come from one sequence and the keys and values from another, so $S_q \neq S_k$ is perfectly fine. The weight matrix has one row per query and one column per key: $S_q \times S_k$.
+#
+# This is how a Transformer decoder reads its encoder (seed 004, §9.16). With the encoder output $Y = (y_1,\dots,y_n)$ and the decoder's current representation $H_{\text{dec}}$,
+#
+# $$
+# Q = H_{\text{dec}} W_Q, \qquad K = Y W_K, \qquad V = Y W_V, \qquad
+# \operatorname{CrossAttention} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V ,
+# $$
+#
+# so its attention map is [target length × source length]. Notebook 08 builds the full decoder.
+
+# %%
+# C02: cross-attention: queries from a 3-token target, keys and values from a 6-token source
+H_dec = torch.randn(3, d).to(device)     # (S_q, d) decoder side
+Y = torch.randn(6, d).to(device)         # (S_k, d) encoder output
+out_cross, w_cross = dot_product_attention(H_dec @ W_Q, Y @ W_K, Y @ W_V)
+print("S_q =", H_dec.shape[0], " S_k =", Y.shape[0])
+print("cross-attention weights:", tuple(w_cross.shape), " output:", tuple(out_cross.shape))
+print("each row sums to 1:", rounded(w_cross.sum(-1), 4))
+
+# %% [markdown]
+# ## 3. The dot product as a learned match
+#
+# For query row $q_i$ and key row $k_j$ the raw score is
+#
+# $$
+# e_{ij} = q_i k_j^\top = \sum_{r=1}^{d_k} q_{ir}\,k_{jr}.
+# $$
+#
+# It is large when the two vectors agree component by component in sign and in size.
+#
+# > **Common mistake:** reading $q\cdot k$ as a cosine similarity (余弦相似度). The dot product is never divided by the vectors' lengths, so the length of a key matters as much as its direction: stretch a key by a factor $c$ and its score is multiplied by $c$, while the cosine does not move.
+
+# %%
+# C03: scaling a key's norm scales its dot-product score; the cosine stays the same
+q = torch.tensor([[1.0, 2.0]]).to(device)   # (1, 2)
+k = torch.tensor([[1.0, 0.5]]).to(device)   # (1, 2)
+print("   c   q.(c k)   cos(q, c k)")
+for c in [0.5, 1.0, 2.0, 4.0]:
+    s_dot = dot_score(q, c * k).item()
+    s_cos = cosine_score(q, c * k).item()
+    print(f"{c:4.1f}   {s_dot:7.4f}   {s_cos:9.4f}")
+
+# %% [markdown]
+# Because of this, a long key can win the softmax even when a shorter key points much more nearly in the query's direction:
+
+# %%
+# C03: a long but less aligned key beats a short, well aligned one under the dot product
+q = torch.tensor([[1.0, 0.0]]).to(device)
+keys = torch.tensor([[1.0, 0.1],     # k1: almost parallel to q, short
+                     [3.0, 3.0]]).to(device)  # k2: 45 degrees off, long
+print("cosine  :", rounded(cosine_score(q, keys), 4))
+print("dot     :", rounded(dot_score(q, keys), 4))
+print("softmax of dot:", rounded(masked_softmax(dot_score(q, keys)), 4))
+
+# %% [markdown]
+# Now substitute the projections $q_i = x_i W_Q$ and $k_j = x_j W_K$:
+#
+# $$
+# e_{ij} = x_i\, W_Q W_K^\top\, x_j^\top = x_i\, M\, x_j^\top, \qquad M = W_Q W_K^\top \in \mathbb{R}^{d\times d}.
+# $$
+#
+# This is a **bilinear form (双线性形式)** with matrix $M$ (of rank at most $d_k$). The model does not compare raw embeddings with a fixed similarity; it *learns* $M$, the rule that says which features of position $i$ should look for which features of position $j$.
+#
+# > **Common mistake:** assuming "$i$ reads $j$" scores the same as "$j$ reads $i$". Nothing forces $M$ to be symmetric, so in general $e_{ij} \neq e_{ji}$. A word can attend strongly to another that pays it little attention back.
+
+# %%
+# C04: e_ij = x_i W_Q W_K^T x_j^T is not symmetric in general
+d_k4 = 3
+W_Q4 = torch.randn(d, d_k4).to(device)
+W_K4 = torch.randn(d, d_k4).to(device)
+X5 = torch.randn(5, d).to(device)                 # 5 tokens
+M = W_Q4 @ W_K4.T                                 # (d, d)
+E = dot_score(X5 @ W_Q4, X5 @ W_K4)               # (5, 5), E[i, j] = e_ij
+print("max |M - M^T| =", round((M - M.T).abs().max().item(), 2))
+print("e_12 =", round(E[0, 1].item(), 2), "  e_21 =", round(E[1, 0].item(), 2))
+gap = (E - E.T).abs()                             # |e_ij - e_ji|
+i, j = divmod(int(gap.argmax()), gap.shape[1])
+print(f"largest gap: e_{i + 1}{j + 1} = {E[i, j].item():.2f}   e_{j + 1}{i + 1} = {E[j, i].item():.2f}")
+print("E is symmetric:", bool(torch.allclose(E, E.T)))
+
+# %% [markdown]
+# Here are all 25 scores, their transpose and the difference. The right-hand panel would be blank if the matching rule were symmetric.
+
+# %%
+# C04: the picture
+_ = score_asymmetry_panels(score_asymmetry(E))
+
+# %% [markdown]
+# Symmetry only appears in special cases, for example when the key and query projections are tied, $W_K = W_Q$, so that $M = W_Q W_Q^\top$:
+
+# %%
+# C04: tying W_K = W_Q makes M, and so E, symmetric (up to rounding)
+E_tied = dot_score(X5 @ W_Q4, X5 @ W_Q4)
+print("tied: E is symmetric:", bool(torch.allclose(E_tied, E_tied.T)))
+
+# %% [markdown]
+# ## 4. Self-attention in matrix form (seed 004, §9.8)
+#
+# Stack every query, key and value of one sequence $X\in\mathbb{R}^{n\times d_{\text{model}}}$ into matrices $Q = XW_Q$, $K = XW_K$, $V = XW_V$. Then all positions are handled by one formula,
+#
+# $$
+# Z = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V ,
+# $$
+#
+# where softmax acts on each row. Three things follow from this form:
+#
+# - **Long-range links:** any two positions are compared directly, however far apart they are.
+# - **Dynamic weights:** the mixing weights are computed from the content, unlike a convolution's fixed kernel.
+# - **Parallelism:** there is no step-by-step hidden state as in an RNN; all rows are computed at once.
+#
+# The lecture's two-dimensional picture (§9.8.3) uses $q_1=(1,2)$, $k_1=(1,0)$, $k_2=(0,1)$ with $d_k=2$; notebook 04 works through its numbers. The explorer below starts from that query and those two keys, plus a third key $k_3 = (-1, -1)$ that points away from the query and so takes only about 2% of the weight. Drag the query and watch how the scores, the weights and the output respond. The output is always a weighted average of the values, so it stays inside their triangle.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+explorer = query_explorer()
+explorer
+
+# %% [markdown]
+# The explorer's starting numbers, computed directly (compare them with its readout):
+
+# %%
+keys_2d = torch.tensor(DEFAULT_KEYS).to(device)       # (3, 2)
+values_2d = torch.tensor(DEFAULT_VALUES).to(device)   # (3, 2)
+q_2d = torch.tensor([[1.0, 2.0]]).to(device)          # (1, 2)
+out_2d, w_2d = dot_product_attention(q_2d, keys_2d, values_2d)
+print("weights:", rounded(w_2d[0], 3))
+print("output :", rounded(out_2d[0], 3))
+
+# %% [markdown]
+# ## 5. What Q, K and V each control (seed 004, §9.9)
+#
+# | vector | role | search-engine analogy | in a sentence |
+# |---|---|---|---|
+# | Query | the side that actively looks for information | the words typed into the search box | what the current word or position wants to find |
+# | Key | the index that gets matched | the keywords a web page is tagged with | the features each position offers for matching |
+# | Value | the information actually carried | the text of the page itself | the content each position contributes to the mix |
+#
+# So $W_Q$ learns *how to ask*, $W_K$ *how to be found*, and $W_V$ *what to hand over once found*. The product $QK^\top$ only decides **how strongly** things match; the quantities that are actually averaged are the rows of $V$. The two paths can be changed independently.
+
+# %%
+# C10: the matching path (Q, K) and the content path (V) are separate
+out0, w0 = dot_product_attention(Q, K, V)
+
+V_new = V + torch.randn(V.shape).to(device)           # change the content only
+out_v, w_v = dot_product_attention(Q, K, V_new)
+print("change V:  max |weights diff| =", round((w_v - w0).abs().max().item(), 4),
+      "  max |output diff| =", round((out_v - out0).abs().max().item(), 4))
+
+Q_new = Q + torch.randn(Q.shape).to(device)           # change what is asked
+out_q, w_q = dot_product_attention(Q_new, K, V)
+print("change Q:  max |weights diff| =", round((w_q - w0).abs().max().item(), 4),
+      "  max |output diff| =", round((out_q - out0).abs().max().item(), 4))
+
+K_new = K + torch.randn(K.shape).to(device)           # change how keys are indexed
+out_k, w_k = dot_product_attention(Q, K_new, V)
+print("change K:  max |weights diff| =", round((w_k - w0).abs().max().item(), 4),
+      "  max |output diff| =", round((out_k - out0).abs().max().item(), 4))
+
+# %% [markdown]
+# Changing $V$ leaves every weight exactly as it was and moves only the output. Changing $Q$ or $K$ re-weights the same values.
+#
+# ## 6. Shapes, and a check against PyTorch
+#
+# With $n$ queries, $m$ keys and values, and any batch axes in front:
+#
+# $$
+# Q\in\mathbb{R}^{n\times d_k},\quad K\in\mathbb{R}^{m\times d_k},\quad V\in\mathbb{R}^{m\times d_v}
+# \;\Longrightarrow\;
+# \text{weights}\in\mathbb{R}^{n\times m},\quad \text{output}\in\mathbb{R}^{n\times d_v}.
+# $$
+#
+# `attnlib` writes the computation out step by step so every intermediate can be inspected. PyTorch ships a fused version, `torch.nn.functional.scaled_dot_product_attention`. Both should give the same output, with or without masks (boolean: `True` = may attend; float: added to the scores; causal):
+
+# %%
+# C27: shapes, and equality with torch.nn.functional.scaled_dot_product_attention
+B, n, m, dk, dv = 2, 4, 6, 8, 5
+q = torch.randn(B, n, dk).to(device)
+k = torch.randn(B, m, dk).to(device)
+v = torch.randn(B, m, dv).to(device)
+bool_mask = (torch.rand(B, n, m) > 0.4).to(device)    # True = may attend
+bool_mask[..., 0] = True                              # every query sees at least one key
+float_mask = torch.randn(B, n, m).to(device)          # added to the scores
+
+cases = {
+    "no mask": {},
+    "boolean mask": {"attn_mask": bool_mask},
+    "float mask": {"attn_mask": float_mask},
+    "causal": {"is_causal": True},
+    "scale = 1": {"scale": 1.0},
+}
+for name, kwargs in cases.items():
+    ours, w = dot_product_attention(q, k, v, **kwargs)
+    ref = F.scaled_dot_product_attention(q, k, v, **kwargs)
+    close = (ours - ref).abs().max().item() < 1e-5
+    print(f"{name:13s} out {tuple(ours.shape)}  weights {tuple(w.shape)}  max |diff| < 1e-5: {close}")
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **(explorer)** In the query explorer, switch the $\sqrt{d_k}$ scaling off and drag the query far out along the direction of $k_1$, e.g. to $(3, 0.5)$. What happens to the weights, and where does the output go? Can it ever leave the shaded triangle?
+#
+# <details><summary>Answer</summary>
+#
+# The scores grow in proportion to the query's length, so the softmax sharpens: the weight of $k_1$ approaches 1 and the output approaches $v_1$. It never leaves the triangle: the weights are positive and sum to 1, so the output is a convex combination of the values. Without the $1/\sqrt{d_k}$ scale the sharpening starts sooner.
+# </details>
+#
+# 2. Tie the projections, $W_K = W_Q$, so that the score matrix $E$ is symmetric. Are the attention **weights** $\operatorname{softmax}(E)$ symmetric too? Try it with `masked_softmax(E_tied)`.
+#
+# <details><summary>Answer</summary>
+#
+# No, in general. Softmax normalises each row by its own sum $\sum_r \exp(e_{ir})$, and different rows have different sums, so $a_{ij} = \exp(e_{ij})/Z_i$ and $a_{ji} = \exp(e_{ij})/Z_j$ differ whenever $Z_i \ne Z_j$.
+# </details>
+#
+# 3. A cross-attention layer gets queries of shape $(2, 7, 16)$ and keys of shape $(2, 11, 16)$. What shape must the values have if the output is to be $(2, 7, 32)$? What happens if the values have 10 rows instead of 11?
+#
+# <details><summary>Answer</summary>
+#
+# Values must be $(2, 11, 32)$: one row per key, and their width $d_v = 32$ becomes the output's width. The weights are $(2, 7, 11)$. With 10 rows, keys and values disagree on the number of positions $S$; `dot_product_attention` raises a `ValueError` that names both shapes.
+# </details>

@@ -1,0 +1,258 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · A worked example: how weights mix values
+#
+# **What you will learn**
+#
+# - the three steps of attention once more — scores, softmax weights, weighted sum — on numbers small enough to do by hand;
+# - the seed's worked example: scores $[\log 3, 0]$ give weights $[3/4, 1/4]$, and values $[2, 0]$, $[0, 4]$ give the output $[1.5, 1]$;
+# - that changing the query changes *how* things are mixed, while changing the values changes *what* is mixed;
+# - that the output of one head (without dropout) is a convex combination of the value rows: it lies in their convex hull, checked on random inputs;
+# - the 2-D example $q_1 = (1, 2)$, $q_2 = (1, 1)$ against $k_1 = (1, 0)$, $k_2 = (0, 1)$: weights $(0.33, 0.67)$ and $(0.50, 0.50)$;
+# - why a large weight is not, by itself, an explanation.
+#
+# **Seed sections taught:** `000_c6f15091c249a51c.txt` §5 (a small example for understanding aggregation), and `004_cf2f09ec33ad5dce.txt` §9.2 (attention scores, weights and output) and §9.8.3 (the 2-D numerical example of the slides).
+#
+# **Read first:** `03_softmax_gradient.ipynb` (softmax and its properties).
+#
+# **Time:** about 20 minutes.
+
+# %%
+# %matplotlib widget
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+from attnlib import default_device, dot_product_attention, masked_softmax, scaled_dot_score, set_seed
+from attnlib.plotting import mixing_segment, two_query_weights
+from attnlib.rounding import rounded
+from attnlib.widgets import two_key_explorer
+
+set_seed(0)
+device = default_device()
+# Inputs are written out or drawn on the CPU and moved to `device`; printed numbers are rounded on the CPU.
+
+# %% [markdown]
+# ## 1. Scores, weights, output
+#
+# With $m$ key–value pairs $(k_1, v_1), \ldots, (k_m, v_m)$ and a query $q$, attention does three things:
+#
+# 1. an **attention score (注意力分数)** for every key, $s_i = a(q, k_i)$ — here the scaled dot product $q\cdot k_i/\sqrt{d_k}$;
+# 2. **attention weights (注意力权重)** from a softmax over the scores, $\alpha_i = \exp(s_i) / \sum_{j=1}^m \exp(s_j)$;
+# 3. the **output**, a weighted sum of the values, $o = \sum_{i=1}^m \alpha_i v_i$.
+#
+# In short: query and keys → scores → softmax → weights; weights × values → sum → output.
+#
+# > **Common mistake**: treating the scores as if they were already weights.
+# > Scores can be any real numbers — negative, larger than 1, not summing to anything in particular. Only after the softmax do the weights lie in $(0, 1)$ and sum to 1:
+
+# %%
+# C07: scores are any reals; weights are in (0, 1) and sum to 1
+scores = torch.tensor([-3.2, 0.0, 7.5, 2.1], device=device)
+weights = masked_softmax(scores)
+print("scores: ", rounded(scores, 4), "  sum =", rounded(scores.sum(), 4))
+print("weights:", "[" + ", ".join(f"{x:.3g}" for x in weights.tolist()) + "]", "  sum =", rounded(weights.sum(), 4))
+print("all weights in (0, 1):", bool(((weights > 0) & (weights < 1)).all()))
+
+# %% [markdown]
+# ## 2. The worked example: $[\log 3, 0] \to [3/4, 1/4] \to [1.5, 1]$
+#
+# Take two keys whose (already scaled) scores are $s = [\log 3,\ 0]$. Then $e^{s_1} = 3$ and $e^{s_2} = 1$, so
+#
+# $$
+# \alpha = \left[\tfrac{3}{3 + 1},\ \tfrac{1}{3 + 1}\right] = \left[\tfrac34,\ \tfrac14\right].
+# $$
+#
+# With values $v_1 = [2, 0]$ and $v_2 = [0, 4]$ the output is
+#
+# $$
+# o = \tfrac34\,[2, 0] + \tfrac14\,[0, 4] = [1.5,\ 0] + [0,\ 1] = [1.5,\ 1].
+# $$
+#
+# The output is neither $v_1$ nor $v_2$: attention did not *pick* one token and copy it, it *blended* them, three parts of the first to one part of the second.
+
+# %%
+# C09: scores [log 3, 0] -> weights [3/4, 1/4]; values [2, 0], [0, 4] -> output [1.5, 1]
+s = torch.tensor([math.log(3.0), 0.0], device=device)        # (S=2,)
+V = torch.tensor([[2.0, 0.0], [0.0, 4.0]], device=device)    # (S, d_v=2), one value per row
+alpha = masked_softmax(s)
+o = alpha @ V
+print("weights:", rounded(alpha, 4))
+print("output: ", rounded(o, 4))
+print("equal to [3/4, 1/4] and [1.5, 1]:",
+      torch.allclose(alpha.cpu(), torch.tensor([0.75, 0.25])), torch.allclose(o.cpu(), torch.tensor([1.5, 1.0])))
+
+# %% [markdown]
+# The same numbers come out of the full attention function if we choose a query and keys that produce those scores. With $d_k = 1$ (so $\sqrt{d_k} = 1$), $q = [\log 3]$, $k_1 = [1]$, $k_2 = [0]$ give exactly $s = [\log 3, 0]$:
+
+# %%
+# C09 through dot_product_attention: the same weights and output
+q = torch.tensor([[math.log(3.0)]], device=device)           # (L=1, d_k=1)
+K = torch.tensor([[1.0], [0.0]], device=device)              # (S=2, d_k=1)
+out, w = dot_product_attention(q, K, V)
+print("weights:", rounded(w, 4), " output:", rounded(out, 4))
+
+# %% [markdown]
+# **Two separate paths.** The scores come from the query and the keys; the values never enter them. So:
+#
+# - changing the **query** (hence the scores) changes the weights — *how much* of each value is taken;
+# - changing the **values** leaves the weights alone and changes *what* is being mixed.
+#
+# This separation of a matching path ($Q$, $K$) from a content path ($V$) is the point of having three projections.
+
+# %%
+# C09: a new query changes the weights; new values change only what is mixed
+print("query moved so that s = [0, 0]:       weights", masked_softmax(torch.zeros(2, device=device)).cpu().tolist(),
+      " output", rounded(masked_softmax(torch.zeros(2, device=device)) @ V, 4))
+V_new = torch.tensor([[2.0, 0.0], [0.0, -4.0]], device=device)
+print("same scores, v2 = [0, -4]:            weights",
+      rounded(masked_softmax(s), 4),
+      " output", rounded(masked_softmax(s) @ V_new, 4))
+
+# %%
+# C09: the picture — the output sits on the segment from v1 to v2, three quarters of the way to v1
+fig, ax = plt.subplots(figsize=(4.6, 4.4), layout="constrained")
+_ = mixing_segment(s, alpha, o, V, ax)   # cell 5's scores, weights, output and values
+
+# %% [markdown]
+# > **Common mistake**: reading a large attention weight as "the reason" for the output.
+# > A weight is one coefficient on one read path. What a value contributes is its weight *times* the value, so a small weight on a large value can outweigh a large weight on a small one — and in a real network there are other heads, residual connections, the FFN and later layers on top. Two values, weights $[0.9, 0.1]$:
+
+# %%
+# a large weight is not a large contribution: what counts is weight × value
+w2 = torch.tensor([0.9, 0.1], device=device)
+V2 = torch.tensor([[0.1, 0.0], [0.0, 5.0]], device=device)
+contrib = w2[:, None] * V2                                    # (S, d_v) each value's share of the output
+print("weights:               ", rounded(w2, 4))
+print("contribution of v1, v2:", rounded(contrib, 4))
+print("size of each share:    ", rounded(contrib.norm(dim=-1), 4))
+
+# %% [markdown]
+# ## 3. The output is a convex combination (凸组合)
+#
+# Because every weight is non-negative and each row sums to 1, the output $o_i = \sum_j a_{ij} v_j$ is a **convex combination** of the value rows. Geometrically it lies in their **convex hull (凸包)**: on the segment between two values, inside the triangle of three, and so on. It can never overshoot the values in any direction.
+#
+# A clean test of hull membership in any dimension: $o$ is in the hull of $v_1, \ldots, v_m$ exactly when, for every direction $u$, $u\cdot o \le \max_j u\cdot v_j$. Below, 1000 random queries against 6 random keys and 3-D values, checked along 256 random directions:
+
+# %%
+# C07: weights >= 0, rows sum to 1, and every output lies in the convex hull of the values
+gen = torch.Generator().manual_seed(0)
+Lq, S, d_k, d_v = 1000, 6, 4, 3
+q = torch.randn(Lq, d_k, generator=gen).to(device)           # (L, d_k)
+k = torch.randn(S, d_k, generator=gen).to(device)            # (S, d_k)
+v = torch.randn(S, d_v, generator=gen).to(device)            # (S, d_v)
+u = torch.randn(256, d_v, generator=gen).to(device)          # (256, d_v) test directions
+out, A = dot_product_attention(q, k, v)                      # (L, d_v), (L, S)
+inside = (out @ u.T <= (v @ u.T).amax(dim=0) + 1e-5).all()   # u·o <= max_j u·v_j for every u
+print("all weights >= 0:             ", bool((A >= 0).all()))
+print("smallest weight:              ", f"{A.min().item():.2e}")
+print("max |row sum - 1| < 1e-6:     ", (A.sum(-1) - 1).abs().max().item() < 1e-6)
+print("every output inside the hull: ", bool(inside))
+
+# %% [markdown]
+# The guarantee is for **one head without attention dropout**. Dropout zeros some weights and rescales the survivors by $1/(1-p)$, so a row no longer sums to 1 and the output can leave the hull (during training only). Later stages — the output projection $W_O$, residual connections, the FFN — are not bound by it either. The same inputs with `dropout_p=0.5` (on the CPU, with the seeded global generator):
+
+# %%
+# C07: the convex-hull guarantee needs "no dropout": with dropout outputs can leave the hull
+torch.manual_seed(0)
+out_d, _ = dot_product_attention(q.cpu(), k.cpu(), v.cpu(), dropout_p=0.5)
+inside_each = (out_d @ u.cpu().T <= (v.cpu() @ u.cpu().T).amax(dim=0) + 1e-5).all(dim=-1)
+print(f"with dropout p = 0.5: {int((~inside_each).sum())} of {Lq} outputs lie outside the hull")
+
+# %% [markdown]
+# ## 4. The 2-D example from the slides
+#
+# The lecture slides illustrate scaled dot-product attention with two 2-D queries and two keys:
+#
+# $$
+# q_1 = (1, 2),\quad q_2 = (1, 1), \qquad k_1 = (1, 0),\quad k_2 = (0, 1), \qquad d_k = 2 .
+# $$
+#
+# For $q_1$: $q_1\cdot k_1 = 1$ and $q_1\cdot k_2 = 2$; divided by $\sqrt 2$ that is $(0.71, 1.41)$. The difference is $1/\sqrt2 \approx 0.71$, so the weights are $\big(1/(1 + e^{0.71}),\ e^{0.71}/(1 + e^{0.71})\big) \approx (0.33, 0.67)$.
+#
+# For $q_2$: both dot products are 1, so the scores are $(0.71, 0.71)$ and the weights are exactly $(0.50, 0.50)$.
+#
+# With values $v_1, v_2$ the two outputs are then $b_1 = 0.33\,v_1 + 0.67\,v_2$ and $b_2 = 0.50\,v_1 + 0.50\,v_2$.
+
+# %%
+# C26: q1 = (1, 2), q2 = (1, 1), k1 = (1, 0), k2 = (0, 1), d_k = 2
+Q = torch.tensor([[1.0, 2.0], [1.0, 1.0]], device=device)    # (L=2, d_k=2)
+K = torch.tensor([[1.0, 0.0], [0.0, 1.0]], device=device)    # (S=2, d_k=2)
+Vv = torch.tensor([[1.0, 0.0], [0.0, 1.0]], device=device)   # (S, d_v) v1, v2 as unit vectors: b_i shows the weights
+scores = scaled_dot_score(Q, K)                              # (L, S) = Q Kᵀ / √2
+B, A = dot_product_attention(Q, K, Vv)
+for i in range(2):
+    print(f"q{i + 1}: scores {rounded(scores[i], 2)} -> weights {rounded(A[i], 2)}   (4 decimals: {rounded(A[i], 4)})")
+print("b1 = 0.33 v1 + 0.67 v2 and b2 = 0.50 v1 + 0.50 v2:", rounded(B, 2))
+
+# %%
+# C26: the picture — the weights of the two queries
+fig, ax = plt.subplots(figsize=(4.6, 3.4), layout="constrained")
+_ = two_query_weights(A, ax, query_labels=("q1 = (1, 2)", "q2 = (1, 1)"), key_labels=("k1 = (1, 0)", "k2 = (0, 1)"))
+_ = ax.set_title("softmax(q·k / √2)")
+
+# %% [markdown]
+# $q_1$ points more along $k_2$ than along $k_1$, so it reads mostly from position 2; $q_2$ is equally aligned with both and splits its weight evenly.
+#
+# ## 5. Try it: the two-key explorer
+#
+# Two sliders set the scores $s_1, s_2$; four more move the values $v_1$ and $v_2$ in the plane. The left panel shows the weights; the right panel shows the values, the segment between them, and the output (black star), which always stays on that segment. It starts at the worked example: $s = [\log 3, 0]$, $v_1 = [2, 0]$, $v_2 = [0, 4]$, output $[1.5, 1]$.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+explorer = two_key_explorer()
+explorer
+
+# %%
+# C09: the explorer starts at the worked example; moving a value moves the output, not the weights;
+# equal scores then give equal weights
+for label, setting in [("start", {}), ("v2 = (0, -4)", dict(v2y=-4.0)), ("then s2 = log 3", dict(s2=math.log(3.0)))]:
+    state = explorer.set(**setting)
+    print(f"{label:16s} weights {[round(x, 4) + 0.0 for x in state['weights a']]}  "
+          f"output {[round(x, 4) + 0.0 for x in state['output o']]}")
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **(widget)** Reset the explorer to the worked example (re-run its cell). Which scores put the output exactly at the midpoint of the segment? Which put it at $v_1 + \tfrac{9}{10}(v_2 - v_1)$? Can you place it exactly on $v_1$?
+#
+# <details><summary>Answer</summary>
+#
+# The midpoint needs equal weights, i.e. $s_1 = s_2$ (any common value). Weight $0.9$ on $v_2$ needs $e^{s_2 - s_1} = 9$, i.e. $s_2 - s_1 = \log 9 \approx 2.20$. The output reaches $v_1$ only in the limit $s_1 - s_2 \to \infty$: softmax weights are strictly positive, so with the sliders' range ($|s| \le 5$) the closest is $s_1 - s_2 = 10$, weight $1/(1 + e^{-10}) \approx 0.99995$ on $v_1$.
+# </details>
+#
+# 2. In the worked example, keep the scores and change $v_2$ to $[0, 8]$. Predict the output, then check with the widget.
+#
+# <details><summary>Answer</summary>
+#
+# $o = \tfrac34[2, 0] + \tfrac14[0, 8] = [1.5, 2]$. The weights do not move; only the content does.
+# </details>
+#
+# 3. In the 2-D example, what scale (instead of $1/\sqrt 2$) would make $q_1$'s weights exactly $(0.25, 0.75)$? What happens to $q_2$'s weights under any scale?
+#
+# <details><summary>Answer</summary>
+#
+# The two raw scores differ by $2 - 1 = 1$, so we need $\text{scale}\cdot 1 = \log 3$, i.e. scale $= \log 3 \approx 1.0986$ (then $e^{\log 3} = 3$ gives $3/4$ on $k_2$). $q_2$'s two scores are equal, so its weights stay $(0.5, 0.5)$ for every scale.
+# </details>
+#
+# 4. Why does the hull test in section 3 use $u\cdot o \le \max_j u\cdot v_j$ for many random $u$, and why is it enough to prove membership when it holds for *all* $u$?
+#
+# <details><summary>Answer</summary>
+#
+# If $o = \sum_j a_j v_j$ with $a_j \ge 0$, $\sum_j a_j = 1$, then $u\cdot o = \sum_j a_j\,(u\cdot v_j) \le \max_j u\cdot v_j$ for every $u$. Conversely, if $o$ were outside the (closed, convex) hull, a separating hyperplane would give a direction $u$ with $u\cdot o > \max_j u\cdot v_j$. Random directions give a practical, not exhaustive, version of that test; here the exact reason is the non-negative weights summing to 1.
+# </details>

@@ -1,0 +1,313 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · Masks: padding, causality, and rows with nothing to see
+#
+# **What you will learn**
+#
+# - how the whole attention computation fits in one matrix formula, $\operatorname{softmax}(QK^\top/\sqrt{d_k} + M)\,V$, and what the mask matrix $M$ does;
+# - how a batch of sequences of different lengths is padded, and how `valid_lens` keeps the padding out of every softmax, per batch row or per query;
+# - why a row in which *every* key is hidden needs special care, and why "use a large negative number instead of $-\infty$" is not one recipe but several, depending on the dtype;
+# - how the causal mask stops a position from reading the future, checked by changing the future and watching the past stay put;
+# - that a padding mask and a causal mask do different jobs and combine into one boolean mask.
+#
+# **Seed sections taught:** `000_c6f15091c249a51c.txt` §6 (the matrix form and the mask), `004_cf2f09ec33ad5dce.txt` §9.6 (masking and the additive-attention code) and §9.14 (causal masked attention).
+#
+# **Read first:** `04_worked_example.ipynb` (one query, two keys, by hand) and `03_softmax_gradient.ipynb` (what softmax does to a row).
+#
+# **Time:** about 30 minutes.
+
+# %%
+# %matplotlib widget
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+from attnlib import (AdditiveAttention, causal_mask, default_device, dot_product_attention, masked_softmax,
+                     padding_mask, set_seed)
+from attnlib.figures.masking import masking_combined_figure
+from attnlib.pitfalls import fill_masked_softmax, format_cases, fully_masked_row_cases
+from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
+from attnlib.widgets import masking_explorer
+
+set_seed(0)
+device = default_device()
+# Random numbers are drawn on the CPU and then moved to `device`, so every device sees the same inputs.
+
+# %% [markdown]
+# ## 1. All queries at once, and the mask matrix
+#
+# So far we scored one query at a time. Stacking the queries as the rows of $Q \in \mathbb{R}^{S_q\times d_k}$ and the keys as the rows of $K \in \mathbb{R}^{S_k\times d_k}$, a single product gives every score at once: entry $(i, j)$ of $QK^\top \in \mathbb{R}^{S_q\times S_k}$ is $q_i\cdot k_j$. One head of attention is then
+#
+# $$
+# \operatorname{Attention}(Q, K, V) = \operatorname{softmax}_{\text{row}}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right) V ,
+# $$
+#
+# where the softmax runs along each row (over the keys) and $M \in \mathbb{R}^{S_q\times S_k}$ is the **mask (掩码)** matrix:
+#
+# $$
+# M_{ij} = \begin{cases} 0 & \text{query } i \text{ may read key } j,\\ -\infty & \text{key } j \text{ is hidden from query } i.\end{cases}
+# $$
+#
+# Adding $0$ changes nothing. Adding $-\infty$ sends the score to $-\infty$, and $e^{-\infty} = 0$, so a hidden key receives weight **exactly** zero and the remaining weights still sum to one. A mask is therefore not a "penalty": it removes keys from the competition.
+#
+# `attnlib` accepts the mask in two equivalent forms: as the additive float matrix $M$ above, or as a boolean matrix with `True` = "may attend" (the convention of `F.scaled_dot_product_attention`). Below, query 0 may only read key 0, and nobody may read key 3:
+
+# %%
+# C11: softmax(QKᵀ/√d_k + M) V with M = 0 (visible) or -inf (hidden): hidden weights are exactly 0
+gen = torch.Generator().manual_seed(0)
+Q = torch.randn(4, 2, generator=gen).to(device)   # (S_q, d_k)
+K = torch.randn(4, 2, generator=gen).to(device)   # (S_k, d_k)
+V = torch.randn(4, 3, generator=gen).to(device)   # (S_k, d_v)
+
+M = torch.zeros(4, 4, device=device)
+M[:, 3] = float("-inf")          # key 3 hidden from everyone
+M[0, 1:] = float("-inf")         # query 0 sees key 0 only
+visible = M == 0                 # the same mask as booleans, True = may attend
+
+out_float, w_float = dot_product_attention(Q, K, V, M)
+out_bool, w_bool = dot_product_attention(Q, K, V, visible)
+by_hand = torch.softmax(Q @ K.T / math.sqrt(2) + M, dim=-1)   # the boxed formula, written out
+
+print("weights:", show(w_float))
+print("hidden weights are exactly 0:", bool((w_float[~visible] == 0).all()))
+print("rows sum to 1:", show(w_float.sum(-1)))
+print("float mask == boolean mask:", torch.equal(w_float, w_bool))
+print("equal to the formula written out (max diff < 1e-6):", (w_float - by_hand).abs().max().item() < 1e-6)
+
+# %% [markdown]
+# ## 2. Padding and `valid_lens`
+#
+# A batch stacks several sequences into one tensor, so they must share a length. Shorter sequences are filled up with **padding (填充)** tokens, `<pad>`, that carry no meaning. Those positions must never receive attention: a query that spreads weight over `<pad>` keys mixes noise into its output, and the amount of noise would depend on how much padding its batch happened to need.
+#
+# The usual way to say where the padding starts is the **valid length (有效长度)** of each sequence, `valid_lens`. `padding_mask(valid_lens, S)` turns the lengths into a boolean mask, `True` for real tokens:
+
+# %%
+# C25: valid_lens per batch row (1-D): one length per sequence
+valid_lens = torch.tensor([4, 2]).to(device)                # sequence 0 has 4 real tokens, sequence 1 has 2
+print("padding mask (True = real token):")
+for row in padding_mask(valid_lens, 5).cpu().int().tolist():
+    print("  ", row)
+
+scores = torch.randn(2, 3, 5, generator=gen).to(device)    # (B=2, L=3 queries, S=5 keys)
+w = masked_softmax(scores, valid_lens=valid_lens)           # (B, L, S)
+print("batch 0 weights:", show(w[0], 3))
+print("batch 1 weights:", show(w[1], 3))
+
+# %% [markdown]
+# Every query in batch 0 ignores keys 4, and every query in batch 1 ignores keys 2–4: the length is per *sequence*, so one length covers all of that sequence's queries.
+#
+# Sometimes each query needs its own limit (for example a decoder, where query $i$ may only see the first $i+1$ keys). Then `valid_lens` is 2-D, shape `(B, L)`, one length per query:
+
+# %%
+# C25: valid_lens per query (2-D): one length per (batch row, query)
+valid_lens_2d = torch.tensor([[1, 2, 3], [3, 3, 5]]).to(device)   # (B=2, L=3)
+w2 = masked_softmax(scores, valid_lens=valid_lens_2d)
+print("batch 0 weights:", show(w2[0], 3))
+print("batch 1 weights:", show(w2[1], 3))
+
+# %% [markdown]
+# The seed (§9.6) writes this masking into a complete additive-attention layer. Nothing about it is specific to the dot product: the mask acts on the scores, whatever function produced them. `attnlib.AdditiveAttention` (notebook 00) takes the same `valid_lens`:
+
+# %%
+# C25: the same valid_lens mask the additive score  vᵀ tanh(W_q q + W_k k)
+torch.manual_seed(0)
+additive = AdditiveAttention(d_q=3, d_k=4, d_hidden=8).to(device)
+queries = torch.randn(2, 2, 3, generator=gen).to(device)   # (B, L, d_q)
+keys = torch.randn(2, 5, 4, generator=gen).to(device)      # (B, S, d_k): a different width is fine here
+values = torch.randn(2, 5, 2, generator=gen).to(device)    # (B, S, d_v)
+_, w_add = additive(queries, keys, values, valid_lens=torch.tensor([2, 4]).to(device))
+print("batch 0 weights:", show(w_add[0], 3))
+print("batch 1 weights:", show(w_add[1], 3))
+
+# %% [markdown]
+# ### A sequence with nothing in it
+#
+# What if a valid length is **0**? Then that row of the batch has no real key at all, and every score of every query in it is hidden. Mathematically the softmax is $0/0$: undefined. The seed's corrected code returns **all-zero weights** for such a row, and so does `attnlib`: the query reads nothing and its output is the zero vector.
+#
+# > **Common mistake.** The widely copied `masked_softmax` of d2l (Dive into Deep Learning) replaces hidden scores by $-10^6$ and then calls an ordinary softmax. For a row with `valid_len = 0` every score becomes the same $-10^6$, and the softmax of a row of equal numbers is **uniform**: the "empty" query quietly averages all the padding. (The function also writes into its input.)
+#
+# `attnlib.pitfalls.fill_masked_softmax` reproduces that recipe so we can compare:
+
+# %%
+# C25: valid_len = 0 — our masked_softmax gives zeros; the "-1e6 fill" recipe gives a uniform row
+lens_with_zero = torch.tensor([0, 3]).to(device)
+ours = masked_softmax(scores, valid_lens=lens_with_zero)
+d2l_style = fill_masked_softmax(scores, valid_lens=lens_with_zero, fill=-1e6, how="replace")
+print("attnlib,  batch 0 (valid_len 0):", show(ours[0], 3))
+print("-1e6 fill, batch 0 (valid_len 0):", show(d2l_style[0], 3))
+print("rows with something visible agree:", (ours[1] - d2l_style[1]).abs().max().item() < 1e-6)
+
+_, out_empty = dot_product_attention(Q[None], K[None], V[None], valid_lens=torch.tensor([0]).to(device))
+print("output of an empty row:", show(out_empty[0]))
+
+# %% [markdown]
+# ## 3. Fully masked rows across dtypes: "a large negative number" is not $-\infty$
+#
+# Code often avoids $-\infty$ by writing a large negative number: $-10^6$ (d2l) or $-10^9$ (the Annotated Transformer). The seed warns (§6) that this is **not equivalent across dtypes and inputs**. Here is why, on a single row whose four keys are *all* hidden, with raw scores $z = (2, 0.5, -1, 1)$:
+#
+# * **Plain softmax with $M = -\infty$**: every entry is $-\infty$, the row max is $-\infty$, and $-\infty - (-\infty)$ is NaN. The NaN then spreads through every later layer.
+# * **float16** tops out at 65504, so $-10^6$ and $-10^9$ *are* $-\infty$ once stored in float16, and we are back at NaN. (`Tensor.masked_fill` refuses outright: `value cannot be converted to type c10::Half without overflow`.)
+# * **Replacing** the hidden scores by one large number makes every entry equal, so the row becomes **uniform**.
+# * **Adding** $M = -10^6$ in float32 is the subtlest: float32 still resolves steps of $1/16$ near $10^6$, so the score *differences* survive and the softmax, which only sees differences, returns the weights the row would have had **with no mask at all**. Adding $-10^9$ rounds the differences away (steps of 64) and gives a uniform row again. bfloat16 keeps only 8 significant bits, so both sentinels round the differences away there.
+#
+# `attnlib.masked_softmax` treats a row with nothing visible as what it is and returns zeros, in every dtype:
+
+# %%
+# C12: a fully masked row under each recipe, in float32, float16 and bfloat16
+cases = fully_masked_row_cases((2.0, 0.5, -1.0, 1.0), device=device)
+print("what the row becomes:")
+print(format_cases(cases, what="verdict"))
+print()
+print("its weights:")
+print(format_cases(cases, what="weights"))
+print()
+print("the sentinel as stored in each dtype:")
+print(format_cases(cases, what="fill"))
+
+# %% [markdown]
+# Read the first table as a list of failure modes. NaN is loud (it poisons everything after it). "uniform" and "as if unmasked" are silent: the numbers look fine, but a query that should have read nothing reads padding. Only the last line gives the same, well-defined answer in all three dtypes.
+#
+# The zeros carry through the whole attention call, so the output of such a row is zero too, also in half precision:
+
+# %%
+# C12: zero weights AND zero output for a fully hidden row, in every float dtype
+nothing_visible = torch.tensor([[True, True, False, False], [False, False, False, False]]).to(device)  # row 1: all hidden
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    out_d, w_d = dot_product_attention(Q[:2].to(dtype), K.to(dtype), V.to(dtype), nothing_visible)
+    print(f"{str(dtype):15s} hidden row weights {show(w_d[1], 3)}  output {show(out_d[1], 3)}  "
+          f"any NaN: {bool(torch.isnan(out_d).any())}")
+
+# %% [markdown]
+# How does `masked_softmax` do it? It (1) hides with $-\infty$ (or a boolean mask), (2) subtracts each row's maximum, *but* uses 0 instead when the maximum itself is $-\infty$, so an empty row computes $e^{-\infty} = 0$ everywhere instead of $e^{\text{NaN}}$, and (3) divides by the row sum clamped to the smallest positive float, so $0/\text{tiny} = 0$. float16 and bfloat16 inputs are computed in float32 and cast back. No magic number is involved.
+#
+# ## 4. The causal mask: no peeking at the future
+#
+# In **autoregressive (自回归)** generation a model produces token $i$ from the tokens before it. During training the whole target sentence is fed in at once, so something must stop position $i$ from reading positions $j > i$, or it could simply copy the answer. That something is the **causal mask (因果掩码)**:
+#
+# $$
+# M_{ij} = \begin{cases} 0, & j \le i,\\ -\infty, & j > i,\end{cases}
+# \qquad
+# A = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right).
+# $$
+#
+# The visible part is the lower triangle including the diagonal. The lecture's picture, "when computing $x_i$'s output, pretend the sequence has length $i$", is exactly this: row $i$ behaves as if the keys after $i$ did not exist.
+
+# %%
+# C36: the causal mask (True = may attend): lower triangle including the diagonal
+for row in causal_mask(5).int().tolist():
+    print(row)
+
+# %% [markdown]
+# The claim to check is strong: **with the causal mask, the output at position $i$ does not change at all when any later token changes**. So take a self-attention layer (random projections $W_Q, W_K, W_V$), feed it a sequence, then replace every token after position $t$ by fresh random vectors and feed it again:
+
+# %%
+# C36: change the future; outputs at positions <= t do not move (exactly), those after t do
+L, d = 8, 6
+x = torch.randn(L, d, generator=gen).to(device)                    # (L, d) a sequence of 8 tokens
+W_q, W_k, W_v = (torch.randn(d, d, generator=gen).to(device) for _ in range(3))
+t = 4
+x_new = x.clone()
+x_new[t + 1:] = torch.randn(L - t - 1, d, generator=gen).to(device)  # a different future after position t
+
+for causal in (True, False):
+    out_old, _ = dot_product_attention(x @ W_q, x @ W_k, x @ W_v, is_causal=causal)                  # (L, d)
+    out_new, _ = dot_product_attention(x_new @ W_q, x_new @ W_k, x_new @ W_v, is_causal=causal)      # (L, d)
+    diff = (out_old - out_new).abs().amax(dim=-1)                                                    # (L,) per position
+    print(f"causal={str(causal):5s}  max |change| at positions 0..{t}: {show(diff[:t + 1].max(), 4)}"
+          f"   after {t}: {'> 0' if diff[t + 1:].min().item() > 0 else '0'}")
+
+# %% [markdown]
+# With the mask, the past is untouched to the last bit (a difference of exactly `0.0`, because the future keys get weight exactly 0). Without it, every position moves. And "pretend the length is $i$" can be checked literally: position $i$'s causal output equals plain attention over the prefix $x_0,\dots,x_i$ alone.
+
+# %%
+# C36: causal output at i == unmasked attention over the prefix x[:i+1]
+full, _ = dot_product_attention(x @ W_q, x @ W_k, x @ W_v, is_causal=True)   # (L, d)
+prefix_gaps = []
+for i in range(L):
+    p = x[: i + 1]
+    o, _ = dot_product_attention(p @ W_q, p @ W_k, p @ W_v)
+    prefix_gaps.append((o[i] - full[i]).abs().max().item())
+print("max |causal output - prefix-only output| over all positions < 1e-5:", max(prefix_gaps) < 1e-5)
+
+# %% [markdown]
+# ## 5. Padding and causality together
+#
+# The two masks answer different questions:
+#
+# | mask | hides | depends on |
+# |---|---|---|
+# | padding mask | keys that are `<pad>` | the batch row (its valid length) |
+# | causal mask | keys in the future, $j > i$ | the query position |
+#
+# A decoder fed a padded batch needs both, and since both are "may attend" booleans they combine with a logical **AND**: key $j$ is visible to query $i$ only if it is a real token *and* not in the future. (As additive float masks they would simply be added: $-\infty + 0 = -\infty$.)
+
+# %%
+# C37: padding (valid_len 4 of 6) AND causal = one combined boolean mask
+L6 = 6
+pad = padding_mask(torch.tensor([4]), L6)[0]        # (S,): keys 0..3 are real
+causal = causal_mask(L6)                            # (L, S)
+combined = pad[None, :] & causal                    # (L, S)
+for name, m in [("padding", pad.expand(L6, L6)), ("causal", causal), ("combined", combined)]:
+    print(f"{name}:")
+    for row in m.int().tolist():
+        print("   ", row)
+
+# %%
+# C37: valid_lens + is_causal give the same weights as the combined mask, and they differ from either alone
+q6, k6, v6 = (torch.randn(1, L6, 4, generator=gen).to(device) for _ in range(3))
+_, w_both = dot_product_attention(q6, k6, v6, valid_lens=torch.tensor([4]).to(device), is_causal=True)
+_, w_comb = dot_product_attention(q6, k6, v6, combined.to(device))
+_, w_pad = dot_product_attention(q6, k6, v6, valid_lens=torch.tensor([4]).to(device))
+_, w_cau = dot_product_attention(q6, k6, v6, is_causal=True)
+print("valid_lens + is_causal == combined mask (max diff < 1e-6):", (w_both - w_comb).abs().max().item() < 1e-6)
+print("padding alone differs:", (w_both - w_pad).abs().max().item() > 1e-3)
+print("causal alone differs: ", (w_both - w_cau).abs().max().item() > 1e-3)
+print("combined weights:", show(w_both[0], 3))
+
+# %% [markdown]
+# The key picture of this notebook puts the three masks and the resulting weights side by side (hidden cells hatched):
+
+# %%
+# C37, C11: the key picture (also saved as figures/masking_combined.png)
+fig = plt.figure(figsize=(12.0, 3.3), layout="constrained")
+_ = masking_combined_figure(fig)
+
+# %% [markdown]
+# ## 6. Explore: lengths per batch row and the causal switch
+#
+# Three batch rows of self-attention over 6 tokens. Each slider sets one row's valid length; the checkbox adds the causal mask. Hidden cells are grey and hatched, so you can tell *hidden* apart from *visible but tiny*. The readout lists query 2's weights in each row, every query's row sum (1 if it sees anything, 0 if it sees nothing), the largest weight that landed on a hidden key (always 0), and how many query rows are completely hidden.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+masking_explorer()
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **(widget)** Set row 1's valid length to 0 and switch the causal mask on and off. How many query rows are fully hidden, and what do their row sums show? Now set every length to 6 and turn on the causal mask: which query is the only one with a one-hot row, and why?
+# 2. A batch has `valid_lens = [3, 0]` and the scores are float16. Which of the recipes in the table of section 3 give a usable answer for batch row 0, and which give a usable answer for batch row 1?
+# 3. The causal check in section 4 changed the future *inputs*. Would the outputs at positions $\le t$ still be unchanged if we changed a future token's *value* vector only, or its *key* vector only? Explain from the formula.
+# 4. Why is the result of adding $M = -10^6$ in float32 ("as if unmasked") more dangerous in practice than a NaN?
+#
+# <details><summary>Answer</summary>
+#
+# 1. Row 1 with length 0 hides all 6 of its queries, with or without the causal mask: the readout shows 6 fully hidden rows and a row of zero row sums for batch row 1. With every length 6 and the causal mask on, query 0 sees only key 0, so its row is one-hot $[1, 0, \dots, 0]$; every later query sees at least two keys.
+# 2. Row 0 has three visible keys, so every recipe works there: the hidden entries become $-\infty$ (or a huge negative number) and get weight 0, and the visible ones share the weight. Row 1 has nothing visible: in float16 every sentinel recipe overflows to $-\infty$ and gives NaN, so only `attnlib.masked_softmax` (zeros) is usable.
+# 3. Yes in both cases. Query $i$'s output is $\sum_{j\le i} a_{ij} v_j$ with $a_{ij}$ computed from $q_i$ and the keys $k_j$, $j \le i$ only. A future key $k_j$ ($j > i$) gets weight exactly 0 whatever its score, and a future value $v_j$ is multiplied by that 0.
+# 4. A NaN shows up at once (the loss becomes NaN). "As if unmasked" trains without complaint while padding, or the future, leaks into the result; the model can learn to depend on it, and nothing flags it.
+# </details>

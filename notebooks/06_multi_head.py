@@ -1,0 +1,259 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · Multi-head attention
+#
+# **What you will learn**
+#
+# - what a *head* is, and how $h$ heads with their own projections are concatenated and mixed by $W_O$;
+# - why computing all heads with one big projection and a reshape is *the same* as $h$ separate small projections;
+# - that `attnlib.MultiHeadAttention` matches PyTorch's `nn.MultiheadAttention` to float32 rounding, masks included (and the mask convention that trips people up);
+# - why one wide head of the same total width is a different model from $h$ narrow heads;
+# - that the heads are not copies of one another.
+#
+# **Seed sections taught:** `000_c6f15091c249a51c.txt` §8 (Multi-Head Attention) and `004_cf2f09ec33ad5dce.txt` §9.10 (multi-head self-attention: motivation, each head, concatenation and output projection).
+#
+# **Read first:** `05_masking.ipynb` (masks and `valid_lens`, used again here).
+#
+# **Time:** about 30 minutes.
+
+# %%
+# %matplotlib widget
+import math
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attnlib import causal_mask, default_device, dot_product_attention, padding_mask, set_seed
+from attnlib.figures.heads import heads_weight_maps_figure
+from attnlib.multihead import (MultiHeadAttention, head_projection, merge_heads, multihead_by_separate_heads,
+                               one_wide_head, split_heads)
+from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
+from attnlib.widgets import heads_explorer
+
+set_seed(0)
+device = default_device()
+# Random numbers are drawn on the CPU and then moved to `device`, so every device sees the same inputs.
+
+# %% [markdown]
+# ## 1. Why more than one head?
+#
+# One attention **head (头)** gives each query exactly one row of weights: one way of distributing its attention over the keys. But a token usually has several reasons to look elsewhere at once. A verb may want its subject (a grammatical link) *and* the words that say when something happened (a semantic link); one position may care about its close neighbours *and* about something far away. A single softmax row has to compromise between all of these.
+#
+# **Multi-head attention (多头注意力)** runs several heads side by side. Each head has its **own** projections, so it compares queries and keys in its own **representation subspace (表示子空间)** and produces its own weight rows. For head $r$ (seed 000 §8, 004 §9.10):
+#
+# $$
+# \operatorname{head}_r = \operatorname{Attention}\big(X W_Q^{(r)},\; X W_K^{(r)},\; X W_V^{(r)}\big),
+# \qquad W_Q^{(r)}, W_K^{(r)}, W_V^{(r)} \in \mathbb{R}^{d\times d/h}.
+# $$
+#
+# Then the heads' outputs for each token are placed side by side (**concatenation, 拼接**) and mixed by an **output projection (输出投影)** $W_O$:
+#
+# $$
+# \operatorname{MHA}(X) = \operatorname{Concat}(\operatorname{head}_1, \ldots, \operatorname{head}_h)\, W_O, \qquad W_O \in \mathbb{R}^{d\times d}.
+# $$
+#
+# With the usual choice $d_k = d_v = d/h$, the concatenation is $h \cdot d/h = d$ wide again, so the layer maps width $d$ to width $d$ and can be stacked. In steps:
+#
+# 1. each head projects the input with its own $W_Q^{(r)}, W_K^{(r)}, W_V^{(r)}$;
+# 2. each head computes its own scores, softmax and weighted sum;
+# 3. the heads' outputs for the same token are concatenated along the feature axis;
+# 4. $W_O$ mixes information across heads.
+#
+# Here is the shape of everything for a batch of 2 sequences of 5 tokens, $d = 16$, $h = 4$:
+
+# %%
+# C16: the shapes of multi-head attention, d = 16, h = 4, so each head has width d/h = 4
+gen = torch.Generator().manual_seed(0)
+B, L, d, h = 2, 5, 16, 4
+torch.manual_seed(0)
+mha = MultiHeadAttention(d, h).to(device)
+x = torch.randn(B, L, d, generator=gen).to(device)     # (B, L, D)
+
+out, weights = mha(x, x, x)                             # self-attention: query = key = value = x
+print("input  x       ", tuple(x.shape), "  (B, L, D)")
+print("Q split in heads", tuple(split_heads(mha.w_q(x), h).shape), "(B, H, L, Dh)")
+print("weights        ", tuple(weights.shape), "(B, H, L, S): one row per head and query")
+print("output         ", tuple(out.shape), "  (B, L, D)")
+print("parameters:", sum(p.numel() for p in mha.parameters()), "= 4 projections of", d, "x", d, "+ 4 biases")
+
+# %% [markdown]
+# ## 2. One big projection, reshaped, is $h$ small projections
+#
+# Nobody runs $h$ separate matrix products in practice. `MultiHeadAttention` stores one $d\times d$ matrix per role, computes $XW_Q$ once, and **reshapes** the result: features $0..3$ go to head 1, $4..7$ to head 2, and so on (`split_heads`, shape `(B, L, D)` → `(B, H, L, Dh)`). Why is that allowed? Because the columns of a matrix product are computed independently: columns $r\,d_h \ldots (r+1)\,d_h - 1$ of $XW_Q$ are exactly $X$ times the matching columns of $W_Q$. Those columns *are* $W_Q^{(r)}$. So the big matrix is just the $h$ small ones laid side by side,
+#
+# $$
+# W_Q = \big[\,W_Q^{(1)} \;\; W_Q^{(2)} \;\; \cdots \;\; W_Q^{(h)}\,\big],
+# $$
+#
+# and the reshape hands each head its own projection. Let us check both steps: the slice of $XW_Q$ against $X W_Q^{(r)}$ computed with head $r$'s own small matrix, and the whole layer against `multihead_by_separate_heads`, which really loops over $h$ separate projections and attention calls:
+
+# %%
+# C16: the reshape hands head r exactly X W_Q^(r); the whole layer equals h separate heads
+q_heads = split_heads(mha.w_q(x), h)                          # (B, H, L, Dh) from ONE big projection
+gaps = []
+for r in range(h):
+    w_r, b_r = head_projection(mha.w_q, r, h)                  # head r's own (Dh, D) matrix and bias
+    gaps.append((q_heads[:, r] - F.linear(x, w_r, b_r)).abs().max().item())
+print("max |split_heads(X W_Q)[r] - X W_Q^(r)| over heads < 1e-6:", max(gaps) < 1e-6)
+
+out_sep, weights_sep = multihead_by_separate_heads(mha, x, x, x)
+print("one projection + reshape == h separate heads:")
+print("   outputs (max diff < 1e-6):", (out - out_sep).abs().max().item() < 1e-6)
+print("   weights (max diff < 1e-6):", (weights - weights_sep).abs().max().item() < 1e-6)
+print("merge_heads undoes split_heads exactly:", torch.equal(merge_heads(split_heads(x, h)), x))
+
+# %% [markdown]
+# The lecture's two-head picture labels the first token's outputs $b_{1,1}$ (from head 1) and $b_{1,2}$ (from head 2). They are two *pieces* of a representation, each $d/h$ wide. Only after concatenation and $W_O$ do they become the token's final output:
+
+# %%
+# C16: token 1's head outputs b_11, b_12 are concatenated, then W_O gives its final output
+torch.manual_seed(1)
+mha2 = MultiHeadAttention(d, 2).to(device)
+q2, k2, v2 = (split_heads(proj(x), 2) for proj in (mha2.w_q, mha2.w_k, mha2.w_v))   # (B, 2, L, 8) each
+heads_out, _ = dot_product_attention(q2, k2, v2)                                     # (B, 2, L, 8)
+b_11, b_12 = heads_out[0, 0, 0], heads_out[0, 1, 0]                                  # token 1 of batch row 0
+concat = torch.cat([b_11, b_12])                                                     # (16,)
+final = mha2.w_o(concat)                                                             # (16,)
+print("b_11 width:", b_11.numel(), " b_12 width:", b_12.numel(), " concat width:", concat.numel())
+print("W_O(concat) == the layer's output for token 1 (max diff < 1e-6):",
+      (final - mha2(x, x, x)[0][0, 0]).abs().max().item() < 1e-6)
+
+# %% [markdown]
+# ## 3. The same numbers as `nn.MultiheadAttention`
+#
+# PyTorch's own layer packs $W_Q, W_K, W_V$ into one `in_proj_weight` of shape $(3d, d)$; `MultiHeadAttention.from_torch` splits it and copies every weight. Then the two layers should agree to float32 rounding, with and without masks:
+
+# %%
+# C16: parity with torch.nn.MultiheadAttention (same weights), no mask / padding / padding + causal
+torch.manual_seed(2)
+torch_mha = nn.MultiheadAttention(d, h, batch_first=True).to(device)
+ours = MultiHeadAttention.from_torch(torch_mha)
+
+valid_lens = torch.tensor([5, 3]).to(device)
+real_token = padding_mask(valid_lens, L)          # (B, S), ours: True = real token, may attend
+future = causal_mask(L, device=device)            # (L, S), ours: True = j <= i, may attend
+
+runs = {
+    "no mask": (dict(), dict()),
+    "padding": (dict(valid_lens=valid_lens), dict(key_padding_mask=~real_token)),
+    "padding + causal": (dict(valid_lens=valid_lens, is_causal=True),
+                         dict(key_padding_mask=~real_token, attn_mask=~future)),
+}
+for name, (our_kw, torch_kw) in runs.items():
+    o1, w1 = ours(x, x, x, **our_kw)
+    o2, w2 = torch_mha(x, x, x, average_attn_weights=False, **torch_kw)   # torch masks: True = HIDDEN
+    diff = max((o1 - o2).abs().max().item(), (w1 - w2).abs().max().item())
+    print(f"{name:17s} max difference < 1e-5: {diff < 1e-5}")
+
+# %% [markdown]
+# > **Common mistake.** `nn.MultiheadAttention`'s `key_padding_mask` and boolean `attn_mask` mean the **opposite** of ours: in PyTorch `True` = "ignore this key". That is why the cell above passes `~real_token` and `~future`. Hand it our mask unchanged and nothing complains, but the layer attends *only to the padding*, and a sequence with no padding becomes all NaN:
+
+# %%
+# C16: the inverted-mask mistake, with numbers
+o_wrong, w_wrong = torch_mha(x, x, x, key_padding_mask=real_token, average_attn_weights=False)   # not inverted!
+print("batch row 0 (no padding) -> any NaN in its output:", bool(torch.isnan(o_wrong[0]).any()))
+print("batch row 1, head 1, query 1 weights:", show(w_wrong[1, 0, 0], 3), " <- all on the 2 padding keys")
+
+# %% [markdown]
+# ## 4. One wide head is not $h$ heads
+#
+# Could we skip the splitting and use one head of the full width $d$? It has exactly the same parameters. But it is a different model. Write $q_i^{(r)}, k_j^{(r)}$ for the pieces of $q_i, k_j$ that head $r$ gets. The wide head's score is
+#
+# $$
+# \frac{q_i\cdot k_j}{\sqrt{d}} = \frac{1}{\sqrt{d}}\sum_{r=1}^{h} q_i^{(r)}\cdot k_j^{(r)}
+# = \frac{1}{\sqrt h}\sum_{r=1}^{h} s_{ij}^{(r)}, \qquad s_{ij}^{(r)} = \frac{q_i^{(r)}\cdot k_j^{(r)}}{\sqrt{d/h}} ,
+# $$
+#
+# a single blend of all heads' scores, pushed through **one** softmax. So each query gets one weight row, and all $d$ value features are mixed with those same weights. With $h$ heads each query gets $h$ rows, each computed from its own slice and applied to its own slice of the values. A wide head cannot attend to token 2 with half its features and to token 5 with the other half; $h$ heads can.
+
+# %%
+# C17: one wide head (same projections, one softmax) differs from h heads
+out_wide, w_wide = one_wide_head(mha, x, x, x)
+print("weights: h heads", tuple(weights.shape), " vs one wide head", tuple(w_wide.shape))
+print("outputs differ, max |MHA - wide head| =", show((out - out_wide).abs().max(), 3))
+
+# the wide head's scores are the per-head scores summed and divided by sqrt(h), as in the formula above
+q_h, k_h = split_heads(mha.w_q(x), h), split_heads(mha.w_k(x), h)          # (B, H, L, Dh)
+s_heads = q_h @ k_h.transpose(-2, -1) / math.sqrt(d // h)                   # (B, H, L, S)
+w_from_heads = torch.softmax(s_heads.sum(1) / math.sqrt(h), dim=-1)         # (B, L, S)
+print("wide-head weights == softmax(sum_r s^(r) / sqrt(h)) (max diff < 1e-6):",
+      (w_wide - w_from_heads).abs().max().item() < 1e-6)
+print("query 1's row: wide head", show(w_wide[0, 0], 3))
+for r in range(h):
+    print(f"               head {r + 1}   ", show(weights[0, r, 0], 3))
+
+# %% [markdown]
+# ## 5. The heads are not copies
+#
+# > **Common mistake.** Multi-head attention is sometimes pictured as one head's result repeated $h$ times. The seed (004 §9.10) warns against this: every head has its **own** projection parameters, learns its own relation, and the concatenation still goes through $W_O$.
+#
+# Two checks. First, the heads' weight maps differ from each other (a table of the mean absolute difference between each pair of heads' maps: zeros would mean copies). Second, the real layer's output differs from what we would get by copying head 1's output into every slot:
+
+# %%
+# C28: the heads' weight maps differ pairwise (0 would mean copies)
+gap = (weights[:, :, None] - weights[:, None, :]).abs().mean(dim=(0, 3, 4))   # (H, H)
+print("mean |A_r - A_s| between heads r, s:")
+for r in range(h):
+    print(f"   head {r + 1}:", show(gap[r], 3))
+
+# C28: copying head 1 into all h slots is a different layer
+v_h = split_heads(mha.w_v(x), h)                                  # (B, H, S, Dh)
+heads_out, _ = dot_product_attention(q_h, k_h, v_h)               # (B, H, L, Dh): the real heads
+copied = heads_out[:, :1].expand(-1, h, -1, -1)                   # head 1 repeated h times
+out_copied = mha.w_o(merge_heads(copied))
+print("real layer == heads concatenated + W_O (max diff < 1e-6):",
+      (mha.w_o(merge_heads(heads_out)) - out).abs().max().item() < 1e-6)
+print("real layer vs 'head 1 copied h times': max diff =", show((out - out_copied).abs().max(), 3))
+
+# %% [markdown]
+# A caution from the seed (000 §8): different heads *can* end up with different jobs, but nothing in the architecture forces a head to correspond to a nameable linguistic notion ("the syntax head"). And a large weight only says that this one reading path has a big coefficient; residual connections, other heads, $W_O$ and the feed-forward layers all sit between a weight map and the model's output, so a weight map is not a complete explanation of a prediction.
+#
+# ## 6. Explore: number of heads and each head's map
+#
+# The sentence *the cat sat on the mat* with random embeddings ($d = 16$) and fixed random projections. The slider sets $h = 2^n$ (1, 2, 4 or 8 heads, $d_h = 16/h$); the projections stay the same, only how their output is cut into heads changes. The small maps show every head, the large one the head you select (outlined in red). The readout prints the selected head's weights and the mean absolute difference between the heads' maps.
+#
+# Two things to look for: with $h = 1$ you see the single map of the wide head; and the two *the* rows are identical in every head, because nothing yet tells the model *where* a token is. Notebook 07 adds positions.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+heads_explorer()
+
+# %% [markdown]
+# The key picture: the wide head's single map next to the four maps of the same projections cut into 4 heads.
+
+# %%
+# C28, C17: the key picture (also saved as figures/heads_weight_maps.png)
+fig = plt.figure(figsize=(14.0, 3.3), layout="constrained")
+_ = heads_weight_maps_figure(fig)
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **(widget)** Step the number of heads from 1 to 8. What happens to the head width $d_h$, and how does the mean difference between heads' maps change? Which rows of every map are always identical, and why?
+# 2. `MultiHeadAttention(12, 5)` raises an error. Why must $h$ divide $d$ here, and what would you have to change to allow $h = 5$?
+# 3. In section 4 the wide head's scores were $\frac{1}{\sqrt h}\sum_r s^{(r)}$. If all $h$ heads happened to produce *the same* score matrix $s$, would the wide head then equal each of the heads? (Hint: compare $\sqrt h\, s$ with $s$.)
+# 4. Count the parameters of `MultiHeadAttention(512, 8)` and of `MultiHeadAttention(512, 1)`. What does the choice of $h$ change, if not the parameter count?
+#
+# <details><summary>Answer</summary>
+#
+# 1. $d_h = 16, 8, 4, 2$. With one head there is nothing to compare (difference 0); with more heads the maps differ, and the narrower each head gets the more its map depends on its few features. The two rows of *the* (rows 1 and 5) are identical in every map: both tokens have the same embedding and there is no position information, so their queries are identical.
+# 2. Each head takes an equal slice $d/h$ of the features and the concatenation must be $d$ wide again; 12 is not divisible by 5. You would need a head width $d_h$ chosen separately (e.g. $d_h = 3$, projections $d \to h\,d_h = 15$) and a $W_O$ of shape $15\times 12$.
+# 3. No. The wide head would use the scores $\sqrt h\, s$: the same ranking, but a sharper softmax (like a lower temperature), and it would apply those weights to all $d$ value features at once. The outputs also differ because each head mixes only its own slice of the values.
+# 4. Both have $4\,(512\cdot 512 + 512) = 1\,050\,624$ parameters. The number of heads changes how the same parameters are *used*: how many softmax rows each query gets and how many features each of them sees.
+# </details>

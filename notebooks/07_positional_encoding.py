@@ -1,0 +1,261 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 · Positional encoding
+#
+# **What you will learn**
+#
+# - that self-attention on its own cannot see the order of its inputs: permuting the tokens just permutes the outputs (*equivariance*), and a symmetric pooling on top makes the result fully order-blind (*invariance*);
+# - how positions are injected by simple addition, $X' = X + P$, and that this breaks the symmetry;
+# - the sinusoidal table of the original Transformer, checked entry by entry against its formula;
+# - why sines and cosines: moving from position $pos$ to $pos + k$ rotates every (sin, cos) pair by an angle that depends on $k$ alone;
+# - what "the encoding works for any length" does and does not promise.
+#
+# **Seed sections taught:** `004_cf2f09ec33ad5dce.txt` §9.11 (why self-attention needs positional encoding) and §9.12 (sinusoidal positional encoding: formula, why sin/cos, what length extrapolation really means).
+#
+# **Read first:** `06_multi_head.ipynb` (the multi-head layer used here as "self-attention").
+#
+# **Time:** about 30 minutes.
+
+# %%
+# %matplotlib widget
+import math
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+from attnlib import default_device, plotting, set_seed
+from attnlib.figures.positions import positions_rotation_figure
+from attnlib.multihead import MultiHeadAttention
+from attnlib.positional import (PositionalEncoding, offset_rotation, permute_tokens, sinusoidal_encoding,
+                                sinusoidal_frequencies)
+from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
+from attnlib.widgets import positions_explorer
+
+set_seed(0)
+device = default_device()
+# Random numbers are drawn on the CPU and then moved to `device`, so every device sees the same inputs.
+
+# %% [markdown]
+# ## 1. Self-attention does not know the order
+#
+# A convolution knows which inputs are neighbours; a recurrent network reads its inputs one after another. Self-attention does neither: every score $q_i\cdot k_j$ depends only on the *contents* of tokens $i$ and $j$, never on where they stand. What does that mean precisely?
+#
+# Let $P$ be a **permutation matrix (置换矩阵)**: $PX$ is $X$ with its rows (tokens) reordered. Without positional information, self-attention satisfies
+#
+# $$
+# \operatorname{SA}(PX) = P\,\operatorname{SA}(X).
+# $$
+#
+# Reordering the input reorders the output in the same way and changes nothing else. This property is called **permutation equivariance (排列等变)**. To see why: $PX$ gives queries $PQ$, keys $PK$, values $PV$, so the score matrix becomes $PQK^\top P^\top$ (rows *and* columns permuted); softmax acts row by row, so the weights are $PAP^\top$; and the output is $PAP^\top PV = PAV$, because $P^\top P = I$.
+#
+# > **Correction to the slides.** The lecture slides say that self-attention "is permutation invariant". That is not accurate. *Invariant* would mean $\operatorname{SA}(PX) = \operatorname{SA}(X)$: the same output whatever the order. Self-attention keeps one output per position, and those outputs move with their tokens: it is *equivariant*. Only after a **symmetric pooling** over positions (a sum, mean or max, which ignore order) does the result become invariant.
+#
+# Numbers: a multi-head self-attention layer, a sequence of 6 tokens, and a random permutation.
+
+# %%
+# C29: SA(PX) = P SA(X) (equivariant) but SA(PX) != SA(X) (not invariant); mean pooling is invariant
+gen = torch.Generator().manual_seed(0)
+L, d, h = 6, 16, 4
+torch.manual_seed(0)
+sa = MultiHeadAttention(d, h).to(device)
+x = torch.randn(1, L, d, generator=gen).to(device)      # (B=1, L, D)
+perm = torch.randperm(L, generator=gen)                  # a random reordering of the 6 tokens
+print("permutation:", perm.tolist())
+
+out, _ = sa(x, x, x)                                     # SA(X)
+x_perm = permute_tokens(x, perm)                         # PX
+out_perm, _ = sa(x_perm, x_perm, x_perm)                 # SA(PX)
+
+print("max |SA(PX) - P SA(X)| =", show((out_perm - permute_tokens(out, perm)).abs().max(), 5), " (equivariant)")
+print("max |SA(PX) - SA(X)|   =", show((out_perm - out).abs().max(), 3), " (not invariant)")
+print("max |mean_i SA(PX) - mean_i SA(X)| =",
+      show((out_perm.mean(1) - out.mean(1)).abs().max(), 5), " (pooling makes it invariant)")
+
+# %% [markdown]
+# Equivariance is a problem for language: *dog bites man* and *man bites dog* contain the same three tokens, so each token gets the same output in both sentences, only listed in another order. After pooling the two sentences would be indistinguishable.
+#
+# ## 2. Injecting positions: $X' = X + P$
+#
+# The fix of the original Transformer leaves attention alone and changes its input. A **positional encoding (位置编码)** is a matrix $P \in \mathbb{R}^{n\times d}$ with one row per position, the same shape as the embeddings $X \in \mathbb{R}^{n\times d}$, and the first layer receives their sum
+#
+# $$
+# X' = X + P .
+# $$
+#
+# Now a token's vector depends on *what* it is and *where* it is. When the tokens are reordered, their embeddings move but the position rows stay put, so every token meets a different position vector and the equivariance is gone.
+
+# %%
+# C30: X' = X + P, and with positions the permutation no longer just permutes the output
+pos_enc = PositionalEncoding(d, max_positions=64).to(device)
+P_table = sinusoidal_encoding(L, d, device=device)              # (L, D)
+x_prime = pos_enc(x)                                            # (1, L, D)
+print("PositionalEncoding(x) == x + P:", torch.equal(x_prime, x + P_table))
+
+xp_perm = pos_enc(x_perm)                                       # positions added AFTER reordering
+out_pe, _ = sa(x_prime, x_prime, x_prime)
+out_pe_perm, _ = sa(xp_perm, xp_perm, xp_perm)
+print("with positions: max |SA(PX + P_pos) - P SA(X + P_pos)| =",
+      show((out_pe_perm - permute_tokens(out_pe, perm)).abs().max(), 3), " (no longer equivariant)")
+
+# %% [markdown]
+# ## 3. The sinusoidal table
+#
+# Which $P$? The original Transformer uses a fixed, formula-generated table. With $d$ the model width, position $pos$ and pair index $i = 0, 1, \ldots, d/2 - 1$:
+#
+# $$
+# P_{pos,\,2i} = \sin\!\left(\frac{pos}{10000^{2i/d}}\right), \qquad
+# P_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right).
+# $$
+#
+# Each pair of columns $(2i, 2i+1)$ is a sine and a cosine of the same **frequency (频率)** $\omega_i = 10000^{-2i/d}$. The first pair turns fast (wavelength $2\pi$ positions), the last very slowly (wavelength close to $2\pi\cdot 10000$). That is why the curves in the lecture's plot have a different period in every column. We check `sinusoidal_encoding` against the formula, entry by entry, with Python's `math.sin` and `math.cos`:
+
+# %%
+# C31: every entry of the table against the closed form
+num_pos, d_pe = 100, 16
+table = sinusoidal_encoding(num_pos, d_pe, dtype=torch.float64)       # (100, 16)
+closed = torch.tensor([[math.sin(p / 10000 ** (c / d_pe)) if c % 2 == 0 else math.cos(p / 10000 ** ((c - 1) / d_pe))
+                        for c in range(d_pe)] for p in range(num_pos)], dtype=torch.float64)
+print("max |table - closed form| (float64) < 1e-12:", (table - closed).abs().max().item() < 1e-12)
+print("max |float32 table - closed form| < 1e-6:   ",
+      (sinusoidal_encoding(num_pos, d_pe, device=device).double().cpu() - closed).abs().max().item() < 1e-6)
+print("row pos=1:", show(table[1], 4))
+
+omegas = sinusoidal_frequencies(d_pe, dtype=torch.float64)
+print("frequencies w_i:   ", show(omegas, 5))
+print("wavelengths 2pi/w_i:", show(2 * math.pi / omegas, 1))
+
+# %%
+# C31: the table as a picture: fast columns on the left, slow ones on the right
+fig, ax = plt.subplots(figsize=(5.5, 3.6), layout="constrained")
+_ = plotting.heatmap(table, ax=ax, cmap="RdBu_r", vmin=-1.0, vmax=1.0, title="sinusoidal positional encoding, d = 16",
+                     xlabel="column (even: sin, odd: cos)", ylabel="position pos")
+
+# %% [markdown]
+# ## 4. Why sines and cosines: an offset is a rotation
+#
+# Take one frequency $\omega$ and look at the pair $(\sin\omega\,pos,\ \cos\omega\,pos)$ as a point on the unit circle. By the addition formulas
+#
+# $$
+# \sin(a+b) = \sin a\cos b + \cos a \sin b, \qquad \cos(a+b) = \cos a\cos b - \sin a\sin b,
+# $$
+#
+# moving $k$ positions ahead is a fixed $2\times 2$ linear map:
+#
+# $$
+# \begin{bmatrix}\sin\omega(pos+k)\\ \cos\omega(pos+k)\end{bmatrix}
+# =
+# \begin{bmatrix}\cos\omega k & \sin\omega k\\ -\sin\omega k & \cos\omega k\end{bmatrix}
+# \begin{bmatrix}\sin\omega\,pos\\ \cos\omega\,pos\end{bmatrix}.
+# $$
+#
+# The matrix is a **rotation (旋转)** by the angle $\omega k$, and it contains $k$ and $\omega$ but **not** $pos$. So "$k$ steps later" looks the same, a rotation by $\omega_i k$ in every pair, wherever in the sequence we are. A linear layer can therefore express a relative offset, which is the argument for this design. We check it for every frequency of a $d = 64$ encoding, 1000 positions and several offsets:
+
+# %%
+# C32: for every frequency, every position and several offsets, pair(pos + k) = R(k) pair(pos)
+d_big, n_pos = 64, 1000
+pe = sinusoidal_encoding(n_pos + 400, d_big, dtype=torch.float64, device=device)    # (1400, 64)
+w = sinusoidal_frequencies(d_big, dtype=torch.float64, device=device)               # (32,)
+pairs = torch.stack([pe[:, 0::2], pe[:, 1::2]], dim=-1)                             # (1400, 32, 2): (sin, cos) per frequency
+worst = 0.0
+for k in (1, 7, 50, 333):
+    R = offset_rotation(torch.tensor(float(k), dtype=torch.float64, device=device), w)   # (32, 2, 2), one per frequency
+    moved = (R @ pairs[:n_pos].unsqueeze(-1)).squeeze(-1)                           # (1000, 32, 2)
+    worst = max(worst, (moved - pairs[k:k + n_pos]).abs().max().item())
+print(f"checked {d_big // 2} frequencies x {n_pos} positions x 4 offsets; max error < 1e-10:", worst < 1e-10)
+
+R_example = offset_rotation(5.0, float(w[2]))
+print(f"R(k=5) for i=2 (w = {float(w[2]):.4f}):", show(R_example, 4))
+print("it does not depend on pos: the same matrix moves pos 0 -> 5 and pos 900 -> 905:",
+      (R_example.to(device) @ pairs[0, 2] - pairs[5, 2]).abs().max().item() < 1e-12
+      and (R_example.to(device) @ pairs[900, 2] - pairs[905, 2]).abs().max().item() < 1e-12)
+
+# %% [markdown]
+# ## 5. Explore: position, offset, frequency
+#
+# Sliders choose the position $pos$, the offset $k$ and the frequency index $i$ (for $d = 16$, so $i = 0..7$). Left: the unit circle in the plane of columns $(2i, 2i+1)$, with every position's pair as a grey dot, the pair at $pos$ (blue), the pair at $pos + k$ (red) and, circled, $R(k)$ applied to the blue point: it always lands on the red one. The matrix $R(k)$ is printed in the corner. Right: the table, with the two rows and the pair of columns outlined. The readout prints $\omega_i$, the angle $\omega_i k$, the matrix and the error.
+#
+# Try a large $i$: the slow pairs hardly move even for large $k$; the fast ones wrap around the circle many times.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+positions_explorer()
+
+# %% [markdown]
+# The key picture: the table, a few of its columns as curves, and four different starting positions each moved by $k = 5$: every arrow turns by the same angle.
+
+# %%
+# C31, C32: the key picture (also saved as figures/positions_rotation.png)
+fig = plt.figure(figsize=(13.0, 3.8), layout="constrained")
+_ = positions_rotation_figure(fig)
+
+# %% [markdown]
+# ## 6. Beyond the training length
+#
+# Because the table comes from a formula, any position has an encoding: there is no table size to run past. A **learned positional embedding (可学习位置嵌入)**, one trained vector per position, simply has no row for a position it never had.
+
+# %%
+# C33: the formula gives finite encodings far beyond any training length
+far = sinusoidal_encoding(100_001, 16, device=device)[[10_000, 100_000]]     # (2, 16)
+print("PE at pos 10,000 is finite:", bool(torch.isfinite(far[0]).all()), " first values:", show(far[0, :4], 4))
+print("PE at pos 100,000 is finite:", bool(torch.isfinite(far[1]).all()))
+
+# a learned table of 512 positions has no row 600 (looked up on the CPU)
+learned = nn.Embedding(512, 16)
+try:
+    learned(torch.tensor([600]))
+except IndexError as err:
+    print("learned table, position 600 -> IndexError:", err)
+
+# our module stores a finite table and says so clearly; build it larger, or call the formula directly
+try:
+    PositionalEncoding(16, max_positions=512)(torch.zeros(1, 600, 16))
+except ValueError as err:
+    print("PositionalEncoding(max_positions=512) on 600 tokens -> ValueError:", err)
+
+# %% [markdown]
+# > **Common mistake.** "Sinusoidal encodings extrapolate, so the model works on longer sequences." The seed (§9.12.3) is careful here: *computable* is not *understood*. A model trained on sequences of length 50 has never seen the vectors for positions 51 and beyond, nor the attention patterns that long inputs produce; its weights were fitted to the training distribution. Whether it generalises to longer inputs has to be measured, not assumed.
+#
+# There is also a purely numerical limit. The angle $pos\cdot\omega_i$ grows with $pos$, and in float32 a large number has few digits left after the decimal point, so $\sin$ of it is computed from a rounded angle. Computing the angles in float32 (as a naive implementation would), compared with float64 (as `sinusoidal_encoding` does before it casts), the error grows with the position:
+
+# %%
+# C33: float32 angles lose accuracy far out (computed on the CPU: this is about float32 arithmetic)
+w32 = sinusoidal_frequencies(16, dtype=torch.float32)
+w64 = sinusoidal_frequencies(16, dtype=torch.float64)
+for p in (1_000, 100_000, 10_000_000):
+    a32 = torch.tensor(float(p), dtype=torch.float32) * w32
+    a64 = p * w64
+    err = torch.cat([(a32.sin().double() - a64.sin()).abs(), (a32.cos().double() - a64.cos()).abs()]).max().item()
+    print(f"pos {p:>10,}: max |PE computed in float32 - float64| ~ {err:.0e}")
+
+# %% [markdown]
+# At ten million positions the float32 encoding is wrong in the second decimal. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes; but that is beyond this chapter.
+#
+# ## Exercises
+#
+# 1. **(widget)** Fix $i = 0$ and $k = 5$ and move $pos$. Does the angle between the blue and red arms change? Now fix $pos$ and $k$ and move $i$ from 0 to 7: what happens to the angle, and why?
+# 2. The check in section 1 used mean pooling. Would *max* pooling over positions also give an order-independent result? Would taking the output at position 0 (as some classifiers do with a special first token) be invariant without positional encoding?
+# 3. Show from the rotation formula that $R(k_1)R(k_2) = R(k_1 + k_2)$ and $R(k)^{-1} = R(-k)$. What does this say about going $k$ positions *back*?
+# 4. With $d = 512$, what is the longest wavelength in the table, roughly? Why might a model have trouble telling positions 100 and 101 apart using only the slowest pairs?
+#
+# <details><summary>Answer</summary>
+#
+# 1. With $i$ fixed the angle is always $\omega_0 k = 5$ rad (mod $2\pi$), whatever $pos$: the red point is the blue one rotated by the same matrix. Increasing $i$ lowers $\omega_i$, so the same $k$ is a smaller angle: at $i = 7$ the two points almost coincide.
+# 2. Yes: max over positions ignores order just as the mean does. The output at position 0 is *not* invariant: after a permutation position 0 holds another token, and by equivariance its output is that token's output. (With a fixed special token always placed first, it is, because that token's query sees the other tokens only as an unordered set.)
+# 3. Rotations by angles $\omega k_1$ and $\omega k_2$ compose to a rotation by $\omega(k_1 + k_2)$, and the inverse of a rotation is the rotation by the opposite angle. So moving back $k$ positions is also a fixed linear map, $R(-k) = R(k)^\top$.
+# 4. $\omega_{255} = 10000^{-510/512}\approx 1.04\times 10^{-4}$, a wavelength of about $2\pi/\omega \approx 60\,000$ positions. Over one step the slowest pairs change by about $10^{-4}$, tiny next to everything else in the vector; the fast pairs are what distinguish neighbouring positions.
+# </details>

@@ -1,0 +1,392 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 · Encoder, decoder, and a tiny Transformer that learns to reverse
+#
+# **What you will learn**
+#
+# - why attention on its own is not yet a model, and which parts the Transformer adds around it;
+# - the encoder block and the decoder block as code, in the original **Post-LN** order and the **Pre-LN** variant, and that ours give the same numbers as PyTorch's `nn.TransformerEncoderLayer` / `nn.TransformerDecoderLayer`;
+# - why a Transformer normalises each token on its own (LayerNorm) instead of across the batch (BatchNorm), shown with padding;
+# - how cross-attention connects the decoder to the encoder, and why its map is [target length × source length];
+# - training a tiny encoder–decoder on sequence reversal, and reading the alignment it learned from its cross-attention.
+#
+# **Seed sections taught:** `000_c6f15091c249a51c.txt` §9 (attention is not yet a complete model), and `004_cf2f09ec33ad5dce.txt` §9.13 (overall architecture: encoder and decoder blocks), §9.14 (causal masked attention), §9.15 (layer normalisation, and how it differs from BatchNorm) and §9.16 (passing information from the encoder to the decoder).
+#
+# **Read first:** `05_masking.ipynb` (padding and causal masks), `06_multi_head.ipynb` (multi-head attention) and `07_positional_encoding.ipynb` (positions).
+#
+# **Time:** about 40 minutes; running it top to bottom takes under a minute and a half on a laptop CPU (most of it is the training in §6).
+
+# %%
+# %matplotlib widget
+import inspect
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attnlib import causal_mask, default_device, dot_product_attention, padding_mask, plotting, set_seed
+from attnlib.decoding import anti_diagonal_mass, trace_greedy_decoding
+from attnlib.device import num_threads
+from attnlib.examples import DEFAULT_SOURCE, Seq2SeqConfig, TrainConfig
+from attnlib.figures.decoding import cross_attention_panel
+from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
+from attnlib.toy_tasks import make_batch, token_labels
+from attnlib.training import sequence_accuracy, train_seq2seq
+from attnlib.transformer import DecoderBlock, EncoderBlock, layer_norm, norm_context_dependence
+from attnlib.widgets import decoding_explorer
+
+set_seed(0)
+device = default_device()
+# Random numbers are drawn on the CPU and then moved to `device`, so every device sees the same inputs.
+
+# %% [markdown]
+# ## 1. Attention alone is not a model yet
+#
+# The previous notebooks built one operation: every position sends a query, compares it with every key, and reads back a weighted average of the values. That solves *exchanging information by content*. It leaves several things open:
+#
+# - **Order.** Nothing in $\operatorname{softmax}(QK^\top/\sqrt{d_k})V$ knows where a token sits. Shuffle the tokens and the outputs are shuffled the same way, nothing more (notebook 07 fixes this with positional encodings).
+# - **Depth.** Each output row is a convex combination of value rows, so it lies inside their convex hull. Stack bare attention layers and the hull can only shrink: the tokens are averaged towards one point. Deep stacks need **residual connections (残差连接)** to carry each token's own signal past the mixing, and **normalisation (归一化)** to keep the scale of the activations in check.
+# - **Per-token computation.** Attention mixes tokens but applies no non-linearity to any single token; a **position-wise feed-forward network (前馈网络, FFN)** does that.
+# - **An output objective.** Something has to turn the final vectors into predictions: a linear layer and a softmax over the vocabulary.
+#
+# Both effects are easy to see with parameter-free attention ($Q = K = V = X$) on six random tokens:
+
+# %%
+# C18: bare attention has no notion of order, and stacking it only averages
+X = torch.randn(6, 8).to(device)                       # (L, D) six tokens
+perm = torch.tensor([3, 0, 5, 1, 4, 2]).to(device)
+
+out, _ = dot_product_attention(X, X, X)
+out_shuffled, _ = dot_product_attention(X[perm], X[perm], X[perm])
+print("shuffling the tokens just shuffles the outputs:", torch.allclose(out_shuffled, out[perm], atol=1e-6))
+
+H = X
+print("layers  mean distance of a token from the tokens' mean")
+for depth in range(7):
+    spread = (H - H.mean(0)).norm(dim=-1).mean().item()
+    print(f"{depth:6d}  {spread:.3f}")
+    H, _ = dot_product_attention(H, H, H)               # one more attention-only layer
+
+# %% [markdown]
+# After six attention-only layers the six tokens are almost the same vector: the sequence has lost what told its tokens apart. The Transformer wraps every attention layer in the missing pieces. The rest of this notebook puts them together.
+#
+# ## 2. The encoder block
+#
+# An **encoder (编码器)** layer of the original Transformer has two sub-layers, each wrapped in a residual connection followed by **LayerNorm (层归一化)** ("Add & Norm"):
+#
+# ```
+# x ──► multi-head self-attention ──► + x ──► LayerNorm ──► FFN ──► + ──► LayerNorm ──► out
+#    └──────── residual ─────────────┘                 └── residual ─┘
+# ```
+#
+# Written as equations, this **Post-LN** order (normalise *after* adding) is
+#
+# $$
+# h = \operatorname{LN}_1\big(x + \operatorname{SelfAttn}(x)\big), \qquad
+# \text{out} = \operatorname{LN}_2\big(h + \operatorname{FFN}(h)\big),
+# $$
+#
+# with $\operatorname{FFN}(h) = W_2\,\operatorname{ReLU}(W_1 h + b_1) + b_2$ applied to every position separately. The **Pre-LN** variant normalises the *input* of each sub-layer and leaves the residual path untouched:
+#
+# $$
+# h = x + \operatorname{SelfAttn}\big(\operatorname{LN}_1(x)\big), \qquad
+# \text{out} = h + \operatorname{FFN}\big(\operatorname{LN}_2(h)\big).
+# $$
+#
+# > **Note on the slides:** the lecture figure draws the original Post-LN layout (Add & Norm after each sub-layer). Many current models use Pre-LN instead, which is easier to train when the stack is deep. Both are "a Transformer block"; they are not the same function, as the numbers below show.
+#
+# Here is `attnlib`'s encoder block, read straight from the library (`norm_first=True` selects Pre-LN):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+# (the library's current source, printed as it is; tests do not compare it)
+print(inspect.getsource(EncoderBlock.forward))
+
+# %% [markdown]
+# Our block copies the weights of PyTorch's own `nn.TransformerEncoderLayer` with `from_torch`, so the two can be compared on the same input. A batch of two sequences, the second padded after 3 tokens. PyTorch's `src_key_padding_mask` uses the opposite convention to ours (`True` = padding), so it gets the negated mask:
+
+# %%
+# C34: our encoder block equals nn.TransformerEncoderLayer (Post-LN and Pre-LN) given the same weights
+D, heads, d_ff = 16, 4, 32
+x = torch.randn(2, 5, D).to(device)                    # (B, L, D)
+valid = torch.tensor([5, 3]).to(device)                # real lengths; row 1 has 2 padding tokens
+blocks = {}
+for norm_first in (False, True):
+    torch_layer = nn.TransformerEncoderLayer(D, heads, dim_feedforward=d_ff, dropout=0.0,
+                                             batch_first=True, norm_first=norm_first).to(device).eval()
+    ours = EncoderBlock.from_torch(torch_layer)
+    y, w = ours(x, valid_lens=valid)
+    y_ref = torch_layer(x, src_key_padding_mask=~padding_mask(valid, 5))   # torch: True = padding
+    name = "Pre-LN " if norm_first else "Post-LN"
+    blocks[name] = y
+    print(f"{name}: out {tuple(y.shape)}, weights {tuple(w.shape)}, "
+          f"max |ours - torch| < 1e-5: {(y - y_ref).abs().max().item() < 1e-5}")
+
+# %% [markdown]
+# Same weights, different order, different function. In Post-LN the last operation is a LayerNorm, so every output token has mean 0 and standard deviation 1 over its features (the gain and shift start at 1 and 0). In Pre-LN the output is a residual sum, and its scale is whatever the sub-layers added:
+
+# %%
+# C34: Post-LN and Pre-LN are different functions of the same weights
+post, pre = blocks["Post-LN"], blocks["Pre-LN "]
+for name, y in (("Post-LN", post), ("Pre-LN ", pre)):
+    normalised = (y.mean(-1).abs().max() < 1e-5) and ((y.std(-1, unbiased=False) - 1).abs().max() < 1e-3)
+    print(f"{name}: every output token has mean 0 and std 1: {bool(normalised)}")
+print(f"max |Post-LN - Pre-LN| > 0.1: {(post - pre).abs().max().item() > 0.1}")
+
+# %% [markdown]
+# ## 3. The decoder block and the causal mask
+#
+# A **decoder (解码器)** layer has three sub-layers, each again with a residual connection and LayerNorm:
+#
+# 1. **masked (causal) multi-head self-attention** over the target tokens produced so far;
+# 2. **encoder–decoder cross-attention (交叉注意力)**: queries from the decoder, keys and values from the encoder's output;
+# 3. the position-wise FFN.
+#
+# In Post-LN form:
+#
+# $$
+# h_1 = \operatorname{LN}_1\big(y + \operatorname{SelfAttn}_{\text{causal}}(y)\big),\quad
+# h_2 = \operatorname{LN}_2\big(h_1 + \operatorname{CrossAttn}(h_1, Y_{\text{enc}})\big),\quad
+# \text{out} = \operatorname{LN}_3\big(h_2 + \operatorname{FFN}(h_2)\big).
+# $$
+#
+# After the last decoder layer a linear layer maps each position to one score per vocabulary entry, and a softmax turns the scores into the probabilities of the next token.
+#
+# The self-attention must be **causal (因果)**: when the decoder is trained, it reads the whole target sequence at once, and position $i$ must not peek at positions $j > i$, or it would simply copy the answer it is asked to predict. The additive mask
+#
+# $$
+# M_{ij} = \begin{cases} 0, & j \le i,\\ -\infty, & j > i,\end{cases}
+# \qquad A = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big)
+# $$
+#
+# gives the future exactly zero weight; equivalently, position $i$ computes its output *as if the sequence ended at $i$*. (Notebook 05 checks by perturbing future tokens that earlier outputs do not move.) A **padding mask** does a different job: it hides the filler tokens after a sequence's real end. The decoder uses both kinds: causal in its self-attention, padding on the source in its cross-attention.
+#
+# Our decoder block against PyTorch's `nn.TransformerDecoderLayer`, with a causal target mask and a padded source (`tgt_mask` and `memory_key_padding_mask` again use `True` = hidden):
+
+# %%
+# C35: our decoder block equals nn.TransformerDecoderLayer (Post-LN and Pre-LN) given the same weights
+T, S = 4, 6
+y_in = torch.randn(2, T, D).to(device)                  # (B, T, D) decoder input
+memory = torch.randn(2, S, D).to(device)                # (B, S, D) encoder output
+mem_valid = torch.tensor([6, 4]).to(device)             # source lengths
+for norm_first in (False, True):
+    torch_layer = nn.TransformerDecoderLayer(D, heads, dim_feedforward=d_ff, dropout=0.0,
+                                             batch_first=True, norm_first=norm_first).to(device).eval()
+    decoder_block = DecoderBlock.from_torch(torch_layer)
+    out, self_w, cross_w = decoder_block(y_in, memory, memory_valid_lens=mem_valid)
+    out_ref = torch_layer(y_in, memory, tgt_mask=~causal_mask(T, device=device), tgt_is_causal=True,
+                          memory_key_padding_mask=~padding_mask(mem_valid, S))
+    name = "Pre-LN " if norm_first else "Post-LN"
+    print(f"{name}: out {tuple(out.shape)}, max |ours - torch| < 1e-5: {(out - out_ref).abs().max().item() < 1e-5}")
+print("causal self-attention, weight on any future position:", self_w.triu(diagonal=1).abs().max().item())
+print("cross-attention, weight on any padded source position:", cross_w[1, :, :, 4:].abs().max().item())
+
+# %% [markdown]
+# ## 4. LayerNorm, and why not BatchNorm
+#
+# For one token $x \in \mathbb{R}^d$, LayerNorm computes a mean and a variance **over that token's own features**,
+#
+# $$
+# \mu = \frac1d\sum_{j=1}^{d} x_j,\qquad
+# \sigma^2 = \frac1d\sum_{j=1}^{d}(x_j-\mu)^2,\qquad
+# \operatorname{LN}(x) = \gamma \odot \frac{x-\mu}{\sqrt{\sigma^2+\epsilon}} + \beta ,
+# $$
+#
+# with a learned gain $\gamma$ and shift $\beta$ of width $d$. Nothing outside the token enters. `attnlib.transformer.layer_norm` writes exactly this out; it agrees with PyTorch's:
+
+# %%
+# C38: LayerNorm written out equals F.layer_norm
+z = torch.randn(2, 5, D).to(device)
+gamma, beta = torch.randn(D).to(device), torch.randn(D).to(device)
+diff = (layer_norm(z, gamma, beta, 1e-5) - F.layer_norm(z, (D,), gamma, beta, 1e-5)).abs().max().item()
+print("max |layer_norm - F.layer_norm| < 1e-5:", diff < 1e-5)
+
+# %% [markdown]
+# **BatchNorm (批归一化)** normalises each feature channel with statistics taken **across the batch and all positions**. For a sequence tensor of shape $[B, L, D]$ that means every token's output depends on the other sentences in the batch, on how long they are, and on how many padding tokens were appended. Take one sentence (token 0 of batch row 0 is the one we watch) and change only its *surroundings*: add padding, or put a different sentence next to it in the batch:
+
+# %%
+# C38: a token's LayerNorm output ignores the batch, the length and the padding; BatchNorm's does not
+sentence = torch.randn(1, 5, D)                                     # the sentence we watch
+other = torch.randn(1, 5, D)
+contexts = {
+    "alone in the batch":         sentence,
+    "padded to length 9":         torch.cat([sentence, torch.zeros(1, 4, D)], dim=1),
+    "next to another sentence":   torch.cat([sentence, other], dim=0),
+    "next to a short, padded one": torch.cat([sentence, torch.cat([other[:, :2], torch.zeros(1, 3, D)], 1)], 0),
+}
+base = contexts["alone in the batch"].to(device)
+print(f"{'context of the same sentence':30s} {'LayerNorm change':>17s} {'BatchNorm change':>17s}")
+for name, ctx in contexts.items():
+    change = norm_context_dependence(base, ctx.to(device))          # max |change| of token [0, 0]'s output
+    print(f"{name:30s} {change.layer_norm + 0.0:17.3f} {change.batch_norm + 0.0:17.3f}")
+
+# %% [markdown]
+# LayerNorm's column is exactly zero: a token is normalised by its own statistics, the same in training and at inference, whatever batch it travels in. That is why it suits variable-length sequences.
+#
+# > **Correction to the slides:** "a Transformer cannot use BatchNorm" is too strong. The standard architecture *chooses* LayerNorm, and for variable-length, padded batches it is usually the better choice, but BatchNorm is not forbidden: research variants do use it. Its batch dependence is a property of **training mode** (statistics of the current batch). In **eval mode** it uses fixed running statistics, which makes it a per-feature affine map that no longer depends on the batch:
+
+# %%
+# C38: BatchNorm is not forbidden; in eval mode (running statistics) it ignores the batch too
+bn = nn.BatchNorm1d(D).to(device)                               # normalises (B, D, L): channels = features
+for ctx in contexts.values():                                   # training mode: running statistics get updated
+    bn(ctx.to(device).transpose(1, 2))
+bn.eval()
+alone = bn(base.transpose(1, 2))[0, :, 0]                       # token [0, 0], alone
+crowded = bn(contexts["next to a short, padded one"].to(device).transpose(1, 2))[0, :, 0]
+bn.train()
+crowded_train = bn(contexts["next to a short, padded one"].to(device).transpose(1, 2))[0, :, 0]
+alone_train = bn(base.transpose(1, 2))[0, :, 0]
+print(f"eval mode:     change of token [0, 0] between contexts = {(alone - crowded).abs().max().item() + 0.0:.3f}")
+print(f"training mode: change of token [0, 0] between contexts = {(alone_train - crowded_train).abs().max().item():.3f}")
+
+# %% [markdown]
+# ## 5. From the encoder to the decoder: cross-attention
+#
+# Let the encoder turn the source into $Y = (y_1, \ldots, y_n)$, one vector per source position. In the decoder's cross-attention:
+#
+# - the **queries** come from the decoder's current target representation $H_{\text{dec}}$ (one row per target position),
+# - the **keys** and the **values** both come from the encoder output $Y$:
+#
+# $$
+# Q = H_{\text{dec}} W_Q,\qquad K = Y W_K,\qquad V = Y W_V,\qquad
+# \operatorname{CrossAttention}(H_{\text{dec}}, Y) = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}\Big) V .
+# $$
+#
+# So each target position asks "which source positions do I need now?" and reads back a mixture of the source. The weight matrix has one row per **target** position and one column per **source** position, $[T, S]$, and $T \ne S$ is fine. With the decoder block from §3 ($T = 4$ target positions, $S = 6$ source positions):
+
+# %%
+# C39: cross-attention takes Q from the decoder and K, V from the encoder; its map is [target length, source length]
+attn = decoder_block.cross_attn
+Q = attn.w_q(y_in)                                       # (B, T, D) from the decoder
+K, V = attn.w_k(memory), attn.w_v(memory)                # (B, S, D) from the encoder output
+print("Q from the decoder:", tuple(Q.shape), "  K, V from the encoder:", tuple(K.shape), tuple(V.shape))
+print("cross-attention weights (B, H, T, S):", tuple(cross_w.shape))
+print("one head's map is [target length, source length] =", list(cross_w.shape[-2:]))
+print("every row sums to 1:", torch.allclose(cross_w.sum(-1), torch.ones(2, heads, T).to(device)))
+
+# %% [markdown]
+# ## 6. A tiny encoder–decoder learns to reverse a sequence
+#
+# Now the whole model: token embeddings plus sinusoidal positions, one encoder block, one decoder block, and a linear layer to the vocabulary (`attnlib.seq2seq.Seq2SeqTransformer`, $d = 64$, 4 heads; all its settings and the training's are in `attnlib.examples.Seq2SeqConfig` and `TrainConfig`). The task is generated, nothing is downloaded: the source is 6 letters drawn from `a`–`j`, and the target is the same letters backwards. The vocabulary also holds three special tokens: padding `·`, begin-of-sequence `<s>` and end-of-sequence `</s>`.
+#
+# During training the decoder reads the target shifted right by one (**teacher forcing**): it sees `<s> y1 … y5` and must predict `y1 … y6 </s>`, all positions at once, which is exactly why its self-attention must be causal. Every sequence is put in a training or a held-out split by a hash of its content, so the accuracy below is measured on sequences the model never trained on. One example:
+
+# %%
+model_cfg, train_cfg = Seq2SeqConfig(), TrainConfig()  # notebook 08's settings, shared with its figure and tests
+example_batch = make_batch(train_cfg.task, 1, train_cfg.seq_len, model_cfg.vocab_size, split="test",
+                           generator=torch.Generator().manual_seed(1))
+print("source       :", " ".join(token_labels(example_batch.src[0])))
+print("decoder reads:", " ".join(token_labels(example_batch.tgt_in[0])))
+print("must predict :", " ".join(token_labels(example_batch.tgt_out[0])))
+
+# %% [markdown]
+# Training uses Adam on the cross-entropy of the predicted tokens. Every 50 steps the model greedily decodes 512 held-out sequences, and training stops once at least 99% of them come out exactly right. The progress bar shows the loss and that accuracy (its timing differs from machine to machine, so this cell's output is not compared by the tests):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+set_seed(train_cfg.seed)                                # the model and its batches do not depend on the cells above
+with num_threads(1):                                    # a model this small trains fastest on one CPU thread
+    model = Seq2SeqTransformer(model_cfg).to(device)
+    history = train_seq2seq(model, train_cfg)
+print(f"{history.steps} steps, {history.seconds:.1f} s")
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+# (the curve's exact shape depends on the device; the facts are printed below)
+fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
+_ = plotting.curves(range(1, len(history.losses) + 1), history.losses, ax=ax, logy=True,
+                title="training loss (cross-entropy per target token)", xlabel="step", ylabel="loss")
+ax2 = ax.twinx()
+_ = ax2.plot(history.eval_steps, history.accuracies, "o-", color="C2")
+_ = ax2.set_ylim(0, 1.02)
+_ = ax2.set_ylabel("held-out exact-sequence accuracy", color="C2")
+
+# %% [markdown]
+# Greedy decoding writes one token at a time: start from `<s>`, run the decoder, take the most likely token, append it, and repeat until `</s>`. Scoring 1000 fresh held-out sequences, and measuring how much cross-attention weight output step $t$ puts on source position $n-1-t$ (the letter it has to write):
+
+# %%
+# C35, C40: the output layer; the model learned reversal, and its cross-attention shows the alignment
+held_out = make_batch(train_cfg.task, 1000, train_cfg.seq_len, model_cfg.vocab_size, split="test",
+                      generator=torch.Generator().manual_seed(2), device=device)
+tokens, cross_maps = greedy_decode(model, held_out.src, held_out.src_valid_lens)
+accuracy = sequence_accuracy(tokens, held_out.tgt_out)
+mass = anti_diagonal_mass(cross_maps[-1], held_out.src_valid_lens)
+with torch.no_grad():
+    probs = model(held_out.src, held_out.tgt_in, src_valid_lens=held_out.src_valid_lens).logits.softmax(-1)   # (B, T, V)
+print("output layer: probabilities over the vocabulary, shape (B, T, V) =", tuple(probs.shape),
+      "; each sums to 1:", torch.allclose(probs.sum(-1), torch.ones(1, 1).to(device)))
+print("reached 99% on the held-out check during training:", history.reached)
+print("exact-sequence accuracy on 1000 fresh held-out sequences >= 0.95:", accuracy >= 0.95)
+print("mean cross-attention weight on the anti-diagonal > 0.5:", mass > 0.5)
+print("(a uniform map would put 1/6 = 0.17 there)")
+
+# %% [markdown]
+# The picture behind that number, for one held-out sequence of six different letters, `b g a e j d`: rows are decoding steps, columns the source letters, averaged over the four heads. To write the first output letter the decoder looks at the *last* source letter, then moves one position left at each step: the anti-diagonal. Nobody told the model about positions in the source; it found the alignment because that is what the task needs.
+
+# %%
+# C40: the cross-attention map of one held-out example
+example_src = torch.tensor(DEFAULT_SOURCE).to(device)    # "b g a e j d", in the held-out split
+trace = trace_greedy_decoding(model, example_src)
+fig, ax = plt.subplots(figsize=(4.2, 3.6), layout="constrained")
+_ = cross_attention_panel(trace, ax=ax)
+print("map shape [steps T, source S]:", list(trace.cross_weights[-1].shape[-2:]))
+
+# %% [markdown]
+# ## 7. Explorer: decoding step by step
+#
+# The explorer replays the greedy decoding of that held-out sequence. Move **decoding step t** to reveal one more row at a time:
+#
+# - left, the decoder's **causal self-attention**: step $t$ can only look at the tokens it has read so far (`<s>` and its own earlier outputs), so everything above the diagonal stays hidden;
+# - right, the **cross-attention** row of step $t$ over the source: where it looked to decide what to write.
+#
+# The caption shows what has been written. Pick a single **head** to see that heads split the work differently; the average over heads is the picture above. The readout lists the numbers of the current row.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+decoding_explorer(model, example_src, step=1)
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. **(explorer)** In the decoding explorer, step through the example with the average over heads, then with each head alone. Which step looks at source position 0, and what does the last step (the one that writes `</s>`) look at?
+#
+# <details><summary>Answer</summary>
+#
+# With 6 source letters, step 6 writes the last output letter, which is the *first* source letter, so its cross-attention row peaks at position 0. The step that writes `</s>` has no letter to copy; its row is spread out or sits on whichever positions the model found useful to decide that the sequence is finished. Single heads are usually less clean than the average: some heads carry the alignment, others look elsewhere.
+# </details>
+#
+# 2. Train the same model with Pre-LN blocks, `Seq2SeqTransformer(dataclasses.replace(model_cfg, norm_first=True))`. Does it still learn the task, and does the anti-diagonal still appear?
+#
+# <details><summary>Answer</summary>
+#
+# Yes. With one block on each side both orders train easily; the held-out accuracy reaches 99% and the cross-attention is again concentrated on the anti-diagonal. The advantage of Pre-LN shows in deep stacks, where the untouched residual path keeps gradients well-behaved.
+# </details>
+#
+# 3. Train on the copy task instead (`dataclasses.replace(train_cfg, task="copy")` for `train_seq2seq`, and `"copy"` in `make_batch`). What shape should the cross-attention map take, and why?
+#
+# <details><summary>Answer</summary>
+#
+# Output step $t$ has to write source letter $t$, so the weight concentrates on the main diagonal instead of the anti-diagonal. The map always follows *which source position each output needs*.
+# </details>
+#
+# 4. In the LayerNorm/BatchNorm table, the change for BatchNorm is largest when the sentence sits next to a short, padded one. Explain why, using the formula for the batch mean of a feature.
+#
+# <details><summary>Answer</summary>
+#
+# BatchNorm's mean and variance for feature $j$ are taken over all $B \cdot L$ token positions, padding included. The padded zeros pull every feature's mean towards 0 and change its variance, so the statistics used to normalise our token change, and with them its output. LayerNorm's statistics come from the token's own $d$ features only, so they cannot change.
+# </details>
