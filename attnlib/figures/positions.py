@@ -7,8 +7,12 @@ import torch
 
 from attnlib import plotting
 from attnlib.figures import register_figure
-from attnlib.positional import (offset_rotation, sinusoidal_encoding, sinusoidal_frequencies,
-                                sinusoidal_pair)
+from attnlib.positional import (
+    offset_rotation,
+    sinusoidal_encoding,
+    sinusoidal_frequencies,
+    sinusoidal_pair,
+)
 
 __all__ = ["positions_rotation_figure"]
 

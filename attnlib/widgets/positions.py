@@ -15,11 +15,26 @@ import math
 import numpy as np
 import torch
 
-from attnlib.positional import (offset_rotation, sinusoidal_encoding, sinusoidal_frequencies,
-                                sinusoidal_pair)
+from attnlib.positional import (
+    offset_rotation,
+    sinusoidal_encoding,
+    sinusoidal_frequencies,
+    sinusoidal_pair,
+)
 from attnlib.widgets.controls import int_slider, selection_slider
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Arrows, Bars, Frame, Heatmap, Line, Panel, Points, Scene, Text, cells
+from attnlib.widgets.scene import (
+    Arrows,
+    Bars,
+    Frame,
+    Heatmap,
+    Line,
+    Panel,
+    Points,
+    Scene,
+    Text,
+    cells,
+)
 
 __all__ = ["positions_explorer", "BASES"]
 
