@@ -47,6 +47,12 @@ from attnlib.rounding import rounded as show   # rounds for printing: same digit
 from attnlib.widgets import heads_explorer
 
 set_seed(0)
+
+
+def below(err, tol):
+    """'< tol' when the error is below the bound (the same text on every device); otherwise the error itself."""
+    return f"< {tol:.0e}".replace("e-0", "e-") if err < tol else f"= {err:.1e}, NOT below {tol:.0e}"
+
 device = default_device()
 # Random numbers are drawn on the CPU and then moved to `device`, so every device sees the same inputs.
 
@@ -61,6 +67,8 @@ device = default_device()
 # \operatorname{head}_r = \operatorname{Attention}\big(X W_Q^{(r)},\; X W_K^{(r)},\; X W_V^{(r)}\big),
 # \qquad W_Q^{(r)}, W_K^{(r)}, W_V^{(r)} \in \mathbb{R}^{d\times d/h}.
 # $$
+#
+# **Counting.** The formulas number heads $r = 1, \ldots, h$ and so does the text (head 1 is the first); in the code head $r$ is index `r - 1`. Tokens, queries and batch rows are named by their code index, from 0: *query 0* is the first token.
 #
 # Then the heads' outputs for each token are placed side by side (**concatenation, 拼接**) and mixed by an **output projection (输出投影)** $W_O$:
 #
@@ -101,38 +109,39 @@ print("parameters:", sum(p.numel() for p in mha.parameters()), "= 4 projections 
 # W_Q = \big[\,W_Q^{(1)} \;\; W_Q^{(2)} \;\; \cdots \;\; W_Q^{(h)}\,\big],
 # $$
 #
-# and the reshape hands each head its own projection. Let us check both steps: the slice of $XW_Q$ against $X W_Q^{(r)}$ computed with head $r$'s own small matrix, and the whole layer against `multihead_by_separate_heads`, which really loops over $h$ separate projections and attention calls:
+# and the reshape hands each head its own projection. (`nn.Linear` stores a weight transposed, as `(out, in)`: the code's `(Dh, D)` matrix of head $r$ is $W_Q^{(r)\top}$, and `F.linear(x, w)` computes $x\,w^\top = X W_Q^{(r)}$.) Let us check both steps: the slice of $XW_Q$ against $X W_Q^{(r)}$ computed with head $r$'s own small matrix, and the whole layer against `multihead_by_separate_heads`, which really loops over $h$ separate projections and attention calls:
 
 # %%
 # C16: the reshape hands head r exactly X W_Q^(r); the whole layer equals h separate heads
 q_heads = split_heads(mha.w_q(x), h)                          # (B, H, L, Dh) from ONE big projection
 gaps = []
 for r in range(h):
-    w_r, b_r = head_projection(mha.w_q, r, h)                  # head r's own (Dh, D) matrix and bias
+    w_r, b_r = head_projection(mha.w_q, r, h)                  # head r's (Dh, D) weight: W_Q^(r) transposed (nn.Linear layout)
     gaps.append((q_heads[:, r] - F.linear(x, w_r, b_r)).abs().max().item())
-print("max |split_heads(X W_Q)[r] - X W_Q^(r)| over heads < 1e-6:", max(gaps) < 1e-6)
+print("max |split_heads(X W_Q)[r] - X W_Q^(r)| over the 4 heads", below(max(gaps), 1e-6))
 
 out_sep, weights_sep = multihead_by_separate_heads(mha, x, x, x)
-print("one projection + reshape == h separate heads:")
-print("   outputs (max diff < 1e-6):", (out - out_sep).abs().max().item() < 1e-6)
-print("   weights (max diff < 1e-6):", (weights - weights_sep).abs().max().item() < 1e-6)
-print("merge_heads undoes split_heads exactly:", torch.equal(merge_heads(split_heads(x, h)), x))
+print("one projection + reshape vs h separate heads:")
+print("   outputs: max |diff|", below((out - out_sep).abs().max().item(), 1e-6))
+print("   weights: max |diff|", below((weights - weights_sep).abs().max().item(), 1e-6))
+print("merge_heads(split_heads(x)) - x: max |diff| =", (merge_heads(split_heads(x, h)) - x).abs().max().item(),
+      "(exact: it only moves numbers)")
 
 # %% [markdown]
-# The lecture's two-head picture labels the first token's outputs $b_{1,1}$ (from head 1) and $b_{1,2}$ (from head 2). They are two *pieces* of a representation, each $d/h$ wide. Only after concatenation and $W_O$ do they become the token's final output:
+# The lecture's two-head picture labels the first token's outputs (query 0 here) $b_{1,1}$ (from head 1) and $b_{1,2}$ (from head 2). They are two *pieces* of a representation, each $d/h$ wide. Only after concatenation and $W_O$ do they become the token's final output:
 
 # %%
-# C16: token 1's head outputs b_11, b_12 are concatenated, then W_O gives its final output
+# C16: token 0's head outputs b_11, b_12 are concatenated, then W_O gives its final output
 torch.manual_seed(1)
 mha2 = MultiHeadAttention(d, 2).to(device)
 q2, k2, v2 = (split_heads(proj(x), 2) for proj in (mha2.w_q, mha2.w_k, mha2.w_v))   # (B, 2, L, 8) each
 heads_out, _ = dot_product_attention(q2, k2, v2)                                     # (B, 2, L, 8)
-b_11, b_12 = heads_out[0, 0, 0], heads_out[0, 1, 0]                                  # token 1 of batch row 0
+b_11, b_12 = heads_out[0, 0, 0], heads_out[0, 1, 0]                                  # heads 1, 2 of token 0, batch row 0
 concat = torch.cat([b_11, b_12])                                                     # (16,)
 final = mha2.w_o(concat)                                                             # (16,)
 print("b_11 width:", b_11.numel(), " b_12 width:", b_12.numel(), " concat width:", concat.numel())
-print("W_O(concat) == the layer's output for token 1 (max diff < 1e-6):",
-      (final - mha2(x, x, x)[0][0, 0]).abs().max().item() < 1e-6)
+print("W_O(concat) vs the layer's output for token 0: max |diff|",
+      below((final - mha2(x, x, x)[0][0, 0]).abs().max().item(), 1e-6))
 
 # %% [markdown]
 # ## 3. The same numbers as `nn.MultiheadAttention`
@@ -141,6 +150,7 @@ print("W_O(concat) == the layer's output for token 1 (max diff < 1e-6):",
 
 # %%
 # C16: parity with torch.nn.MultiheadAttention (same weights), no mask / padding / padding + causal
+# bound 1e-5: float32 sums of 16 products of O(1) numbers, then softmax; rounding is ~1e-7 per step
 torch.manual_seed(2)
 torch_mha = nn.MultiheadAttention(d, h, batch_first=True).to(device)
 ours = MultiHeadAttention.from_torch(torch_mha)
@@ -159,7 +169,7 @@ for name, (our_kw, torch_kw) in runs.items():
     o1, w1 = ours(x, x, x, **our_kw)
     o2, w2 = torch_mha(x, x, x, average_attn_weights=False, **torch_kw)   # torch masks: True = HIDDEN
     diff = max((o1 - o2).abs().max().item(), (w1 - w2).abs().max().item())
-    print(f"{name:17s} max difference < 1e-5: {diff < 1e-5}")
+    print(f"{name:17s} max |ours - torch| over outputs and weights", below(diff, 1e-5))
 
 # %% [markdown]
 # > **Common mistake.** `nn.MultiheadAttention`'s `key_padding_mask` and boolean `attn_mask` mean the **opposite** of ours: in PyTorch `True` = "ignore this key". That is why the cell above passes `~real_token` and `~future`. Hand it our mask unchanged and nothing complains, but the layer attends *only to the padding*, and a sequence with no padding becomes all NaN:
@@ -167,8 +177,10 @@ for name, (our_kw, torch_kw) in runs.items():
 # %%
 # C16: the inverted-mask mistake, with numbers
 o_wrong, w_wrong = torch_mha(x, x, x, key_padding_mask=real_token, average_attn_weights=False)   # not inverted!
-print("batch row 0 (no padding) -> any NaN in its output:", bool(torch.isnan(o_wrong[0]).any()))
-print("batch row 1, head 1, query 1 weights:", show(w_wrong[1, 0, 0], 3), " <- all on the 2 padding keys")
+nan_count = int(torch.isnan(o_wrong[0]).sum())
+print(f"batch row 0 (no padding): {nan_count} of {o_wrong[0].numel()} output entries are NaN")
+print("w_wrong[1, 0, 0] (batch row 1, head 1, query 0):", show(w_wrong[1, 0, 0], 3),
+      " <- all on keys 3 and 4, the 2 padding keys")
 
 # %% [markdown]
 # ## 4. One wide head is not $h$ heads
@@ -180,7 +192,7 @@ print("batch row 1, head 1, query 1 weights:", show(w_wrong[1, 0, 0], 3), " <- a
 # = \frac{1}{\sqrt h}\sum_{r=1}^{h} s_{ij}^{(r)}, \qquad s_{ij}^{(r)} = \frac{q_i^{(r)}\cdot k_j^{(r)}}{\sqrt{d/h}} ,
 # $$
 #
-# a single blend of all heads' scores, pushed through **one** softmax. So each query gets one weight row, and all $d$ value features are mixed with those same weights. With $h$ heads each query gets $h$ rows, each computed from its own slice and applied to its own slice of the values. A wide head cannot attend to token 2 with half its features and to token 5 with the other half; $h$ heads can.
+# a single blend of all heads' scores, pushed through **one** softmax. So each query gets one weight row, and all $d$ value features are mixed with those same weights. With $h$ heads each query gets $h$ rows, each computed from its own slice and applied to its own slice of the values. A wide head cannot attend to token 1 with half its features and to token 4 with the other half; $h$ heads can. Note also what the wide head is *not*: it blends the heads' **scores** before one softmax, which is not the average of the heads' weight maps (the last lines below print both).
 
 # %%
 # C17: one wide head (same projections, one softmax) differs from h heads
@@ -192,9 +204,9 @@ print("outputs differ, max |MHA - wide head| =", show((out - out_wide).abs().max
 q_h, k_h = split_heads(mha.w_q(x), h), split_heads(mha.w_k(x), h)          # (B, H, L, Dh)
 s_heads = q_h @ k_h.transpose(-2, -1) / math.sqrt(d // h)                   # (B, H, L, S)
 w_from_heads = torch.softmax(s_heads.sum(1) / math.sqrt(h), dim=-1)         # (B, L, S)
-print("wide-head weights == softmax(sum_r s^(r) / sqrt(h)) (max diff < 1e-6):",
-      (w_wide - w_from_heads).abs().max().item() < 1e-6)
-print("query 1's row: wide head", show(w_wide[0, 0], 3))
+print("wide-head weights vs softmax(sum_r s^(r) / sqrt(h)): max |diff|", below((w_wide - w_from_heads).abs().max().item(), 1e-6))
+print("wide-head weights vs the mean of the 4 heads' maps: max |diff| =", show((w_wide - weights.mean(1)).abs().max(), 2))
+print("query 0's row: wide head", show(w_wide[0, 0], 3))
 for r in range(h):
     print(f"               head {r + 1}   ", show(weights[0, r, 0], 3))
 
@@ -217,22 +229,40 @@ v_h = split_heads(mha.w_v(x), h)                                  # (B, H, S, Dh
 heads_out, _ = dot_product_attention(q_h, k_h, v_h)               # (B, H, L, Dh): the real heads
 copied = heads_out[:, :1].expand(-1, h, -1, -1)                   # head 1 repeated h times
 out_copied = mha.w_o(merge_heads(copied))
-print("real layer == heads concatenated + W_O (max diff < 1e-6):",
-      (mha.w_o(merge_heads(heads_out)) - out).abs().max().item() < 1e-6)
+print("real layer vs heads concatenated + W_O: max |diff|",
+      below((mha.w_o(merge_heads(heads_out)) - out).abs().max().item(), 1e-6))
 print("real layer vs 'head 1 copied h times': max diff =", show((out - out_copied).abs().max(), 3))
 
 # %% [markdown]
-# A caution from the seed (000 §8): different heads *can* end up with different jobs, but nothing in the architecture forces a head to correspond to a nameable linguistic notion ("the syntax head"). And a large weight only says that this one reading path has a big coefficient; residual connections, other heads, $W_O$ and the feed-forward layers all sit between a weight map and the model's output, so a weight map is not a complete explanation of a prediction.
+# These heads have **random** projections, so their maps differing is almost automatic: the check shows that each head has its own parameters, not that heads learn different relations. What trained heads do is measured in notebook 10 (`10_real_heads.ipynb`): all 72 heads (6 layers × 12) of a pretrained model, where some heads look almost only at the previous token, others at one special token, and the twelve heads of one layer, fed the same input, still attend differently.
 #
-# ## 6. Explore: number of heads and each head's map
+# A caution from the seed (000 §8): different heads *can* end up with different jobs, but nothing in the architecture makes a head stand for a nameable linguistic notion ("the syntax head"). Nor is a weight map an explanation of a prediction. A big weight on key $j$ says only that this head, at this layer, copies a lot of $v_j$ into query $i$'s piece of the output; that piece then goes through $W_O$, is added to the residual stream with every other head's piece and passes through the feed-forward layers before anything is predicted.
 #
-# The sentence *the cat sat on the mat* with random embeddings ($d = 16$) and fixed random projections. The slider sets $h = 2^n$ (1, 2, 4 or 8 heads, $d_h = 16/h$); the projections stay the same, only how their output is cut into heads changes. The small maps show every head, the large one the head you select (outlined in red). The readout prints the selected head's weights and the mean absolute difference between the heads' maps.
+# ## 6. Explore: number of heads, with and without positions
 #
-# Two things to look for: with $h = 1$ you see the single map of the wide head; and the two *the* rows are identical in every head, because nothing yet tells the model *where* a token is. Notebook 07 adds positions.
+# The sentence *the cat sat on the mat* with random embeddings ($d = 16$) and fixed random projections. The slider sets $h$ (1, 2, 4 or 8 heads, $d_h = 16/h$); the projections stay the same, only how their output is cut into heads changes. Every head has a panel (heads that do not exist at the chosen $h$ are hatched). In the left column: the one wide head of the same projections, and the **average** of the $h$ heads' maps. The checkbox adds the sinusoidal positional encoding of notebook 07 to the embeddings. The readout prints $h$, $d_h$, the mean difference between the heads' maps, how far their average is from the wide head, and how far apart the rows of the two *the* tokens (queries 0 and 4) are.
+#
+# Things to look for:
+# - the wide head's map is the same for every $h$: it depends only on $W_Q, W_K$ (section 4's formula), while the average of the heads' maps changes with $h$ and never equals it;
+# - without positions the two *the* rows are identical in every head, and so are the two *the* columns: both tokens have the same embedding, hence the same query and the same key. Tick "+ positions" and they split.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 heads_explorer()
+
+# %% [markdown]
+# The same explorer's readout at a few settings, computed by a fresh instance (the one above stays where the text says):
+
+# %%
+# C17, C28: the explorer's numbers at other settings (a fresh instance; the displayed one is not moved)
+probe = heads_explorer()
+rows_gap = "max |row 0 - row 4| ('the'), all heads"
+print("h   Dh   mean |A_r - A_s|   max |mean of heads - wide|   'the' rows apart: no positions / + positions")
+for h_ in (1, 2, 4, 8):
+    plain, with_pos = probe.state(heads=h_, positions=False), probe.state(heads=h_, positions=True)
+    print(f"{h_:<3d} {16 // h_:<4d} {show(plain['mean |A_r - A_s| between heads'], 3):<18} "
+          f"{show(plain['max |mean of heads - wide head|'], 3):<28} "
+          f"{below(plain[rows_gap], 1e-9)} / {show(with_pos[rows_gap], 3)}")
 
 # %% [markdown]
 # The key picture: the wide head's single map next to the four maps of the same projections cut into 4 heads.
@@ -245,15 +275,15 @@ _ = heads_weight_maps_figure(fig)
 # %% [markdown]
 # ## Exercises
 #
-# 1. **(widget)** Step the number of heads from 1 to 8. What happens to the head width $d_h$, and how does the mean difference between heads' maps change? Which rows of every map are always identical, and why?
+# 1. **(widget)** Step the number of heads from 1 to 8. What happens to the head width $d_h$, and how does the mean difference between heads' maps change? Without positions, which rows *and columns* of every map are identical, and why? What changes when you tick "+ positions"?
 # 2. `MultiHeadAttention(12, 5)` raises an error. Why must $h$ divide $d$ here, and what would you have to change to allow $h = 5$?
 # 3. In section 4 the wide head's scores were $\frac{1}{\sqrt h}\sum_r s^{(r)}$. If all $h$ heads happened to produce *the same* score matrix $s$, would the wide head then equal each of the heads? (Hint: compare $\sqrt h\, s$ with $s$.)
 # 4. Count the parameters of `MultiHeadAttention(512, 8)` and of `MultiHeadAttention(512, 1)`. What does the choice of $h$ change, if not the parameter count?
 #
 # <details><summary>Answer</summary>
 #
-# 1. $d_h = 16, 8, 4, 2$. With one head there is nothing to compare (difference 0); with more heads the maps differ, and the narrower each head gets the more its map depends on its few features. The two rows of *the* (rows 1 and 5) are identical in every map: both tokens have the same embedding and there is no position information, so their queries are identical.
+# 1. $d_h = 16, 8, 4, 2$. With one head there is nothing to compare (difference 0); with 2, 4, 8 heads the mean difference is 0.166, 0.183 and 0.197 (the table above): each head's scores come from only $d_h$ features, so the maps share little. The rows of *the* (queries 0 and 4) are identical in every map, and so are the columns of *the* (keys 0 and 4): both tokens have the same embedding and there is no position information, so they have the same query and the same key. With "+ positions" the two tokens' inputs differ and their rows split (the largest gap is 0.18 to 0.48, depending on $h$).
 # 2. Each head takes an equal slice $d/h$ of the features and the concatenation must be $d$ wide again; 12 is not divisible by 5. You would need a head width $d_h$ chosen separately (e.g. $d_h = 3$, projections $d \to h\,d_h = 15$) and a $W_O$ of shape $15\times 12$.
-# 3. No. The wide head would use the scores $\sqrt h\, s$: the same ranking, but a sharper softmax (like a lower temperature), and it would apply those weights to all $d$ value features at once. The outputs also differ because each head mixes only its own slice of the values.
+# 3. No. The wide head would use the scores $\frac{1}{\sqrt h}\sum_r s = \sqrt h\, s$: the same ranking, but a sharper softmax, as if the temperature were divided by $\sqrt h$. That is the *only* difference: every head has the same weight row softmax$(s)$, and applying one row to each slice of $V$ and concatenating is the same as applying it to all of $V$ at once. So $h$ heads with identical scores give softmax$(s)\,V$, the wide head softmax$(\sqrt h\, s)\,V$.
 # 4. Both have $4\,(512\cdot 512 + 512) = 1\,050\,624$ parameters. The number of heads changes how the same parameters are *used*: how many softmax rows each query gets and how many features each of them sees.
 # </details>

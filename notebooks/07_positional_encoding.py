@@ -22,6 +22,7 @@
 # - how positions are injected by simple addition, $X' = X + P$, and that this breaks the symmetry;
 # - the sinusoidal table of the original Transformer, checked entry by entry against its formula;
 # - why sines and cosines: moving from position $pos$ to $pos + k$ rotates every (sin, cos) pair by an angle that depends on $k$ alone;
+# - that the dot product of two positions' encodings depends only on how far apart they are;
 # - what "the encoding works for any length" does and does not promise.
 #
 # **Seed sections taught:** `004_cf2f09ec33ad5dce.txt` §9.11 (why self-attention needs positional encoding) and §9.12 (sinusoidal positional encoding: formula, why sin/cos, what length extrapolation really means).
@@ -47,6 +48,12 @@ from attnlib.rounding import rounded as show   # rounds for printing: same digit
 from attnlib.widgets import positions_explorer
 
 set_seed(0)
+
+
+def below(err, tol):
+    """'< tol' when the error is below the bound (the same text on every device); otherwise the error itself."""
+    return f"< {tol:.0e}".replace("e-0", "e-") if err < tol else f"= {err:.1e}, NOT below {tol:.0e}"
+
 device = default_device()
 # Random numbers are drawn on the CPU and then moved to `device`, so every device sees the same inputs.
 
@@ -55,20 +62,20 @@ device = default_device()
 #
 # A convolution knows which inputs are neighbours; a recurrent network reads its inputs one after another. Self-attention does neither: every score $q_i\cdot k_j$ depends only on the *contents* of tokens $i$ and $j$, never on where they stand. What does that mean precisely?
 #
-# Let $P$ be a **permutation matrix (置换矩阵)**: $PX$ is $X$ with its rows (tokens) reordered. Without positional information, self-attention satisfies
+# Let $\Pi$ be a **permutation matrix (置换矩阵)**: $\Pi X$ is $X$ with its rows (tokens) reordered. (We write $\Pi$, not $P$, because $P$ will be the positional-encoding table from section 2 on.) Without positional information, self-attention satisfies
 #
 # $$
-# \operatorname{SA}(PX) = P\,\operatorname{SA}(X).
+# \operatorname{SA}(\Pi X) = \Pi\,\operatorname{SA}(X).
 # $$
 #
-# Reordering the input reorders the output in the same way and changes nothing else. This property is called **permutation equivariance (排列等变)**. To see why: $PX$ gives queries $PQ$, keys $PK$, values $PV$, so the score matrix becomes $PQK^\top P^\top$ (rows *and* columns permuted); softmax acts row by row, so the weights are $PAP^\top$; and the output is $PAP^\top PV = PAV$, because $P^\top P = I$.
+# Reordering the input reorders the output in the same way and changes nothing else. This property is called **permutation equivariance (排列等变)**. To see why: $\Pi X$ gives queries $\Pi Q$, keys $\Pi K$, values $\Pi V$, so the score matrix becomes $\Pi QK^\top \Pi^\top$ (rows *and* columns permuted); softmax acts row by row, so the weights are $\Pi A\Pi^\top$; and the output is $\Pi A\Pi^\top \Pi V = \Pi AV$, because $\Pi^\top \Pi = I$.
 #
-# > **Correction to the slides.** The lecture slides say that self-attention "is permutation invariant". That is not accurate. *Invariant* would mean $\operatorname{SA}(PX) = \operatorname{SA}(X)$: the same output whatever the order. Self-attention keeps one output per position, and those outputs move with their tokens: it is *equivariant*. Only after a **symmetric pooling** over positions (a sum, mean or max, which ignore order) does the result become invariant.
+# > **Correction to the slides.** The lecture slides say that self-attention "is permutation invariant". That is not accurate. *Invariant* (**排列不变**) would mean $\operatorname{SA}(\Pi X) = \operatorname{SA}(X)$: the same output whatever the order. Self-attention keeps one output per position, and those outputs move with their tokens: it is *equivariant*. Only after a **symmetric pooling** over positions (a sum, mean or max, which ignore order) does the result become invariant.
 #
 # Numbers: a multi-head self-attention layer, a sequence of 6 tokens, and a random permutation.
 
 # %%
-# C29: SA(PX) = P SA(X) (equivariant) but SA(PX) != SA(X) (not invariant); mean pooling is invariant
+# C29: SA(ΠX) = Π SA(X) (equivariant) but SA(ΠX) != SA(X) (not invariant); mean pooling is invariant
 gen = torch.Generator().manual_seed(0)
 L, d, h = 6, 16, 4
 torch.manual_seed(0)
@@ -78,12 +85,12 @@ perm = torch.randperm(L, generator=gen)                  # a random reordering o
 print("permutation:", perm.tolist())
 
 out, _ = sa(x, x, x)                                     # SA(X)
-x_perm = permute_tokens(x, perm)                         # PX
-out_perm, _ = sa(x_perm, x_perm, x_perm)                 # SA(PX)
+x_perm = permute_tokens(x, perm)                         # ΠX
+out_perm, _ = sa(x_perm, x_perm, x_perm)                 # SA(ΠX)
 
-print("max |SA(PX) - P SA(X)| =", show((out_perm - permute_tokens(out, perm)).abs().max(), 5), " (equivariant)")
-print("max |SA(PX) - SA(X)|   =", show((out_perm - out).abs().max(), 3), " (not invariant)")
-print("max |mean_i SA(PX) - mean_i SA(X)| =",
+print("max |SA(ΠX) - Π SA(X)| =", show((out_perm - permute_tokens(out, perm)).abs().max(), 5), " (equivariant)")
+print("max |SA(ΠX) - SA(X)|   =", show((out_perm - out).abs().max(), 3), " (not invariant)")
+print("max |mean_i SA(ΠX) - mean_i SA(X)| =",
       show((out_perm.mean(1) - out.mean(1)).abs().max(), 5), " (pooling makes it invariant)")
 
 # %% [markdown]
@@ -97,32 +104,32 @@ print("max |mean_i SA(PX) - mean_i SA(X)| =",
 # X' = X + P .
 # $$
 #
-# Now a token's vector depends on *what* it is and *where* it is. When the tokens are reordered, their embeddings move but the position rows stay put, so every token meets a different position vector and the equivariance is gone.
+# Now a token's vector depends on *what* it is and *where* it is. When the tokens are reordered, their embeddings move but the position rows stay put, so every token meets a different position vector and the equivariance is gone. (Below, `P_table` is this $P$; $\Pi$ is still the permutation.)
 
 # %%
 # C30: X' = X + P, and with positions the permutation no longer just permutes the output
 pos_enc = PositionalEncoding(d, max_positions=64).to(device)
-P_table = sinusoidal_encoding(L, d, device=device)              # (L, D)
+P_table = sinusoidal_encoding(L, d, device=device)              # (L, D): the table P
 x_prime = pos_enc(x)                                            # (1, L, D)
-print("PositionalEncoding(x) == x + P:", torch.equal(x_prime, x + P_table))
+print("PositionalEncoding(x) vs x + P: max |diff| =", (x_prime - (x + P_table)).abs().max().item(), "(the same additions)")
 
-xp_perm = pos_enc(x_perm)                                       # positions added AFTER reordering
+xp_perm = pos_enc(x_perm)                                       # positions added AFTER reordering: ΠX + P
 out_pe, _ = sa(x_prime, x_prime, x_prime)
 out_pe_perm, _ = sa(xp_perm, xp_perm, xp_perm)
-print("with positions: max |SA(PX + P_pos) - P SA(X + P_pos)| =",
+print("with positions: max |SA(ΠX + P) - Π SA(X + P)| =",
       show((out_pe_perm - permute_tokens(out_pe, perm)).abs().max(), 3), " (no longer equivariant)")
 
 # %% [markdown]
 # ## 3. The sinusoidal table
 #
-# Which $P$? The original Transformer uses a fixed, formula-generated table. With $d$ the model width, position $pos$ and pair index $i = 0, 1, \ldots, d/2 - 1$:
+# Which $P$? The original Transformer uses a fixed, formula-generated table, the **sinusoidal positional encoding (正弦位置编码)**. With $d$ the model width, position $pos$ and pair index $i = 0, 1, \ldots, d/2 - 1$:
 #
 # $$
 # P_{pos,\,2i} = \sin\!\left(\frac{pos}{10000^{2i/d}}\right), \qquad
 # P_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right).
 # $$
 #
-# Each pair of columns $(2i, 2i+1)$ is a sine and a cosine of the same **frequency (频率)** $\omega_i = 10000^{-2i/d}$. The first pair turns fast (wavelength $2\pi$ positions), the last very slowly (wavelength close to $2\pi\cdot 10000$). That is why the curves in the lecture's plot have a different period in every column. We check `sinusoidal_encoding` against the formula, entry by entry, with Python's `math.sin` and `math.cos`:
+# Each pair of columns $(2i, 2i+1)$ is a sine and a cosine of the same **frequency (频率)** $\omega_i = 10000^{-2i/d}$. The first pair turns fast (wavelength $2\pi \approx 6.3$ positions), the last slowly: its wavelength is $2\pi\cdot 10000^{(d-2)/d}$, which for our $d = 16$ is $2\pi\cdot 10000^{14/16} \approx 2\pi\cdot 3162 \approx 19\,869$ positions (the last number printed below). Only for large $d$ does it come close to $2\pi\cdot 10000$: at $d = 512$ it is $2\pi\cdot 9647$. That is why the curves in the lecture's plot have a different period in every column. We check `sinusoidal_encoding` against the formula, entry by entry, with Python's `math.sin` and `math.cos`:
 
 # %%
 # C31: every entry of the table against the closed form
@@ -130,19 +137,22 @@ num_pos, d_pe = 100, 16
 table = sinusoidal_encoding(num_pos, d_pe, dtype=torch.float64)       # (100, 16)
 closed = torch.tensor([[math.sin(p / 10000 ** (c / d_pe)) if c % 2 == 0 else math.cos(p / 10000 ** ((c - 1) / d_pe))
                         for c in range(d_pe)] for p in range(num_pos)], dtype=torch.float64)
-print("max |table - closed form| (float64) < 1e-12:", (table - closed).abs().max().item() < 1e-12)
-print("max |float32 table - closed form| < 1e-6:   ",
-      (sinusoidal_encoding(num_pos, d_pe, device=device).double().cpu() - closed).abs().max().item() < 1e-6)
+# bounds: float64 angles below 100 rad keep ~1e-14 absolute error; float32 rounds each entry to ~6e-8
+print("max |table - closed form|, float64", below((table - closed).abs().max().item(), 1e-12))
+print("max |float32 table - closed form| ",
+      below((sinusoidal_encoding(num_pos, d_pe, device=device).double().cpu() - closed).abs().max().item(), 1e-6))
 print("row pos=1:", show(table[1], 4))
 
 omegas = sinusoidal_frequencies(d_pe, dtype=torch.float64)
 print("frequencies w_i:   ", show(omegas, 5))
 print("wavelengths 2pi/w_i:", show(2 * math.pi / omegas, 1))
+print("last wavelength / 2pi =", show(1 / omegas[-1], 1), " = 10000^(14/16); 10000^(510/512) at d = 512:",
+      show(10000 ** (510 / 512), 1))
 
 # %%
 # C31: the table as a picture: fast columns on the left, slow ones on the right
 fig, ax = plt.subplots(figsize=(5.5, 3.6), layout="constrained")
-_ = plotting.heatmap(table, ax=ax, cmap="RdBu_r", vmin=-1.0, vmax=1.0, title="sinusoidal positional encoding, d = 16",
+_ = plotting.heatmap(table, ax=ax, cmap="cividis", vmin=-1.0, vmax=1.0, title="sinusoidal positional encoding, d = 16",
                      xlabel="column (even: sin, odd: cos)", ylabel="position pos")
 
 # %% [markdown]
@@ -163,7 +173,7 @@ _ = plotting.heatmap(table, ax=ax, cmap="RdBu_r", vmin=-1.0, vmax=1.0, title="si
 # \begin{bmatrix}\sin\omega\,pos\\ \cos\omega\,pos\end{bmatrix}.
 # $$
 #
-# The matrix is a **rotation (旋转)** by the angle $\omega k$, and it contains $k$ and $\omega$ but **not** $pos$. So "$k$ steps later" looks the same, a rotation by $\omega_i k$ in every pair, wherever in the sequence we are. A linear layer can therefore express a relative offset, which is the argument for this design. We check it for every frequency of a $d = 64$ encoding, 1000 positions and several offsets:
+# The matrix is a **rotation (旋转)** by the angle $\omega k$, and it contains $k$ and $\omega$ but **not** $pos$. In the plane the pictures below draw (x = sin, y = cos) it turns the point **clockwise**: it is the textbook matrix $\begin{bmatrix}\cos\theta & -\sin\theta\\ \sin\theta & \cos\theta\end{bmatrix}$ with $\theta = -\omega k$, the sign flipped only because our pair lists the sine first. So "$k$ steps later" looks the same, a rotation by $\omega_i k$ in every pair, wherever in the sequence we are. A linear layer can therefore express a relative offset, which is the argument for this design. We check it for every frequency of a $d = 64$ encoding, 1000 positions and several offsets:
 
 # %%
 # C32: for every frequency, every position and several offsets, pair(pos + k) = R(k) pair(pos)
@@ -176,27 +186,63 @@ for k in (1, 7, 50, 333):
     R = offset_rotation(torch.tensor(float(k), dtype=torch.float64, device=device), w)   # (32, 2, 2), one per frequency
     moved = (R @ pairs[:n_pos].unsqueeze(-1)).squeeze(-1)                           # (1000, 32, 2)
     worst = max(worst, (moved - pairs[k:k + n_pos]).abs().max().item())
-print(f"checked {d_big // 2} frequencies x {n_pos} positions x 4 offsets; max error < 1e-10:", worst < 1e-10)
+# bound: float64 angles up to ~1400 rad carry ~1e-13 absolute error
+print(f"checked {d_big // 2} frequencies x {n_pos} positions x 4 offsets; max error", below(worst, 1e-10))
 
 R_example = offset_rotation(5.0, float(w[2]))
 print(f"R(k=5) for i=2 (w = {float(w[2]):.4f}):", show(R_example, 4))
-print("it does not depend on pos: the same matrix moves pos 0 -> 5 and pos 900 -> 905:",
-      (R_example.to(device) @ pairs[0, 2] - pairs[5, 2]).abs().max().item() < 1e-12
-      and (R_example.to(device) @ pairs[900, 2] - pairs[905, 2]).abs().max().item() < 1e-12)
+gap_0 = (R_example.to(device) @ pairs[0, 2] - pairs[5, 2]).abs().max().item()
+gap_900 = (R_example.to(device) @ pairs[900, 2] - pairs[905, 2]).abs().max().item()
+print("the same matrix moves pos 0 -> 5 and pos 900 -> 905: max errors", below(gap_0, 1e-12), "and", below(gap_900, 1e-12))
 
 # %% [markdown]
-# ## 5. Explore: position, offset, frequency
+# ### The dot product of two positions depends only on their distance
 #
-# Sliders choose the position $pos$, the offset $k$ and the frequency index $i$ (for $d = 16$, so $i = 0..7$). Left: the unit circle in the plane of columns $(2i, 2i+1)$, with every position's pair as a grey dot, the pair at $pos$ (blue), the pair at $pos + k$ (red) and, circled, $R(k)$ applied to the blue point: it always lands on the red one. The matrix $R(k)$ is printed in the corner. Right: the table, with the two rows and the pair of columns outlined. The readout prints $\omega_i$, the angle $\omega_i k$, the matrix and the error.
+# The rotation has a consequence one can see in a single number. The dot product of the encodings of positions $p$ and $p + k$ adds up, pair by pair, $\sin a\sin b + \cos a\cos b = \cos(a - b)$:
 #
-# Try a large $i$: the slow pairs hardly move even for large $k$; the fast ones wrap around the circle many times.
+# $$
+# PE(p)\cdot PE(p+k) = \sum_{i=0}^{d/2-1} \big[\sin\omega_i p\,\sin\omega_i(p+k) + \cos\omega_i p\,\cos\omega_i(p+k)\big] = \sum_{i=0}^{d/2-1}\cos(\omega_i k).
+# $$
+#
+# It depends on the offset $k$ and not on $p$: shifting both positions by the same amount changes nothing, the encoding's similarity is **translation invariant (平移不变)**. So the matrix of all dot products $G = PP^\top$ is constant along each diagonal (a Toeplitz matrix), largest ($d/2$) on the main diagonal and smaller, not monotonically, further away:
+
+# %%
+# C32: PE(p)·PE(p + k) = Σ_i cos(w_i k), the same for every p (d = 16, 64 positions)
+n_sim = 64
+P64 = sinusoidal_encoding(n_sim, d_pe, dtype=torch.float64)               # (64, 16)
+G = P64 @ P64.T                                                          # (64, 64): G[p, q] = PE(p)·PE(q)
+spread = max((G.diagonal(k) - G.diagonal(k).mean()).abs().max().item() for k in range(n_sim))
+print("largest spread along any diagonal of G (float64 rounding only)", below(spread, 1e-12))
+ks = torch.arange(n_sim, dtype=torch.float64)
+sum_cos = torch.cos(ks[:, None] * omegas[None]).sum(-1)                   # (64,): Σ_i cos(w_i k)
+print("max |G[0, k] - sum_i cos(w_i k)|", below((G[0] - sum_cos).abs().max().item(), 1e-12))
+for k in (0, 1, 2, 5, 10, 20, 40):
+    print(f"k = {k:2d}: PE(p)·PE(p + k) = {float(sum_cos[k]):6.3f}")
+
+fig, ax = plt.subplots(figsize=(4.2, 3.6), layout="constrained")
+_ = plotting.heatmap(G, ax=ax, cmap="cividis", vmin=float(G.min()), vmax=float(G.max()),
+                     title="PE(p)·PE(q), d = 16", xlabel="position q", ylabel="position p")
+
+# %% [markdown]
+# ## 5. Explore: position, offset, frequency, base
+#
+# Sliders choose the position $pos$, the offset $k$, the frequency index $i$ (for $d = 16$, so $i = 0..7$) and the base of the wavelengths (10000 in the original Transformer). Four panels:
+#
+# - **top left**, the unit circle in the plane of columns $(2i, 2i+1)$: every position's pair as a grey dot, the pair at $pos$ (blue), the pair at $pos + k$ (red) and, circled, $R(k)$ applied to the blue point. The matrix $R(k)$ is printed in the corner;
+# - **top right**, the table (yellow = +1, dark blue = −1), with rows $pos$ and $pos + k$ and the pair of columns outlined;
+# - **bottom left**, the angle $\omega_i k \bmod 2\pi$ of *every* pair for the chosen $k$, the offset's "fingerprint" (red dot: the pair on the circle);
+# - **bottom right**, $PE(pos)\cdot PE(pos + k)$ against $k$: the grey curve is $\sum_i\cos(\omega_i k)$, the blue dots are read from the table at the current $pos$, the red one is the chosen $k$.
+#
+# The readout prints $\omega_i$, its wavelength, the angle $\omega_i k$, $R(k)$, the two pairs with $R(k)$ times the first, and the dot product beside $\sum_i\cos(\omega_i k)$.
+#
+# Things to try: move $pos$ and watch the circle's arms turn together while the fingerprint and the dots do not move at all (the offset, not the position, sets them); grow $k$ and see the fast pairs wrap around while the slow ones (large $i$) hardly move; lower the base to 100 and the slow pairs turn faster, so the dot product falls further with $k$: within 32 positions it drops to about −2, where with base 10000 it stays above 1.8.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 positions_explorer()
 
 # %% [markdown]
-# The key picture: the table, a few of its columns as curves, and four different starting positions each moved by $k = 5$: every arrow turns by the same angle.
+# The key picture: the table, a few of its columns as curves, (each drawn as the continuous sine it samples, with the table's integer positions as dots), and four different starting positions each moved by $k = 5$: every arrow turns clockwise by the same angle.
 
 # %%
 # C31, C32: the key picture (also saved as figures/positions_rotation.png)
@@ -206,13 +252,14 @@ _ = positions_rotation_figure(fig)
 # %% [markdown]
 # ## 6. Beyond the training length
 #
-# Because the table comes from a formula, any position has an encoding: there is no table size to run past. A **learned positional embedding (可学习位置嵌入)**, one trained vector per position, simply has no row for a position it never had.
+# Because the table comes from a formula, any position has an encoding: there is no table size to run past. This is what people mean by the encoding allowing **length extrapolation (长度外推)**. A **learned positional embedding (可学习位置嵌入)**, one trained vector per position, simply has no row for a position it never had.
 
 # %%
 # C33: the formula gives finite encodings far beyond any training length
 far = sinusoidal_encoding(100_001, 16, device=device)[[10_000, 100_000]]     # (2, 16)
-print("PE at pos 10,000 is finite:", bool(torch.isfinite(far[0]).all()), " first values:", show(far[0, :4], 4))
-print("PE at pos 100,000 is finite:", bool(torch.isfinite(far[1]).all()))
+print("PE at pos 10,000: non-finite entries", int((~torch.isfinite(far[0])).sum()), "of 16; first values:",
+      show(far[0, :4], 4))
+print("PE at pos 100,000: non-finite entries", int((~torch.isfinite(far[1])).sum()), "of 16")
 
 # a learned table of 512 positions has no row 600 (looked up on the CPU)
 learned = nn.Embedding(512, 16)
@@ -228,7 +275,7 @@ except ValueError as err:
     print("PositionalEncoding(max_positions=512) on 600 tokens -> ValueError:", err)
 
 # %% [markdown]
-# > **Common mistake.** "Sinusoidal encodings extrapolate, so the model works on longer sequences." The seed (§9.12.3) is careful here: *computable* is not *understood*. A model trained on sequences of length 50 has never seen the vectors for positions 51 and beyond, nor the attention patterns that long inputs produce; its weights were fitted to the training distribution. Whether it generalises to longer inputs has to be measured, not assumed.
+# > **Common mistake.** "Sinusoidal encodings extrapolate, so the model works on longer sequences." Having a vector for position 51 is not the same as knowing what to do with it (seed §9.12.3). Suppose every training sequence had 50 tokens: the weights were fitted to inputs whose rows carried positions 0 to 49, and to the attention patterns of 50-token inputs. Positions 50 and beyond add vectors the weights never met. Whether the model still works on longer inputs is an empirical question, answered by testing on them. Notebook 08 does exactly that: it decodes its trained reversal model on sources shorter and longer than the ones it was trained on.
 #
 # There is also a purely numerical limit. The angle $pos\cdot\omega_i$ grows with $pos$, and in float32 a large number has few digits left after the decimal point, so $\sin$ of it is computed from a rounded angle. Computing the angles in float32 (as a naive implementation would), compared with float64 (as `sinusoidal_encoding` does before it casts), the error grows with the position:
 
@@ -243,18 +290,18 @@ for p in (1_000, 100_000, 10_000_000):
     print(f"pos {p:>10,}: max |PE computed in float32 - float64| ~ {err:.0e}")
 
 # %% [markdown]
-# At ten million positions the float32 encoding is wrong in the second decimal. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes; but that is beyond this chapter.
+# At ten million positions the float32 encoding is wrong in the second decimal. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes. The best known, rotary position embedding (RoPE), applies exactly the rotation $R(\cdot)$ of section 4 to the queries and keys instead of adding a table to the input, so that $q_i\cdot k_j$ depends on $i - j$; but that is beyond this chapter.
 #
 # ## Exercises
 #
-# 1. **(widget)** Fix $i = 0$ and $k = 5$ and move $pos$. Does the angle between the blue and red arms change? Now fix $pos$ and $k$ and move $i$ from 0 to 7: what happens to the angle, and why?
+# 1. **(widget)** Fix $i = 0$ and $k = 5$ and move $pos$. Does the angle between the blue and red arms change? Does the fingerprint panel change? Now fix $pos$ and $k$ and move $i$ from 0 to 7: what happens to the angle, and why?
 # 2. The check in section 1 used mean pooling. Would *max* pooling over positions also give an order-independent result? Would taking the output at position 0 (as some classifiers do with a special first token) be invariant without positional encoding?
 # 3. Show from the rotation formula that $R(k_1)R(k_2) = R(k_1 + k_2)$ and $R(k)^{-1} = R(-k)$. What does this say about going $k$ positions *back*?
 # 4. With $d = 512$, what is the longest wavelength in the table, roughly? Why might a model have trouble telling positions 100 and 101 apart using only the slowest pairs?
 #
 # <details><summary>Answer</summary>
 #
-# 1. With $i$ fixed the angle is always $\omega_0 k = 5$ rad (mod $2\pi$), whatever $pos$: the red point is the blue one rotated by the same matrix. Increasing $i$ lowers $\omega_i$, so the same $k$ is a smaller angle: at $i = 7$ the two points almost coincide.
+# 1. With $i$ fixed the angle is always $\omega_0 k = 5$ rad (mod $2\pi$), whatever $pos$: the red point is the blue one rotated by the same matrix, and the fingerprint (which depends on $k$ only) does not move. Increasing $i$ lowers $\omega_i$, so the same $k$ is a smaller angle: at $i = 7$ the two points almost coincide.
 # 2. Yes: max over positions ignores order just as the mean does. The output at position 0 is *not* invariant: after a permutation position 0 holds another token, and by equivariance its output is that token's output. (With a fixed special token always placed first, it is, because that token's query sees the other tokens only as an unordered set.)
 # 3. Rotations by angles $\omega k_1$ and $\omega k_2$ compose to a rotation by $\omega(k_1 + k_2)$, and the inverse of a rotation is the rotation by the opposite angle. So moving back $k$ positions is also a fixed linear map, $R(-k) = R(k)^\top$.
 # 4. $\omega_{255} = 10000^{-510/512}\approx 1.04\times 10^{-4}$, a wavelength of about $2\pi/\omega \approx 60\,000$ positions. Over one step the slowest pairs change by about $10^{-4}$, tiny next to everything else in the vector; the fast pairs are what distinguish neighbouring positions.

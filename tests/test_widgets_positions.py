@@ -1,4 +1,4 @@
-"""The positions explorer: its matrix and pairs against the closed form of sin/cos."""
+"""The positions explorer: its matrix, pairs, angles and dot products against the closed form of sin/cos."""
 
 from __future__ import annotations
 
@@ -8,35 +8,60 @@ import numpy as np
 import pytest
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.positions import positions_explorer
+from attnlib.widgets.positions import BASES, positions_explorer
 
 
-pytestmark = pytest.mark.usefixtures("agg_figures")
+@pytest.fixture(scope="module")
+def explorer():
+    return positions_explorer()
 
 
-def test_registered():
+def omega(i, base=10000.0, d=16):
+    return 1.0 / base ** (2 * i / d)
+
+
+def test_registered(explorer):
     assert BUILDERS["positions"] is positions_explorer
+    assert explorer.values() == {"pos": 3, "k": 5, "i": 1, "base": 10000}
 
 
-@pytest.mark.parametrize("pos,k,i", [(3, 5, 1), (0, 0, 0), (31, 32, 7), (10, 17, 4)])
-def test_c31_c32_readout_matches_closed_form(pos, k, i):
-    ex = positions_explorer()
-    state = ex.set(pos=pos, k=k, i=i)
-    w = 1.0 / 10000 ** (2 * i / 16)
+@pytest.mark.parametrize("pos,k,i,base", [(3, 5, 1, 10000), (0, 0, 0, 10000), (31, 32, 7, 10000),
+                                          (10, 17, 4, 100), (7, 3, 7, 100000)])
+def test_c31_c32_readout_matches_closed_form(explorer, pos, k, i, base):
+    state = explorer.state(pos=pos, k=k, i=i, base=base)
+    w = omega(i, base)
     a = w * k
+    # float64 throughout; sin/cos of angles below ~70 rad agree to ~1e-14
     assert state["w_i"] == pytest.approx(w, rel=1e-12)
+    assert state["wavelength 2π / w_i"] == pytest.approx(2 * math.pi * base ** (2 * i / 16), rel=1e-12)
     assert state["angle w_i k (rad)"] == pytest.approx(a, rel=1e-12, abs=1e-15)
-    assert np.allclose(state["R(k)"], [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]], atol=1e-12)
+    assert np.allclose(state["R(k), clockwise by w_i k"], [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]],
+                       atol=1e-12)
     assert np.allclose(state["pair at pos"], [math.sin(w * pos), math.cos(w * pos)], atol=1e-12)
     target = [math.sin(w * (pos + k)), math.cos(w * (pos + k))]
-    assert np.allclose(state["PE[pos + k, 2i:2i+2]"], target, atol=1e-12)
+    assert np.allclose(state["pair at pos + k"], target, atol=1e-12)
     assert np.allclose(state["R(k) @ pair at pos"], target, atol=1e-12)
-    assert state["max |R(k) p(pos) - p(pos+k)|"] < 1e-12
+    closed = sum(math.cos(omega(j, base) * k) for j in range(8))
+    assert state["Σ_i cos(w_i k)"] == pytest.approx(closed, abs=1e-12)
+    assert state["PE(pos)·PE(pos + k)"] == pytest.approx(closed, abs=1e-12)
 
 
-def test_table_is_the_closed_form():
-    ex = positions_explorer()
-    pe = ex.data["pe"]
+def test_fingerprint_and_similarity_arrays(explorer):
+    fr = explorer.compute(pos=20, k=9, i=2, base=1000)
+    angles = np.asarray(fr.arrays["angles"])
+    want = [math.fmod(omega(j, 1000) * 9, 2 * math.pi) for j in range(8)]
+    assert np.allclose(angles, want, atol=1e-12)
+    dots = np.asarray(fr.arrays["dots"])  # (K, 2): k', PE(20)·PE(20 + k')
+    for kk in (0, 1, 13, 32):
+        pe = lambda p: [f(omega(j, 1000) * p) for j in range(8) for f in (math.sin, math.cos)]  # noqa: E731
+        assert dots[kk, 0] == kk and dots[kk, 1] == pytest.approx(float(np.dot(pe(20), pe(20 + kk))), abs=1e-12)
+    # 平移不变: the curve of dot products is the same whatever pos is
+    other = np.asarray(explorer.compute(pos=0, k=9, i=2, base=1000).arrays["dots"])
+    assert np.allclose(other, dots, atol=1e-12)
+
+
+def test_table_is_the_closed_form(explorer):
+    pe = explorer.data["pe"]
     assert pe.shape == (64, 16)
     for pos in (0, 5, 63):
         for c in range(16):
@@ -45,13 +70,11 @@ def test_table_is_the_closed_form():
             assert float(pe[pos, c]) == pytest.approx(want, abs=1e-12)
 
 
-def test_picture_updates_in_place():
+def test_picture_changes():
     ex = positions_explorer()
-    fig, n = ex.figure, len(ex.figure.axes[0].get_children())
-    a = ex.render()
-    ex.set(i=5, k=20)
-    assert ex.figure is fig and len(fig.axes[0].get_children()) == n
-    assert not np.array_equal(a, ex.render())
+    a = ex.png()
+    ex.set(i=5, k=20, base=100)
+    assert ex.png() != a
 
 
 def test_bad_input():
@@ -61,3 +84,6 @@ def test_bad_input():
         positions_explorer(freq=8)
     with pytest.raises(ValueError, match="pos"):
         positions_explorer(pos=40)
+    with pytest.raises(ValueError, match="base"):
+        positions_explorer(base=5)
+    assert BASES == (100, 1000, 10000, 100000)

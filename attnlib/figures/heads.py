@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from attnlib import plotting
-from attnlib.figures import register_figure
 from attnlib.examples import DEFAULT_TOKENS, demo_projections
+from attnlib.figures import register_figure
 from attnlib.multihead import head_weight_maps
 
 __all__ = ["heads_weight_maps_figure"]
@@ -41,6 +41,6 @@ def heads_weight_maps_figure(fig=None):
                          vmax=1.0, colorbar=(r == NUM_HEADS - 1),
                          title=f"head {r + 1} of {NUM_HEADS} (Dh = {d_model // NUM_HEADS})",
                          xlabel="key", ylabel="")
-    fig.suptitle("Same W_Q, W_K cut into 4 heads: each head has its own map per query (C28); "
-                 "one wide head has one (C17). Both 'the' rows match: no positions yet.")
+    fig.suptitle("Same W_Q, W_K cut into 4 heads: each head has its own map per query; "
+                 "one wide head has one. Both 'the' rows match: no positions yet.")
     return fig

@@ -7,8 +7,12 @@ import torch
 
 from attnlib import plotting
 from attnlib.figures import register_figure
-from attnlib.positional import (offset_rotation, sinusoidal_encoding, sinusoidal_frequencies,
-                                sinusoidal_pair)
+from attnlib.positional import (
+    offset_rotation,
+    sinusoidal_encoding,
+    sinusoidal_frequencies,
+    sinusoidal_pair,
+)
 
 __all__ = ["positions_rotation_figure"]
 
@@ -34,12 +38,21 @@ def positions_rotation_figure(fig=None):
     if fig is None:
         fig = Figure(figsize=(13.0, 3.8), layout="constrained")
     ax_t, ax_c, ax_r = fig.subplots(1, 3, width_ratios=[1.1, 1.3, 1.0])
-    plotting.heatmap(pe, ax=ax_t, cmap="RdBu_r", vmin=-1.0, vmax=1.0, title="PE[pos, column]",
+    plotting.heatmap(pe, ax=ax_t, cmap="cividis", vmin=-1.0, vmax=1.0, title="PE[pos, column]",
                      xlabel="column (even: sin, odd: cos)", ylabel="position pos")
+    # The sines are defined for every real pos; the table holds only the integer samples (dots).
+    # Joining the dots of the fast column i = 0 (period 2π ≈ 6.3 positions) would draw a zigzag.
+    dense = torch.linspace(0.0, NUM_POSITIONS - 1, 8 * (NUM_POSITIONS - 1) + 1, dtype=torch.float64)
+    omegas = sinusoidal_frequencies(D_MODEL, dtype=torch.float64)
     pos = torch.arange(NUM_POSITIONS)
-    plotting.curves(pos, {f"column {c} (i = {c // 2})": pe[:, c] for c in (0, 2, 4, 6)}, ax=ax_c,
-                    title="sine columns: each i has its own period", xlabel="position pos",
-                    ylabel="PE value")
+    for n, c in enumerate((0, 2, 4, 6)):
+        ax_c.plot(dense.numpy(), torch.sin(dense * omegas[c // 2]).numpy(), color=f"C{n}", linewidth=1.0,
+                  label=f"column {c} (i = {c // 2})")
+        ax_c.plot(pos.numpy(), pe[:, c].numpy(), "o", color=f"C{n}", markersize=2.5)
+    ax_c.set_title("sine columns, each i its own period (dots: integer pos)", fontsize=9)
+    ax_c.set_xlabel("position pos")
+    ax_c.set_ylabel("PE value")
+    ax_c.legend(fontsize=7, loc="lower left")
     theta = np.linspace(0, 2 * np.pi, 200)
     ax_r.plot(np.sin(theta), np.cos(theta), color="0.8", linewidth=1)
     r = offset_rotation(float(OFFSET), w)  # (2, 2)
@@ -57,7 +70,7 @@ def positions_rotation_figure(fig=None):
     ax_r.set_ylim(-1.3, 1.3)
     ax_r.set_xlabel(f"sin(w pos)  (column {2 * FREQ})")
     ax_r.set_ylabel(f"cos(w pos)  (column {2 * FREQ + 1})")
-    ax_r.set_title(f"i = {FREQ}, k = {OFFSET}: each arrow turns {w * OFFSET:.2f} rad", fontsize=9)
+    ax_r.set_title(f"i = {FREQ}, k = {OFFSET}: each arrow turns {w * OFFSET:.2f} rad clockwise", fontsize=9)
     fig.suptitle("Sinusoidal positions: an offset k is the same 2×2 rotation R(k) at every position "
-                 "(circles: R(k) applied to the start) (C31, C32)")
+                 "(circles: R(k) applied to the start)")
     return fig
