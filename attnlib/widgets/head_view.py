@@ -32,7 +32,18 @@ from attnlib._checks import check_int
 from attnlib.scaling import entropy
 from attnlib.widgets.controls import dropdown, int_slider
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Bars, Frame, Heatmap, Line, Panel, Points, Scene, Segments, Text, cells
+from attnlib.widgets.scene import (
+    Bars,
+    Frame,
+    Heatmap,
+    Line,
+    Panel,
+    Points,
+    Scene,
+    Segments,
+    Text,
+    cells,
+)
 
 __all__ = ["head_view_explorer", "minilm", "SENTENCES", "MAX_TOKENS"]
 
