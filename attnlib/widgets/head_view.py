@@ -196,13 +196,13 @@ def head_view_explorer(sentences=SENTENCES, sentence: int = 0, token: int = 3, l
         title="the picked token in every head (rows: keys)")
     log_n = math.log(n_max)
     ent = Panel(
-        [Bars("ent_bars", color="C0", label="head: mean over tokens"),
-         Line("uniform", color="0.5", width=1.0, dash=True, label="uniform: log n"),
-         Points("ent_row", color="black", size=3.5, label="picked token's row"),
+        [Bars("ent_bars", color="C0"),
+         Line("uniform", color="0.5", width=1.0, dash=True),
+         Points("ent_row", color="black", size=3.5),
          Points("ent_pick", color="C3", size=6, marker="*")],
-        xlim=(-0.6, heads - 0.4), ylim=(0.0, 1.6 * log_n), xticks=list(range(heads)),
+        xlim=(-0.6, heads - 0.4), ylim=(0.0, 1.15 * log_n), xticks=list(range(heads)),
         xticklabels=[str(h) for h in range(heads)], xlabel="head", ylabel="nats",
-        title="entropy of the layer's heads", legend="upper left")
+        title="entropy: bars each head, dots the picked token")
     smalls = [Panel([Heatmap(f"w{h}", hidden="pad", cmap="viridis"), Line("row_box", color="C3", width=1.0),
                      Line(f"frame{h}", color="C3", width=4.0)],
                     title=f"head {h}", equal=True, **{**cells(n_max, n_max), "xticks": [], "yticks": [],
@@ -210,7 +210,8 @@ def head_view_explorer(sentences=SENTENCES, sentence: int = 0, token: int = 3, l
               for h in range(heads)]
     per_row = heads // 3
     panels = [lines, *smalls[:per_row], by_head, *smalls[per_row:2 * per_row], ent, *smalls[2 * per_row:]]
-    scene = Scene(panels, cols=per_row + 1, width=1150, height=760, col_widths=[2.6] + [1.0] * per_row)
+    scene = Scene(panels, cols=per_row + 1, width=980, height=660, col_widths=[2.6] + [1.0] * per_row,
+                  row_heights=[1.45, 1.15, 0.9])
     controls = {
         "sentence": dropdown("sentence", [(s, k) for k, s in enumerate(sentences)], sentence, width="520px"),
         "token": int_slider("token", 0, n_max - 1, token),
