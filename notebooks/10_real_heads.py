@@ -80,7 +80,7 @@ print("layers:", len(enc.layers), "| each one is an", type(block).__name__,
       "with", type(block.self_attn).__name__, "of", block.self_attn.num_heads, "heads of width",
       block.self_attn.head_dim)
 print("FFN activation:", block.ffn.activation, "| LayerNorm eps:", block.norm1.eps,
-      "| Post-LN:", not block.norm_first)
+      "| order:", "Pre-LN" if block.norm_first else "Post-LN (LayerNorm after each residual sum)")
 print("parameters:", sum(p.numel() for p in enc.parameters()))
 print("files read from:", enc.model_dir.name, "folder of the installed package")
 
@@ -181,7 +181,8 @@ with torch.no_grad():
     h_alone = enc(alone.ids, valid_lens=alone.valid_lens).hidden[0]      # (n, 384)
 n = int(alone.valid_lens[0])
 gap_alone = (h_alone - ours.hidden[3, :n]).abs().max().item()
-print(f"sentence s3 alone vs inside the padded batch, max |diff| below 1e-5: {gap_alone < 1e-5}")
+print("sentence s3 alone vs inside the padded batch, max |diff| of its states:",
+      "< 1e-5" if gap_alone < 1e-5 else f"{gap_alone:.1e} (NOT below 1e-5)")
 
 # %% [markdown]
 # ## 4. All 72 heads at once (C44, C46)
@@ -217,7 +218,7 @@ maps = {
 }
 fig, axes = plt.subplots(2, 3, figsize=(14, 6.5), constrained_layout=True)
 for ax, (title, values) in zip(axes.flat, maps.items()):
-    heatmap(values, ax=ax, title=title, xlabel="head", ylabel="layer", cmap="magma",
+    heatmap(values, ax=ax, title=title, xlabel="head", ylabel="layer", cmap="viridis",
             vmin=0, vmax=None if "entropy" in title else 1)
 plt.show()
 
@@ -225,9 +226,10 @@ plt.show()
 ent = maps["entropy (nats)"]
 lo, hi = divmod(int(ent.argmin()), 12), divmod(int(ent.argmax()), 12)
 print(f"lowest entropy:  layer {lo[0]} head {lo[1]}: {show(ent.min(), 2)} nats (one-hot would be 0)")
+n_real = cb.valid_lens.double()                                     # (6,) tokens per sentence
+uniform = (n_real * n_real.log()).sum() / n_real.sum()               # log n, averaged over queries
 print(f"highest entropy: layer {hi[0]} head {hi[1]}: {show(ent.max(), 2)} nats "
-      f"(uniform over the shortest sentence's {int(cb.valid_lens.min())} tokens: "
-      f"{show(torch.tensor(float(cb.valid_lens.min())).log(), 2)})")
+      f"(a uniform row over its sentence, averaged the same way: {show(uniform, 2)})")
 for offset, name in [(-1, "previous"), (1, "next")]:
     found = hs.find_offset_heads(co.attentions, cb.valid_lens, offset, threshold=0.5)
     print(f"heads with weight >= 0.5 on the {name} token:",
@@ -236,15 +238,21 @@ cls = maps["share on [CLS]"]
 top = divmod(int(cls.argmax()), 12)
 print(f"most weight on [CLS]: layer {top[0]} head {top[1]}: {show(cls.max(), 2)} of each row on average; "
       f"heads with >= 0.5 on [CLS]: {int((cls >= 0.5).sum())} of 72")
+for key in ["[SEP]", "punctuation"]:
+    share = maps[f"share on {key}"]
+    l, h = divmod(int(share.argmax()), 12)
+    print(f"most weight on {key}: layer {l} head {h}: {show(share.max(), 2)}; "
+          f"heads with >= 0.5 on {key}: {int((share >= 0.5).sum())} of 72")
 
 # %% [markdown]
 # So trained heads really do differ (C44): one head of layer 0 looks almost only one token back,
-# one of layer 1 mostly looks one token ahead, many park most of their weight on `[CLS]` (a known
-# habit of BERT models: a place to put weight when a head has nothing to do), and others spread
-# their weight over the whole sentence.
+# one of layer 1 mostly looks one token ahead, 27 of the 72 park at least half of their weight on `[CLS]` (a known
+# habit of BERT models: a place to put weight when a head has nothing to do; in this model `[SEP]`
+# and punctuation are much weaker sinks, at most 0.14 and 0.30 of a row), and others spread their
+# weight over the whole sentence, with entropies close to a uniform row's.
 #
-# **A caution, twice.** First, attention is not explanation (notebook 04, seed 000 §5): a large
-# weight says that one reading path has a large coefficient, not that the model "uses" that token for
+# **A caution, twice.** First, attention is not explanation (notebook 04, seed 000 §5): a weight is
+# not a **causal explanation (因果解释)**. A large weight says that one reading path has a large coefficient, not that the model "uses" that token for
 # its decision; residuals, the FFN, $W_O$ and later layers all intervene. Second, seed 000 §8: no
 # mechanism guarantees that a head matches a nameable concept. "Previous-token head" describes what we
 # measured on these sentences, not a job the head was given, and most heads have no tidy name at all.
@@ -277,21 +285,90 @@ for h, ax in enumerate(axes.flat):
 plt.show()
 
 # %% [markdown]
-# ## 5. Head-view explorer (placeholder)
+# ## 5. The head view, live: where each token looks
 #
-# **TODO (second step): the interactive head-view explorer goes here.** Choose a sentence, a layer
-# and a head (or see the layer's 12 heads side by side), pick a token, and see where it looks, as
-# lines between two token columns (as bertviz draws them) or as a heatmap. It is being built on the
-# new in-browser explorer framework. What it will show is already computed by
-# `attnlib.head_stats.head_view`, one sentence at a time:
+# The picture above shows one layer on one sentence. The explorer below shows any head of any layer,
+# for a token you pick, in four views computed from `head_view` (the encoder's own weights):
+#
+# - **left, top**, the head view as bertviz draws it: the sentence twice, the picked token on the
+#   left (black square), a blue line from it to every key on the right, as wide as the weight; the
+#   faint grey lines are the other tokens' rows in the same head, so a head's *pattern* shows at once;
+# - **left, middle**: where the picked token looks in each of the layer's 12 heads (a column per head,
+#   the picked head framed in red);
+# - **left, bottom**: the entropy of each head of the layer, averaged over the sentence's tokens
+#   (bars) and for the picked token's row (dots; the red star is the picked head), against the
+#   uniform row's $\log n$ (dashed);
+# - **right**: the 12 heads of the layer as small multiples (rows: query tokens, columns: keys), the
+#   picked token's row outlined, the picked head framed.
+#
+# The readout gives the picked token's three largest weights with their keys, its row's entropy, and
+# three numbers of the whole head on this sentence: its mean entropy, its mean weight on the previous
+# token, on `[CLS]` and on `[SEP]`. Each sentence was run through the model once, when the cell ran;
+# the sliders only replay those weights in the browser, so dragging keeps up with the hand. Put your
+# own sentences in the list (each at most 24 tokens) and run the cell again.
 
 # %%
-print("tokens:", view.tokens)
-print("weights (layers, heads, L, L):", tuple(view.weights.shape))
-i = view.tokens.index("sat")
-row = view.weights[0, 2, i]                                           # layer 0, head 2, query "sat"
-print(f"layer 0 head 2: '{view.tokens[i]}' puts {show(row.max(), 2)} of its weight on "
-      f"'{view.tokens[int(row.argmax())]}'")
+from attnlib.widgets.head_view import head_view_explorer
+
+view_sentences = [
+    "The cat sat on the mat, and the dog slept by the door.",
+    "The animal did not cross the street because it was too tired.",
+    "She said that the old bridge would be closed next week.",
+    "Do you know where the nearest train station is?",
+]
+explorer = head_view_explorer(view_sentences, token=3, layer=0, head=2, encoder=enc)
+explorer
+
+# %% [markdown]
+# It opens on the token "sat" in layer 0, head 2. **What to look for**, with the numbers the
+# explorer shows for "sat" in four heads (the next cell asks the explorer for them, without moving it):
+#
+# - a **previous-token head**: every line slants one row up, the small multiple is one diagonal just
+#   below the main one, and the entropy is about 0 (layer 0, head 2);
+# - a **next-token head**: the lines slant down (layer 1, head 8; less sharp);
+# - a **sink**: almost every token sends most of its weight to `[CLS]` (layer 4, head 5); all lines
+#   converge on the top row;
+# - a **broad head**: thin lines to everywhere, entropy near the dashed $\log n$ (layer 0, head 0).
+
+# %%
+print("the token 'sat' (position 3) of the first sentence, in four heads (weights rounded to 0.01):")
+for name, layer, head in [("previous-token", 0, 2), ("next-token", 1, 8), ("[CLS] sink", 4, 5), ("broad", 0, 0)]:
+    s = explorer.state(sentence=0, token=3, layer=layer, head=head)
+    keys = ", ".join(f"{s[f'key {r}'].split(' (')[0]} {show(s[f'weight {r}'], 2):.2f}" for r in (1, 2, 3))
+    print(f"  {name:<15} layer {layer} head {head:>2}: top keys {keys:<26} row entropy "
+          f"{show(s['entropy of this row (nats)'], 2):.2f} (uniform {show(s['uniform row: log n'], 2):.2f}); "
+          f"head: previous token {show(s['head: mean weight on previous token'], 2):.2f}, "
+          f"[CLS] {show(s['head: mean weight on [CLS]'], 2):.2f}")
+
+# %% [markdown]
+# These names describe what we *measured* on these sentences; the model was never told to build a
+# previous-token head, and seed 000 §8 promises no head any meaning. Most of the 72 heads fit no
+# name at all: drag through the heads of layers 2 and 3 and try to name them. And a line, however
+# wide, is a weight, not an explanation: it says how much of $v_j$ enters the picked token's output
+# in this head, before $W_O$, the residual connection, LayerNorm, the FFN and five more layers.
+#
+# ### Exercises on the head view
+#
+# 1. In layer 0, head 2, drag the token slider from `[CLS]` to `[SEP]`. `[CLS]` has no previous token:
+#    where does it look? The readout says the head's mean weight on `[CLS]` is 0.12 and not 0; which
+#    rows give it, and why is it almost exactly $2/17$?
+# 2. Choose the second sentence and pick the token "it" (position 9). Find the heads whose largest
+#    weight is on "animal". What have you shown about how the model reads the pronoun, and what not?
+#
+# <details><summary>Answer</summary>
+#
+# 1. `[CLS]` looks at itself (weight 1.00): with no token before it, the head's rule has nowhere to
+#    go, and the row still has to sum to 1. Two rows of the 17 put almost all their weight on
+#    `[CLS]`: `[CLS]` itself and "the" (position 1), whose previous token *is* `[CLS]`; the mean over
+#    17 rows is then about $2/17 = 0.118$. `[SEP]` follows the rule: it looks at "." (1.00).
+# 2. Three heads put their largest weight on "animal": layer 3, head 1 (0.69), layer 5, head 11
+#    (0.66), and layer 0, head 6, where it comes first with only 0.22. That shows where those heads
+#    read from, on this one sentence. It does not show that the model *uses* this to resolve "it"
+#    (what it reads is $v_{\text{animal}}$, transformed by $W_O$ and everything after it), nor that
+#    these heads do this on other sentences; for that one would have to change the input or the
+#    weights and measure the effect, which a weight cannot do for us.
+#
+# </details>
 
 # %% [markdown]
 # ## 6. Var(q·k)/d_k in trained heads (C45)
@@ -336,7 +413,7 @@ fig, axes = plt.subplots(1, 3, figsize=(15, 4), constrained_layout=True)
 for ax, table, name in [(axes[0], learned, "learned (MiniLM)"), (axes[1], sines, "sinusoidal")]:
     unit = torch.nn.functional.normalize(table[:128], dim=-1)
     heatmap(unit @ unit.T, ax=ax, title=f"cos(P_i, P_j), {name}, first 128", xlabel="position j",
-            ylabel="position i", vmin=-1, vmax=1, cmap="RdBu_r")
+            ylabel="position i", vmin=-1, vmax=1, cmap="cividis")
 curves(dist, [s_learned, s_sines], ax=axes[2], labels=["learned", "sinusoidal"],
        title="mean similarity k positions apart", xlabel="distance k", ylabel="mean cos")
 plt.show()
@@ -345,9 +422,9 @@ print("learned   mean cos", show(s_learned[[1, 2, 4, 8, 16, 64, 128, 256]], 2))
 print("sinusoids mean cos", show(s_sines[[1, 2, 4, 8, 16, 64, 128, 256]], 2))
 
 # %% [markdown]
-# Both fall off with distance: neighbours are alike, far positions much less (the learned curve is
-# bumpier and drops faster, and the diagonal stripes of its map show that the learned vectors partly
-# repeat every few positions, a wave the training found by itself). Notebook 07 showed more for sinusoids: moving $k$ positions is one fixed
+# Both fall off with distance: neighbours are alike, far positions much less (the learned curve drops
+# faster, and it is bumpy: vectors 16 apart, at 0.43, are more alike than vectors 8 apart, at 0.29;
+# the sinusoids' curve never rises like that in the printed distances). Notebook 07 showed more for sinusoids: moving $k$ positions is one fixed
 # **rotation (旋转)** $R(k)$ of every position vector. Is that true of the learned table? We fit the
 # best rotation that maps $P_i$ to $P_{i+k}$ for all $i$ at once (the orthogonal Procrustes problem,
 # solved by an SVD) and report what it leaves over, relative to the size of the table.

@@ -10,6 +10,7 @@ from attnlib.widgets import base as _base
 from attnlib.widgets.base import Explorer as LegacyExplorer  # noqa: F401
 from attnlib.widgets.base import figure_backend, new_figure  # noqa: F401
 from attnlib.widgets.explorer import Explorer, Frame  # noqa: F401
+from attnlib.widgets.head_view import head_view_explorer
 from attnlib.widgets.query import query_explorer
 from attnlib.widgets.scaling import scaling_explorer
 from attnlib.widgets.heads import heads_explorer
@@ -25,6 +26,7 @@ from attnlib.widgets.online_softmax import online_softmax_explorer  # noqa: F401
 
 #: name -> builder. Porting a builder: add its line here and delete its @register.
 BUILDERS = {
+    "head_view": head_view_explorer,
     "query": query_explorer,
     "scaling": scaling_explorer,
     "heads": heads_explorer,

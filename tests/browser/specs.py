@@ -16,4 +16,5 @@ NOTEBOOKS: dict[str, list[str]] = {
     "07_positional_encoding.ipynb": ["positions"],
     "08_encoder_decoder.ipynb": ["decoding"],
     "09_long_sequences.ipynb": ["online_softmax"],
+    "10_real_heads.ipynb": ["head_view"],
 }
