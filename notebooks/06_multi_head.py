@@ -78,10 +78,10 @@ device = default_device()
 #
 # With the usual choice $d_k = d_v = d/h$, the concatenation is $h \cdot d/h = d$ wide again, so the layer maps width $d$ to width $d$ and can be stacked. In steps:
 #
-# 1. each head projects the input with its own $W_Q^{(r)}, W_K^{(r)}, W_V^{(r)}$;
-# 2. each head computes its own scores, softmax and weighted sum;
-# 3. the heads' outputs for the same token are concatenated along the feature axis;
-# 4. $W_O$ mixes information across heads.
+# 1. **project**: head $r$ makes its own queries, keys and values with $W_Q^{(r)}, W_K^{(r)}, W_V^{(r)}$;
+# 2. **attend**: it scores, normalises and averages on its own, which leaves a $d/h$-wide vector per token;
+# 3. **concatenate**: a token's $h$ vectors are laid end to end into one $d$-wide vector;
+# 4. **mix**: $W_O$ combines features that came from different heads (before it, head 1's features never meet head 2's).
 #
 # Here is the shape of everything for a batch of 2 sequences of 5 tokens, $d = 16$, $h = 4$:
 
@@ -103,7 +103,7 @@ print("parameters:", sum(p.numel() for p in mha.parameters()), "= 4 projections 
 # %% [markdown]
 # ## 2. One big projection, reshaped, is $h$ small projections
 #
-# Nobody runs $h$ separate matrix products in practice. `MultiHeadAttention` stores one $d\times d$ matrix per role, computes $XW_Q$ once, and **reshapes** the result: features $0..3$ go to head 1, $4..7$ to head 2, and so on (`split_heads`, shape `(B, L, D)` → `(B, H, L, Dh)`). Why is that allowed? Because the columns of a matrix product are computed independently: columns $r\,d_h \ldots (r+1)\,d_h - 1$ of $XW_Q$ are exactly $X$ times the matching columns of $W_Q$. Those columns *are* $W_Q^{(r)}$. So the big matrix is just the $h$ small ones laid side by side,
+# Nobody runs $h$ separate matrix products in practice. `MultiHeadAttention` stores one $d\times d$ matrix per role, computes $XW_Q$ once, and **reshapes** the result: features $0..3$ go to head 1, $4..7$ to head 2, and so on (`split_heads`, shape `(B, L, D)` → `(B, H, L, Dh)`). Why is that allowed? Because the columns of a matrix product are computed independently: columns $(r-1)\,d_h \ldots r\,d_h - 1$ of $XW_Q$ (counting columns from 0, heads from 1) are exactly $X$ times the matching columns of $W_Q$. Those columns *are* $W_Q^{(r)}$ (and `nn.Linear`'s bias is cut the same way: head $r$ adds its own slice of it). So the big matrix is just the $h$ small ones laid side by side,
 #
 # $$
 # W_Q = \big[\,W_Q^{(1)} \;\; W_Q^{(2)} \;\; \cdots \;\; W_Q^{(h)}\,\big],
@@ -116,7 +116,7 @@ print("parameters:", sum(p.numel() for p in mha.parameters()), "= 4 projections 
 q_heads = split_heads(mha.w_q(x), h)                          # (B, H, L, Dh) from ONE big projection
 gaps = []
 for r in range(h):
-    w_r, b_r = head_projection(mha.w_q, r, h)                  # head r's (Dh, D) weight: W_Q^(r) transposed (nn.Linear layout)
+    w_r, b_r = head_projection(mha.w_q, r, h)                  # index r = head r + 1: its (Dh, D) weight W_Q^(r+1) transposed, its bias slice
     gaps.append((q_heads[:, r] - F.linear(x, w_r, b_r)).abs().max().item())
 print("max |split_heads(X W_Q)[r] - X W_Q^(r)| over the 4 heads", below(max(gaps), 1e-6))
 
@@ -257,6 +257,7 @@ heads_explorer()
 # C17, C28: the explorer's numbers at other settings (a fresh instance; the displayed one is not moved)
 probe = heads_explorer()
 rows_gap = "max |row 0 - row 4| ('the'), all heads"
+print("columns 3 and 4 without positions; the last: max |row 0 - row 4| of 'the', without / with positions")
 print("h   Dh   mean |A_r - A_s|   max |mean of heads - wide|   'the' rows apart: no positions / + positions")
 for h_ in (1, 2, 4, 8):
     plain, with_pos = probe.state(heads=h_, positions=False), probe.state(heads=h_, positions=True)
@@ -282,7 +283,7 @@ _ = heads_weight_maps_figure(fig)
 #
 # <details><summary>Answer</summary>
 #
-# 1. $d_h = 16, 8, 4, 2$. With one head there is nothing to compare (difference 0); with 2, 4, 8 heads the mean difference is 0.166, 0.183 and 0.197 (the table above): each head's scores come from only $d_h$ features, so the maps share little. The rows of *the* (queries 0 and 4) are identical in every map, and so are the columns of *the* (keys 0 and 4): both tokens have the same embedding and there is no position information, so they have the same query and the same key. With "+ positions" the two tokens' inputs differ and their rows split (the largest gap is 0.18 to 0.48, depending on $h$).
+# 1. $d_h = 16, 8, 4, 2$. With one head there is nothing to compare (difference 0); with 2, 4, 8 heads the mean difference is 0.166, 0.183 and 0.197 (the table above): far from copies at every $h$, and a little further apart the narrower the heads. The rows of *the* (queries 0 and 4) are identical in every map, and so are the columns of *the* (keys 0 and 4): both tokens have the same embedding and there is no position information, so they have the same query and the same key. With "+ positions" the two tokens' inputs differ and their rows split (the largest gap is 0.18 to 0.48, depending on $h$).
 # 2. Each head takes an equal slice $d/h$ of the features and the concatenation must be $d$ wide again; 12 is not divisible by 5. You would need a head width $d_h$ chosen separately (e.g. $d_h = 3$, projections $d \to h\,d_h = 15$) and a $W_O$ of shape $15\times 12$.
 # 3. No. The wide head would use the scores $\frac{1}{\sqrt h}\sum_r s = \sqrt h\, s$: the same ranking, but a sharper softmax, as if the temperature were divided by $\sqrt h$. That is the *only* difference: every head has the same weight row softmax$(s)$, and applying one row to each slice of $V$ and concatenating is the same as applying it to all of $V$ at once. So $h$ heads with identical scores give softmax$(s)\,V$, the wide head softmax$(\sqrt h\, s)\,V$.
 # 4. Both have $4\,(512\cdot 512 + 512) = 1\,050\,624$ parameters. The number of heads changes how the same parameters are *used*: how many softmax rows each query gets and how many features each of them sees.

@@ -70,7 +70,7 @@ device = default_device()
 #
 # Reordering the input reorders the output in the same way and changes nothing else. This property is called **permutation equivariance (排列等变)**. To see why: $\Pi X$ gives queries $\Pi Q$, keys $\Pi K$, values $\Pi V$, so the score matrix becomes $\Pi QK^\top \Pi^\top$ (rows *and* columns permuted); softmax acts row by row, so the weights are $\Pi A\Pi^\top$; and the output is $\Pi A\Pi^\top \Pi V = \Pi AV$, because $\Pi^\top \Pi = I$.
 #
-# > **Correction to the slides.** The lecture slides say that self-attention "is permutation invariant". That is not accurate. *Invariant* (**排列不变**) would mean $\operatorname{SA}(\Pi X) = \operatorname{SA}(X)$: the same output whatever the order. Self-attention keeps one output per position, and those outputs move with their tokens: it is *equivariant*. Only after a **symmetric pooling** over positions (a sum, mean or max, which ignore order) does the result become invariant.
+# > **Correction to the slides.** The lecture slides say that self-attention "is permutation invariant". That is not accurate. *Invariant* (**排列不变**) would mean $\operatorname{SA}(\Pi X) = \operatorname{SA}(X)$: the same output whatever the order. Self-attention keeps one output per position, and those outputs move with their tokens: it is *equivariant*. Only after a **symmetric pooling (对称池化)** over positions (a sum, mean or max, which ignore order) does the result become invariant.
 #
 # Numbers: a multi-head self-attention layer, a sequence of 6 tokens, and a random permutation.
 
@@ -104,7 +104,7 @@ print("max |mean_i SA(ΠX) - mean_i SA(X)| =",
 # X' = X + P .
 # $$
 #
-# Now a token's vector depends on *what* it is and *where* it is. When the tokens are reordered, their embeddings move but the position rows stay put, so every token meets a different position vector and the equivariance is gone. (Below, `P_table` is this $P$; $\Pi$ is still the permutation.)
+# Now a token's vector depends on *what* it is and *where* it is. When the tokens are reordered, their embeddings move but the position rows stay put, so every token that moved meets a different position vector and the equivariance is gone (in the permutation below only token 1 keeps its place). Below, `P_table` is this $P$; $\Pi$ is still the permutation.
 
 # %%
 # C30: X' = X + P, and with positions the permutation no longer just permutes the output
@@ -129,7 +129,7 @@ print("with positions: max |SA(ΠX + P) - Π SA(X + P)| =",
 # P_{pos,\,2i+1} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right).
 # $$
 #
-# Each pair of columns $(2i, 2i+1)$ is a sine and a cosine of the same **frequency (频率)** $\omega_i = 10000^{-2i/d}$. The first pair turns fast (wavelength $2\pi \approx 6.3$ positions), the last slowly: its wavelength is $2\pi\cdot 10000^{(d-2)/d}$, which for our $d = 16$ is $2\pi\cdot 10000^{14/16} \approx 2\pi\cdot 3162 \approx 19\,869$ positions (the last number printed below). Only for large $d$ does it come close to $2\pi\cdot 10000$: at $d = 512$ it is $2\pi\cdot 9647$. That is why the curves in the lecture's plot have a different period in every column. We check `sinusoidal_encoding` against the formula, entry by entry, with Python's `math.sin` and `math.cos`:
+# Each pair of columns $(2i, 2i+1)$ is a sine and a cosine of the same **frequency (频率)** $\omega_i = 10000^{-2i/d}$. The first pair turns fast (wavelength $2\pi \approx 6.3$ positions), the last slowly: its wavelength is $2\pi\cdot 10000^{(d-2)/d}$, which for our $d = 16$ is $2\pi\cdot 10000^{14/16} \approx 2\pi\cdot 3162 \approx 19\,869$ positions (the last number printed below). Only for large $d$ does it come close to $2\pi\cdot 10000$: at $d = 512$ it is $2\pi\cdot 9647$. One frequency per pair of columns is why the curves in the lecture's plot have a different period for every pair. We check `sinusoidal_encoding` against the formula, entry by entry, with Python's `math.sin` and `math.cos`:
 
 # %%
 # C31: every entry of the table against the closed form
@@ -242,7 +242,7 @@ _ = plotting.heatmap(G, ax=ax, cmap="cividis", vmin=float(G.min()), vmax=float(G
 positions_explorer()
 
 # %% [markdown]
-# The key picture: the table, a few of its columns as curves, (each drawn as the continuous sine it samples, with the table's integer positions as dots), and four different starting positions each moved by $k = 5$: every arrow turns clockwise by the same angle.
+# The key picture: the table, four of its sine columns as curves (each drawn as the continuous sine it samples, with the table's integer positions as dots), and four different starting positions each moved by $k = 5$: every arrow turns clockwise by the same angle.
 
 # %%
 # C31, C32: the key picture (also saved as figures/positions_rotation.png)
@@ -277,7 +277,7 @@ except ValueError as err:
 # %% [markdown]
 # > **Common mistake.** "Sinusoidal encodings extrapolate, so the model works on longer sequences." Having a vector for position 51 is not the same as knowing what to do with it (seed §9.12.3). Suppose every training sequence had 50 tokens: the weights were fitted to inputs whose rows carried positions 0 to 49, and to the attention patterns of 50-token inputs. Positions 50 and beyond add vectors the weights never met. Whether the model still works on longer inputs is an empirical question, answered by testing on them. Notebook 08 does exactly that: it decodes its trained reversal model on sources shorter and longer than the ones it was trained on.
 #
-# There is also a purely numerical limit. The angle $pos\cdot\omega_i$ grows with $pos$, and in float32 a large number has few digits left after the decimal point, so $\sin$ of it is computed from a rounded angle. Computing the angles in float32 (as a naive implementation would), compared with float64 (as `sinusoidal_encoding` does before it casts), the error grows with the position:
+# There is also a purely numerical limit. The angle $pos\cdot\omega_i$ grows with $pos$, and in float32 a large number has few digits left after the decimal point, so $\sin$ of it is computed from a rounded angle. If the angles are computed in float32 (as a naive implementation would) instead of float64 (as `sinusoidal_encoding` does before it casts), the error grows with the position:
 
 # %%
 # C33: float32 angles lose accuracy far out (computed on the CPU: this is about float32 arithmetic)
@@ -290,7 +290,7 @@ for p in (1_000, 100_000, 10_000_000):
     print(f"pos {p:>10,}: max |PE computed in float32 - float64| ~ {err:.0e}")
 
 # %% [markdown]
-# At ten million positions the float32 encoding is wrong in the second decimal. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes. The best known, rotary position embedding (RoPE), applies exactly the rotation $R(\cdot)$ of section 4 to the queries and keys instead of adding a table to the input, so that $q_i\cdot k_j$ depends on $i - j$; but that is beyond this chapter.
+# At ten million positions the float32 encoding is wrong in the second decimal. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes. The best known, rotary position embedding (RoPE), applies exactly the rotation $R(\cdot)$ of section 4 to the queries and keys instead of adding a table to the input, so that $q_i\cdot k_j$ depends on the two positions only through $i - j$; but that is beyond this chapter.
 #
 # ## Exercises
 #
@@ -301,7 +301,7 @@ for p in (1_000, 100_000, 10_000_000):
 #
 # <details><summary>Answer</summary>
 #
-# 1. With $i$ fixed the angle is always $\omega_0 k = 5$ rad (mod $2\pi$), whatever $pos$: the red point is the blue one rotated by the same matrix, and the fingerprint (which depends on $k$ only) does not move. Increasing $i$ lowers $\omega_i$, so the same $k$ is a smaller angle: at $i = 7$ the two points almost coincide.
+# 1. With $i$ fixed the angle is always $\omega_0 k = 5$ rad clockwise, whatever $pos$ (on screen the arms are $2\pi - 5 \approx 1.28$ rad apart, the same turn seen counter-clockwise): the red point is the blue one rotated by the same matrix, and the fingerprint (which depends on $k$ only) does not move. Increasing $i$ lowers $\omega_i$, so the same $k$ is a smaller angle: at $i = 7$ the two points almost coincide.
 # 2. Yes: max over positions ignores order just as the mean does. The output at position 0 is *not* invariant: after a permutation position 0 holds another token, and by equivariance its output is that token's output. (With a fixed special token always placed first, it is, because that token's query sees the other tokens only as an unordered set.)
 # 3. Rotations by angles $\omega k_1$ and $\omega k_2$ compose to a rotation by $\omega(k_1 + k_2)$, and the inverse of a rotation is the rotation by the opposite angle. So moving back $k$ positions is also a fixed linear map, $R(-k) = R(k)^\top$.
 # 4. $\omega_{255} = 10000^{-510/512}\approx 1.04\times 10^{-4}$, a wavelength of about $2\pi/\omega \approx 60\,000$ positions. Over one step the slowest pairs change by about $10^{-4}$, tiny next to everything else in the vector; the fast pairs are what distinguish neighbouring positions.
