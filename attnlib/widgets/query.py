@@ -1,8 +1,11 @@
 """The query explorer: move a 2-D query over fixed keys and values and watch scores, weights and output.
 
 Teaches C19 (scores -> softmax weights -> weighted sum of values), C07 (the output lies in the
-convex hull of the values) and C26 (the 2-D example: q = (1, 2) against k1 = (1, 0), k2 = (0, 1)).
-The query's x and y sliders are precomputed together, as a grid (step 0.1: 61 x 61 frames).
+convex hull of the values), C26 (the 2-D example: q = (1, 2) against k1 = (1, 0), k2 = (0, 1)) and
+C03 (a dot-product score is not a cosine: stretch a key and its score grows with its length, so a
+long key can win against a better aligned short one; the readout shows both).
+The query's x and y sliders are precomputed together, as a grid (step 0.1: 61 x 61 frames); the
+key-length slider is a second, small frame set (its 12 steps at the current query).
 """
 
 from __future__ import annotations
@@ -11,15 +14,16 @@ import math
 
 import torch
 
+from attnlib._checks import check_int
 from attnlib.attention import dot_product_attention
 from attnlib.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.plotting import convex_hull
-from attnlib.scoring import dot_score, scaled_dot_score
+from attnlib.scoring import cosine_score, dot_score, scaled_dot_score
 from attnlib.widgets.controls import float_slider, toggle
 from attnlib.widgets.explorer import Explorer
 from attnlib.widgets.scene import Arrows, Bars, Frame, Panel, Points, Polygon, Scene, Segments
 
-__all__ = ["query_explorer", "query_frame", "DEFAULT_KEYS", "DEFAULT_VALUES"]
+__all__ = ["query_explorer", "query_frame", "KEY_LENGTHS", "DEFAULT_KEYS", "DEFAULT_VALUES"]
 
 STEP = 0.1
 #: Widths (pixels) of the lines from the output to each value: as thick as that value's weight.
@@ -39,18 +43,25 @@ def query_frame(k: torch.Tensor, v: torch.Tensor, x: float, y: float, scaled: bo
     scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
     out, weights = dot_product_attention(q, k, v, scale=scale)  # (1, 2), (1, S)
     scores = (scaled_dot_score if scaled else dot_score)(q, k)[0]  # (S,)
+    cosines = cosine_score(q, k)[0]  # (S,); 0 for the zero query
     w, o = weights[0], out[0]
     origin = torch.zeros(1, 2, dtype=torch.float64)
     return Frame(
         arrays={"query": q, "query_arrow": torch.stack([origin, q], 1),  # (1, 2), (1, 2, 2)
+                "keys": k, "key_arrows": torch.stack([torch.zeros_like(k), k], 1),  # (S, 2), (S, 2, 2)
                 "output": o[None], "mix": torch.stack([o.expand_as(v), v], 1),  # (1, 2), (S, 2, 2)
                 "mix_widths": _MIN_WIDTH + _WIDTH_PER_WEIGHT * w, "weights": w},
-        readout={"scores": scores, "weights": w, "output (x, y)": o})
+        readout={"scores": scores, "cosine(q, k)": cosines, "key length |k|": k.norm(dim=-1),
+                 "weights": w, "output (x, y)": o})
+
+
+#: The key-length slider: a factor on the stretched key's starting length.
+KEY_LENGTHS = (0.25, 3.0, 0.25)
 
 
 def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0), scaled: bool = True,
-                   key_labels=None) -> Explorer:
-    """Sliders for a 2-D query over fixed keys and values (C19, C07, C26).
+                   key_labels=None, stretch_key: int = 0, key_length: float = 1.0) -> Explorer:
+    """Sliders for a 2-D query over fixed keys and values, and one for a key's length (C19, C07, C26, C03).
 
     Args:
         keys: ``(S, 2)`` key points (S = 2..6).
@@ -58,9 +69,12 @@ def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0)
         query: the query's starting position ``(x, y)``, each in [-3, 3] (on the 0.1 grid).
         scaled: start with the 1/sqrt(d_k) scale on (d_k = 2).
         key_labels: names for the keys (default ``k1..kS``; values are ``v1..vS``).
+        stretch_key: the key (0-based) whose length the ``key_length`` slider multiplies.
+        key_length: its starting factor, in [0.25, 3] (on the 0.25 grid); 1 = the key as given.
     Returns:
-        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``x``, ``y``, ``scaled`` and a
-        readout of ``scores`` ``(S,)``, ``weights`` ``(S,)`` and ``output (x, y)`` ``(2,)``.
+        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``x``, ``y``, ``key_length``,
+        ``scaled`` and a readout of ``scores``, ``cosine(q, k)``, ``key length |k|``, ``weights``
+        (each ``(S,)``) and ``output (x, y)`` ``(2,)``.
     """
     k = _as_points("keys", keys)  # (S, 2)
     v = _as_points("values", values)  # (S, 2)
@@ -72,18 +86,30 @@ def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0)
     labels = list(key_labels) if key_labels is not None else [f"k{j + 1}" for j in range(S)]
     if len(labels) != S:
         raise ValueError(f"key_labels has {len(labels)} names for S={S} keys")
+    check_int("stretch_key", stretch_key, min=0, max=S - 1)
+    lo, hi, step = KEY_LENGTHS
     controls = {
         "x": float_slider("query x", -3.0, 3.0, float(query[0]), step=STEP, readout_format=".1f", width="260px"),
         "y": float_slider("query y", -3.0, 3.0, float(query[1]), step=STEP, readout_format=".1f", width="260px"),
+        "key_length": float_slider(f"length of {labels[stretch_key]} (×)", lo, hi, float(key_length), step=step,
+                                   readout_format=".2f", width="260px"),
         "scaled": toggle("divide scores by √d_k", scaled),
     }
-    lim = max(3.2, 1.1 * float(torch.cat([k, v]).abs().max()))
-    origin = torch.zeros(S, 2, dtype=torch.float64)
+    stretch = torch.ones(S, 1, dtype=torch.float64)  # (S, 1)
+    longest = k.clone()
+    longest[stretch_key] *= hi
+    lim = max(3.2, 1.1 * float(torch.cat([longest, v]).abs().max()))
+
+    def compute(x, y, key_length, scaled):
+        f = stretch.clone()
+        f[stretch_key] = float(key_length)
+        return query_frame(k * f, v, x, y, scaled)
+
     plane = Panel([
         Polygon(convex_hull(v), color="C2", alpha=0.15),
-        Arrows(torch.stack([origin, k], 1), color="C0", width=1.2),
-        Points(k, color="C0", marker="s", size=5, labels=labels, label="keys"),
         Points(v, color="C2", marker="^", size=6, labels=[f"v{j + 1}" for j in range(S)], label="values"),
+        Arrows("key_arrows", color="C0", width=1.2),
+        Points("keys", color="C0", marker="s", size=5, labels=labels, label="keys"),
         Segments("mix", color="0.35", widths="mix_widths"),
         Arrows("query_arrow", color="C3", width=1.5),
         Points("query", color="C3", size=6, label="query"),
@@ -93,8 +119,8 @@ def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0)
                  xlabel="key", ylabel="weight", xticks=list(range(S)), xticklabels=labels)
     scene = Scene([plane, bars], cols=2, width=720, height=320, col_widths=[1.15, 1.0])
     args = {"keys": [list(map(float, p)) for p in keys], "values": [list(map(float, p)) for p in values],
-            "query": list(map(float, query)), "scaled": bool(scaled)}
+            "query": list(map(float, query)), "scaled": bool(scaled), "stretch_key": stretch_key,
+            "key_length": float(key_length)}
     if key_labels is not None:
         args["key_labels"] = labels
-    return Explorer(controls, lambda x, y, scaled: query_frame(k, v, x, y, scaled), scene, grid=[("x", "y")],
-                    name="query", args=args, columns=labels, digits=3)
+    return Explorer(controls, compute, scene, grid=[("x", "y")], name="query", args=args, columns=labels, digits=3)
