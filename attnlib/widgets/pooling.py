@@ -114,7 +114,7 @@ def kernel_regression_explorer(n_train: int = 40, *, seed: int = 0, query: float
             })
 
     y_lo = float(min(y_train.min(), y_true.min())) - 0.5
-    y_hi = float(max(y_train.max(), y_true.max())) + 0.8
+    y_hi = float(max(y_train.max(), y_true.max())) + 2.2  # room for the legend above the data
     lo, hi = float(y_train.min()), float(y_train.max())
     xl = (-0.1, x_max + 0.1)
     top = Panel([
