@@ -77,7 +77,10 @@ def kernel_regression_explorer(n_train: int = 40, *, seed: int = 0, query: float
         "score": dropdown("score", list(SCORE_LABELS), score, width="300px"),
     }
 
-    per_width: dict = {}  # (σ, score) -> (curve (G,), train MSE, MSE vs true f): the query does not change them
+    step = 0.05
+    queries = [round(i * step, 10) for i in range(int(round(x_max / step)) + 1)]  # the query slider's steps
+    q_all = torch.tensor(queries, dtype=torch.float64)  # (Q,)
+    per_width: dict = {}  # (σ, score) -> what the query does not change, and every slider query at once
 
     def fit(width: float, score: str):
         key = (width, score)
@@ -87,15 +90,20 @@ def kernel_regression_explorer(n_train: int = 40, *, seed: int = 0, query: float
             curve = attention_pooling(grid, x_train, y_train, score, width)[0]  # (G,)
             on_train = attention_pooling(x_train, x_train, y_train, score, width)[0]  # (S,)
             on_inside = attention_pooling(inside, x_train, y_train, score, width)[0]  # (G',)
+            preds, weights = attention_pooling(q_all, x_train, y_train, score, width)  # (Q,), (Q, S)
             per_width[key] = (curve, float(((on_train - y_train) ** 2).mean()),
-                              float(((on_inside - y_inside) ** 2).mean()))
+                              float(((on_inside - y_inside) ** 2).mean()), preds, weights)
         return per_width[key]
 
     def compute(x, width, score):
         x, width = float(x), float(width)
-        pred, w = attention_pooling(torch.tensor([x], dtype=torch.float64), x_train, y_train, score, width)
-        w = w[0]  # (S,)
-        curve, mse_train, mse_true = fit(width, score)
+        curve, mse_train, mse_true, preds, weights = fit(width, score)
+        i = round(x / step)
+        if 0 <= i < len(queries) and abs(queries[i] - x) < 1e-9:  # a slider step: batched once per (σ, score)
+            pred, w = preds[i : i + 1], weights[i]  # (1,), (S,)
+        else:
+            pred, w = attention_pooling(torch.tensor([x], dtype=torch.float64), x_train, y_train, score, width)
+            w = w[0]  # (S,)
         j = int(w.argmax())
         return Frame(
             arrays={"fit": torch.stack([grid, curve], 1),  # (G, 2)
@@ -205,7 +213,8 @@ def additive_attention_explorer(num_keys: int = 5, d_q: int = 2, d_k: int = 3,
     q2g, q1g = torch.meshgrid(axis, axis, indexing="ij")  # (n, n) each
     plane = torch.zeros(1, n * n, d_q, dtype=torch.float64)  # (1, n*n, d_q)
     plane[0, :, 0], plane[0, :, 1] = q1g.reshape(-1), q2g.reshape(-1)
-    _, add_plane, _, dot_plane, _ = both(plane)
+    _, add_plane, add_w_plane, dot_plane, dot_w_plane = both(plane)  # (1, n*n, S) each
+    steps = [round(-_Q_LIM + i * _Q_STEP, 10) for i in range(n)]  # the sliders' values
     surfaces = {"add": add_plane[0, :, key - 1].reshape(n, n).numpy(),
                 "dot": dot_plane[0, :, key - 1].reshape(n, n).numpy()}  # (n, n) each
 
@@ -216,17 +225,25 @@ def additive_attention_explorer(num_keys: int = 5, d_q: int = 2, d_k: int = 3,
                            width="260px"),
     }
 
+    with torch.no_grad():
+        feature_shape = str(tuple(attn.features(plane[:, :1], keys).shape))  # (B, L, S, h) for one query
+
     def compute(q1, q2):
-        q = torch.zeros(1, 1, d_q, dtype=torch.float64)  # (B=1, L=1, d_q)
-        q[0, 0, 0], q[0, 0, 1] = float(q1), float(q2)
-        feats, add_s, add_w, dot_s, dot_w = both(q)
-        a_w, d_w = add_w[0, 0], dot_w[0, 0]  # (S,)
+        i, j = round((float(q1) + _Q_LIM) / _Q_STEP), round((float(q2) + _Q_LIM) / _Q_STEP)
+        if 0 <= i < n and 0 <= j < n and abs(steps[i] - q1) < 1e-9 and abs(steps[j] - q2) < 1e-9:
+            flat = j * n + i  # a slider step: computed at build time, with the whole plane
+            add_s, a_w, dot_s, d_w = (t[0, flat] for t in (add_plane, add_w_plane, dot_plane, dot_w_plane))
+        else:
+            q = torch.zeros(1, 1, d_q, dtype=torch.float64)  # (B=1, L=1, d_q)
+            q[0, 0, 0], q[0, 0, 1] = float(q1), float(q2)
+            _, add_s, add_w, dot_s, dot_w = both(q)
+            add_s, a_w, dot_s, d_w = add_s[0, 0], add_w[0, 0], dot_s[0, 0], dot_w[0, 0]  # (S,) each
         at = [[(float(q1) + _Q_LIM) / _Q_STEP, (float(q2) + _Q_LIM) / _Q_STEP]]  # the query in cell units
         return Frame(
             arrays={"query": at, "w_add": a_w, "w_dot": d_w},
-            readout={"feature shape (B, L, S, h)": str(tuple(feats.shape)),
-                     "additive score e_j": add_s[0, 0], "additive weight": a_w,
-                     "dot score (qW_Q)·(kW_K)/√h": dot_s[0, 0], "dot weight": d_w,
+            readout={"feature shape (B, L, S, h)": feature_shape,
+                     "additive score e_j": add_s, "additive weight": a_w,
+                     "dot score (qW_Q)·(kW_K)/√h": dot_s, "dot weight": d_w,
                      "additive output Σ α_j v_j": float(a_w @ values[0, :, 0]),
                      "dot output Σ α_j v_j": float(d_w @ values[0, :, 0])})
 

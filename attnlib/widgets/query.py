@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from attnlib._checks import check_int
@@ -37,22 +38,32 @@ def _as_points(name, x) -> torch.Tensor:
     return t
 
 
+def _frame(q, k, v, scores, cosines, w, o) -> Frame:
+    """The frame of one query from numpy arrays: q ``(2,)``, k, v ``(S, 2)``, scores, cosines, w ``(S,)``, o ``(2,)``."""
+    origin = np.zeros(2)
+    return Frame(
+        arrays={"query": q[None], "query_arrow": np.stack([origin, q])[None],  # (1, 2), (1, 2, 2)
+                "keys": k, "key_arrows": np.stack([np.zeros_like(k), k], 1),  # (S, 2), (S, 2, 2)
+                "output": o[None], "mix": np.stack([np.broadcast_to(o, v.shape), v], 1),  # (1, 2), (S, 2, 2)
+                "mix_widths": _MIN_WIDTH + _WIDTH_PER_WEIGHT * w, "weights": w},
+        readout={"scores": scores, "cosine(q, k)": cosines, "key length |k|": np.linalg.norm(k, axis=-1),
+                 "weights": w, "output (x, y)": o})
+
+
+def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scaled: bool):
+    """Scores, cosines, weights ``(L, S)`` and outputs ``(L, 2)`` of queries ``q`` ``(L, 2)``, as numpy arrays."""
+    scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
+    out, weights = dot_product_attention(q, k, v, scale=scale)  # (L, 2), (L, S)
+    scores = (scaled_dot_score if scaled else dot_score)(q, k)  # (L, S)
+    cosines = cosine_score(q, k)  # (L, S); 0 for the zero query
+    return scores.numpy(), cosines.numpy(), weights.numpy(), out.numpy()
+
+
 def query_frame(k: torch.Tensor, v: torch.Tensor, x: float, y: float, scaled: bool) -> Frame:
     """What the explorer shows for query ``(x, y)`` over keys ``k`` ``(S, 2)`` and values ``v`` ``(S, 2)``."""
     q = torch.tensor([[x, y]], dtype=torch.float64)  # (L=1, 2)
-    scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
-    out, weights = dot_product_attention(q, k, v, scale=scale)  # (1, 2), (1, S)
-    scores = (scaled_dot_score if scaled else dot_score)(q, k)[0]  # (S,)
-    cosines = cosine_score(q, k)[0]  # (S,); 0 for the zero query
-    w, o = weights[0], out[0]
-    origin = torch.zeros(1, 2, dtype=torch.float64)
-    return Frame(
-        arrays={"query": q, "query_arrow": torch.stack([origin, q], 1),  # (1, 2), (1, 2, 2)
-                "keys": k, "key_arrows": torch.stack([torch.zeros_like(k), k], 1),  # (S, 2), (S, 2, 2)
-                "output": o[None], "mix": torch.stack([o.expand_as(v), v], 1),  # (1, 2), (S, 2, 2)
-                "mix_widths": _MIN_WIDTH + _WIDTH_PER_WEIGHT * w, "weights": w},
-        readout={"scores": scores, "cosine(q, k)": cosines, "key length |k|": k.norm(dim=-1),
-                 "weights": w, "output (x, y)": o})
+    scores, cosines, w, o = _attend(q, k, v, scaled)
+    return _frame(q[0].numpy(), k.numpy(), v.numpy(), scores[0], cosines[0], w[0], o[0])
 
 
 #: The key-length slider: a factor on the stretched key's starting length.
@@ -100,10 +111,24 @@ def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0)
     longest[stretch_key] *= hi
     lim = max(3.2, 1.1 * float(torch.cat([longest, v]).abs().max()))
 
+    axis = [round(-3.0 + i * STEP, 10) for i in range(int(round(6.0 / STEP)) + 1)]  # the sliders' steps
+    plane_q = torch.tensor([[a, b] for a in axis for b in axis], dtype=torch.float64)  # (n*n, 2), x-major
+    batches: dict = {}  # (key length, scaled) -> every grid query at once (one batched call, not n*n)
+
     def compute(x, y, key_length, scaled):
         f = stretch.clone()
         f[stretch_key] = float(key_length)
-        return query_frame(k * f, v, x, y, scaled)
+        kk = k * f  # (S, 2)
+        i, j = round((float(x) + 3.0) / STEP), round((float(y) + 3.0) / STEP)
+        if not (0 <= i < len(axis) and 0 <= j < len(axis) and abs(axis[i] - x) < 1e-9 and abs(axis[j] - y) < 1e-9):
+            return query_frame(kk, v, float(x), float(y), bool(scaled))  # off the grid: one query
+        key = (float(key_length), bool(scaled))
+        if key not in batches:
+            if len(batches) >= 8:
+                batches.pop(next(iter(batches)))
+            batches[key] = _attend(plane_q, kk, v, bool(scaled))
+        scores, cosines, w, o = (a[i * len(axis) + j] for a in batches[key])
+        return _frame(np.array([float(x), float(y)]), kk.numpy(), v.numpy(), scores, cosines, w, o)
 
     plane = Panel([
         Polygon(convex_hull(v), color="C2", alpha=0.15),
