@@ -14,16 +14,16 @@
 # ---
 
 # %% [markdown]
-# # 00 · Attention pooling: from a soft lookup to kernel regression
+# # 00 · Attention pooling (注意力池化): from a soft lookup to kernel regression
 #
 # **What you will learn**
 #
 # - the idea behind attention: a *query* chooses what to look at among *key–value* pairs;
 # - the three steps every attention layer shares: scores → softmax weights → weighted sum of values;
 # - why a distance has to be turned into a score before the softmax, and what goes wrong if it is not;
-# - Nadaraya–Watson kernel regression as the simplest attention pooling, and how the kernel width trades wiggles against smoothness;
+# - Nadaraya–Watson kernel regression as the simplest attention pooling, how the kernel width $\sigma$ trades wiggles against smoothness, and why it cannot extrapolate;
 # - the common score functions (dot product, cosine, negative distance, Gaussian kernel);
-# - additive attention, which scores queries and keys of *different* widths with a small learned network.
+# - additive attention, a small learned network that scores a query against a key, and what it can do that a dot product of projections cannot.
 #
 # **Seed sections taught:** `004_cf2f09ec33ad5dce.txt` §9.1 (the intuition: cues, Query/Key/Value), §9.2 (scores, weights and output), §9.3 (non-parametric attention pooling) and §9.4 (additive attention).
 #
@@ -32,7 +32,9 @@
 # **Time:** about 30 minutes.
 
 # %%
-# %matplotlib widget
+# %matplotlib inline
+import math
+
 import torch
 
 from attnlib import (AdditiveAttention, SCORE_FUNCTIONS, default_device, dot_product_attention, dot_score,
@@ -64,6 +66,8 @@ device = default_device()
 # - **Key (键)** $k_i$: the index of candidate $i$, the part that is compared with the query;
 # - **Value (值)** $v_i$: the content candidate $i$ actually carries, which ends up in the output.
 #
+# In this language the query carries the volitional cue. The nonvolitional cue is a key's own salience: how much it stands out regardless of what is asked, which is all that a layer without a query (fixed pooling, a fully connected layer) can respond to.
+#
 # A Python `dict` performs a *hard* lookup: the query must equal one key exactly, and you get that one value back. Attention performs a *soft* lookup: every key matches the query to some degree, and the answer is a blend of all the values, weighted by how well their keys matched.
 
 # %% [markdown]
@@ -77,6 +81,8 @@ device = default_device()
 # $$ \alpha_i = \frac{\exp(s_i)}{\sum_{j=1}^{m}\exp(s_j)}, \qquad \alpha_i > 0, \qquad \sum_{i=1}^{m}\alpha_i = 1 . $$
 # 3. The **output** is the weighted sum of the values:
 # $$ o = \sum_{i=1}^{m} \alpha_i v_i . $$
+#
+# Computing an output this way, as a weighted average of values chosen by a query, is called **attention pooling (注意力池化)**.
 #
 # In short: query and keys → scores → softmax → weights; weights × values → sum → output. Here is one query, four keys and four two-dimensional values, with the dot product $a(q, k) = q\cdot k$ as the score:
 
@@ -95,7 +101,8 @@ print("output :", rounded(output[0], 4))
 
 # the same three steps in one library call (scale=1.0: no 1/sqrt(d) yet; notebook 02 explains it)
 out_lib, w_lib = dot_product_attention(q, keys, values, scale=1.0)
-print("same as dot_product_attention:", bool(torch.allclose(out_lib, output)) and bool(torch.allclose(w_lib, weights)))
+diff = max((out_lib - output).abs().max().item(), (w_lib - weights).abs().max().item())
+print(f"dot_product_attention: max |diff| {'<' if diff < 1e-6 else '>='} 1e-6 (float32 rounding is ~1e-7)")
 
 # %% [markdown]
 # > **Common mistake:** expecting the scores themselves to lie between 0 and 1. A score $s_i$ can be *any* real number, negative or huge. Only after the softmax do the weights $\alpha_i$ lie strictly between 0 and 1 and add up to 1.
@@ -105,9 +112,18 @@ print("same as dot_product_attention:", bool(torch.allclose(out_lib, output)) an
 scores = torch.tensor([-3.0, 0.0, 2.5, 4.0, -20.0]).to(device)
 weights = masked_softmax(scores)
 print("scores :", rounded(scores, 1))
-print("weights:", rounded(weights, 4))
-print("all weights in (0, 1):", bool(((weights > 0) & (weights < 1)).all()))
+print("weights:", ", ".join(f"{w:.3g}" for w in weights.tolist()))
+print(f"smallest weight {weights.min().item():.3g} (> 0), largest {weights.max().item():.3g} (< 1)")
 print("sum of weights:", round(weights.sum().item(), 6))
+
+# %% [markdown]
+# The weight of the score −20 is tiny but not zero: $e^{-20}/\sum_j e^{s_j} \approx 3\times10^{-11}$. "Strictly between 0 and 1" is a statement about real numbers, though. A float32 number cannot be smaller than about $1.4\times10^{-45} \approx e^{-103}$, so a score more than about 103 below the row's maximum gives a weight of exactly 0:
+
+# %%
+# C21: in float32, exp underflows: a score 110 below the maximum gets weight exactly 0.0
+far = masked_softmax(torch.tensor([0.0, -110.0]).to(device))
+print("scores [0, -110] -> float32 weights", far.tolist())
+print(f"exp(-110) = {math.exp(-110):.2g}, below float32's smallest positive number {2.0 ** -149:.2g}")
 
 # %% [markdown]
 # Softmax reads a **larger** score as **more relevant**. Dot products, cosine similarities and learned networks already produce scores of that kind. A *distance* $d(q, k_i)$ runs the other way, since a nearer key is more relevant. It has to be flipped into a score that grows as the distance shrinks, for example $s_i = -d(q, k_i)$, or the Gaussian kernel's $-\tfrac12 d(q, k_i)^2$.
@@ -143,7 +159,7 @@ for name, s in [("+distance (wrong)", dist),
 # \qquad
 # \alpha(x, x_i) = \frac{\exp\!\left[-\tfrac12 (x - x_i)^2\right]}{\sum_{j=1}^{n}\exp\!\left[-\tfrac12 (x - x_j)^2\right]} . $$
 #
-# The nearer a training point is to the query, the larger its weight. The lecture uses a kernel of width 1. We add a **kernel width** (bandwidth) $h$ and write $-(x - x_i)^2 / (2h^2)$, which is the same formula when $h = 1$.
+# The nearer a training point is to the query, the larger its weight. The lecture uses a kernel of width 1. We add a **kernel width** (bandwidth) $\sigma$ and write $-(x - x_i)^2 / (2\sigma^2)$, which is the same formula when $\sigma = 1$. (We call it $\sigma$, the standard deviation of the Gaussian bump, because $h$ will be the hidden width of additive attention in §5.)
 #
 # Our data: 40 noisy samples of $f(x) = 2\sin x + x^{0.8}$ at random points in $[0, 5)$.
 
@@ -154,7 +170,7 @@ print("x range: [", round(x_train.min().item(), 3), ",", round(x_train.max().ite
 print("first three (x_i, y_i):", list(zip(rounded(x_train[:3], 3), rounded(y_train[:3], 3))))
 
 # %%
-# C22: Nadaraya-Watson at one query (h = 1, the seed's form): nearer keys get more weight
+# C22: Nadaraya-Watson at one query (sigma = 1, the seed's form): nearer keys get more weight
 x_query = torch.tensor([2.0]).to(device)
 prediction, weights = nadaraya_watson(x_query, x_train, y_train, bandwidth=1.0)   # (1,), (1, 40)
 dist = (x_query - x_train).abs()
@@ -168,35 +184,54 @@ print(f"prediction f(2.0) = {prediction.item():.4f};  true 2 sin 2 + 2^0.8 = {to
 # %% [markdown]
 # ### The kernel width controls smoothing
 #
-# A narrow kernel (small $h$) lets only the closest points vote. The fit follows every point, including its noise. A wide kernel lets many points vote. The fit is smooth but flattens real structure. The table measures both effects: the error on the training points themselves, and the error against the noiseless function over the data's range.
+# A narrow kernel (small $\sigma$) lets only the closest points vote. The fit follows every point, including its noise. A wide kernel lets many points vote. The fit is smooth but flattens real structure. The table measures both effects: the error on the training points themselves, and the error against the noiseless function over the data's range.
 
 # %%
 # C22: the smoothing trade-off of the kernel width
 grid = torch.linspace(x_train.min().item(), x_train.max().item(), 200).to(device)
 y_grid = toy_function(grid)
-print("    h    train MSE   MSE vs true f")
-for h in [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]:
-    fit_train, _ = nadaraya_watson(x_train, x_train, y_train, bandwidth=h)
-    fit_grid, _ = nadaraya_watson(grid, x_train, y_train, bandwidth=h)
+print("    σ    train MSE   MSE vs true f")
+for sigma in [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]:
+    fit_train, _ = nadaraya_watson(x_train, x_train, y_train, bandwidth=sigma)
+    fit_grid, _ = nadaraya_watson(grid, x_train, y_train, bandwidth=sigma)
     mse_train = ((fit_train - y_train) ** 2).mean().item()
     mse_true = ((fit_grid - y_grid) ** 2).mean().item()
-    print(f"{h:5.2f}   {mse_train:9.4f}   {mse_true:13.4f}")
+    print(f"{sigma:5.2f}   {mse_train:9.4f}   {mse_true:13.4f}")
 
 # %% [markdown]
-# The training error only grows with $h$. The error against the true function is large at both ends and smallest near $h \approx 0.2$. Below, three fits on the left. On the right are the weights $\alpha(x, x_i)$ for $h = 0.2$, one row per query on a grid and one column per training point sorted by $x_i$. Each query looks at a narrow band of nearby keys, which makes a bright diagonal.
+# The training error only grows with $\sigma$. The error against the true function is large at both ends and smallest near $\sigma \approx 0.2$. Below, three fits on the left. On the right are the weights $\alpha(x, x_i)$ for $\sigma = 0.2$: the query $x$ runs down, each training point's column sits at its $x_i$ across. Each query looks at a narrow band of nearby keys, so the bright cells lie along the diagonal $x = x_i$. The colour scale stops at the largest weight of a query *inside* the data's range; the corners, where a single end point takes most of the weight, are drawn in the top colour.
 
 # %%
 # C22: the picture (fits for three widths; weights of one of them)
 grid_full = torch.linspace(0.0, 5.0, 101).to(device)
-fits = {f"h = {h:g}": nadaraya_watson(grid_full, x_train, y_train, bandwidth=h)[0] for h in (0.05, 0.2, 1.0)}
+fits = {f"σ = {s:g}": nadaraya_watson(grid_full, x_train, y_train, bandwidth=s)[0] for s in (0.05, 0.2, 1.0)}
 _, w_grid = nadaraya_watson(grid_full, x_train, y_train, bandwidth=0.2)   # (101, 40)
 _ = kernel_regression_panels(x_train, y_train, grid_full, fits, w_grid, y_true=toy_function(grid_full),
-                             weights_title="weights α(x, x_i), h = 0.2")
+                             weights_title="weights α(x, x_i), σ = 0.2")
+
+# %% [markdown]
+# ### What happens at the edges of the data
+#
+# Left of the first training point ($x_1 \approx 0.55$) all three fits stay far from the true curve, which falls to $f(0) = 0$. This is not bad luck. A Nadaraya–Watson prediction is a weighted *average* of the $y_i$, with positive weights summing to 1, so it always lies between the smallest and the largest $y_i$ (the same "inside the hull" property as the output of any attention layer). It cannot follow a trend past the data: outside it the nearest points take over. With a narrow kernel the fit is flat at the end point's $y$; with a wide one it changes slowly; neither follows the true curve down to 0. The "MSE vs true f" column above was measured only between the first and the last training point, so it does not see this:
+
+# %%
+# C22: outside the data a Nadaraya-Watson fit stays flat and inside [min y_i, max y_i]
+print(f"y_i range: [{y_train.min().item():.3f}, {y_train.max().item():.3f}];  first x_i = {x_train.min().item():.3f}")
+edge = torch.tensor([0.0, 0.25, 0.5]).to(device)
+print("  x      true f   " + "   ".join(f"fit σ={s:<4g}" for s in (0.05, 0.2, 1.0)))
+fits_edge = [nadaraya_watson(edge, x_train, y_train, bandwidth=s)[0] for s in (0.05, 0.2, 1.0)]
+for i, x in enumerate(edge.tolist()):
+    print(f"{x:4.2f}   {toy_function(edge[i]).item():7.3f}   " + "   ".join(f"{f[i].item():10.3f}" for f in fits_edge))
+inside = (grid_full >= x_train.min()) & (grid_full <= x_train.max())
+y_full = toy_function(grid_full)
+for s in (0.05, 0.2, 1.0):
+    err = (nadaraya_watson(grid_full, x_train, y_train, bandwidth=s)[0] - y_full) ** 2
+    print(f"σ = {s:<4g}  MSE vs true f on [0, 5]: {err.mean().item():.3f}   on the data's range only: {err[inside].mean().item():.3f}")
 
 # %% [markdown]
 # ### Try it
 #
-# Move the query and the kernel width. The top panel shows the data (each point's size grows with its weight for the current query), the true function (dashed) and the fitted curve. The bottom panel shows every key's weight at its position $x_i$, divided by the largest weight so that both narrow and wide kernels fill the panel. The readout below the figure gives the largest weight itself, the key it belongs to, the prediction and the sum of the weights (always 1). The **score** menu swaps the Gaussian kernel for the other score functions of the next section, including the wrong "+distance".
+# Move the query and the kernel width $\sigma$. The top panel shows the data, the true function (dashed), the smallest and largest $y_i$ (grey dashed lines, which the fit never crosses), the fitted curve and the prediction at the query (the star). The bottom panel shows every key's weight at its position $x_i$, divided by the largest weight so that both narrow and wide kernels fill the panel. The readout gives the largest weight itself and its key, the **effective number of neighbours** $1/\sum_i \alpha_i^2$ (1 when one key takes all the weight, 40 when all share it equally), and, for the current $\sigma$, the two errors of the table above. The **score** menu swaps the Gaussian kernel for the other score functions of the next section, including the wrong "+distance".
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -213,7 +248,7 @@ kernel_explorer
 # | dot product (点积) | $q^\top k$ | grows with the lengths of $q$ and $k$ |
 # | cosine similarity (余弦相似度) | $\dfrac{q^\top k}{\lVert q\rVert\,\lVert k\rVert}$ | direction only, in $[-1, 1]$ |
 # | negative Euclidean distance (负欧氏距离) | $-\lVert q - k\rVert$ | nearer is larger |
-# | Gaussian kernel (高斯核) | $-\lVert q - k\rVert^2 / (2h^2)$ | its softmax is the normalised Gaussian kernel |
+# | Gaussian kernel (高斯核) | $-\lVert q - k\rVert^2 / (2\sigma^2)$ | its softmax is the normalised Gaussian kernel |
 #
 # They can rank the same keys differently. With a long key $k_1$ along the query's direction and a short key $k_2$ close to the query:
 
@@ -231,10 +266,12 @@ for name in ["dot", "cosine", "neg_euclidean", "gaussian"]:
 # %% [markdown]
 # The dot product prefers the long key $k_1$. The three others prefer $k_2$, which points almost the same way as $q$ and lies closest to it.
 #
-# On our one-dimensional data each score treats $x$ as a vector of length one. The dot product then simply favours the largest $x_i$. The cosine of two positive numbers is always 1, so every point gets the same weight and the "fit" is a flat line at the mean of $y$. The menu of the explorer above shows both. Here are the numbers at the query $x = 1$ with $h = 0.5$:
+# On our one-dimensional data each score treats $x$ as a vector of length one. The dot product then simply favours the largest $x_i$. The cosine of two positive numbers is always 1, so every point gets the same weight and the "fit" is a flat line at the mean of $y$. The menu of the explorer above shows both.
+#
+# In the explorer and in the next cell the width $\sigma$ is used by *every* score, not only the Gaussian: the other scores are divided by $\sigma$ before the softmax. Dividing scores by a number is a **temperature**: a small $\sigma$ sharpens the weights, a large one flattens them. So at $\sigma = 0.5$ the "dot" row is $\operatorname{softmax}_i(2\,x\,x_i)$ and "+distance" is $\operatorname{softmax}_i(2\,|x - x_i|)$. Here are the numbers at the query $x = 1$ with $\sigma = 0.5$:
 
 # %%
-# C23 (and C20): each score on the 1-D data at x = 1, h = 0.5
+# C23 (and C20): each score on the 1-D data at x = 1, sigma = 0.5 (non-Gaussian scores divided by sigma)
 x1 = torch.tensor([1.0]).to(device)
 print("score               f(1)     largest weight   at x_i")
 for name in ["gaussian", "neg_euclidean", "dot", "cosine", "distance (wrong)"]:
@@ -242,13 +279,15 @@ for name in ["gaussian", "neg_euclidean", "dot", "cosine", "distance (wrong)"]:
     j = int(w[0].argmax())
     print(f"{name:17s}  {pred.item():7.4f}   {w[0, j].item():14.4f}   {x_train[j].item():6.3f}")
 print(f"true f(1) = {toy_function(x1).item():.4f};  mean of y = {y_train.mean().item():.4f}")
+w_dot = masked_softmax(2.0 * x1 * x_train)      # the "dot" row written out: x * x_i / 0.5
+print(f"dot by hand, softmax(2 x x_i): largest weight {w_dot.max().item():.4f} at x_i = {x_train[int(w_dot.argmax())].item():.3f}")
 
 # %% [markdown]
 # "Non-parametric" describes the **scoring rule** only: it has nothing to learn. It does not mean that a model using such pooling has no parameters anywhere else.
 #
 # ## 5. Additive attention (§9.4)
 #
-# What if the queries and keys have **different widths**, say $d_q = 4$ and $d_k = 6$? Then $q^\top k$ is not even defined:
+# What if the queries and keys have **different widths**, say $d_q = 4$ and $d_k = 6$? Then the raw dot product $q^\top k$ is not defined:
 
 # %%
 # C24: the dot product needs equal widths
@@ -261,7 +300,21 @@ except ValueError as err:
     print(f"ValueError: {err}")
 
 # %% [markdown]
-# **Additive attention (可加性注意力)** solves this with a small learned network. It is also the choice when one wants a learned, non-linear notion of relevance. It was the standard score in the classic RNN sequence-to-sequence models; the original Transformer uses the scaled dot product instead (notebook 02).
+# Different widths alone are no reason to give up the dot product, though. Project both sides to a shared width first, $\tilde q = q W_Q$ with $W_Q \in \mathbb{R}^{d_q\times h}$ and $\tilde k = k W_K$ with $W_K \in \mathbb{R}^{d_k\times h}$, and take $\tilde q \cdot \tilde k$. This is exactly what every Transformer does (notebook 01). On the same shapes:
+
+# %%
+# C24: a dot product of projections handles d_q = 4 != d_k = 6 just as well
+g = torch.Generator().manual_seed(1)                     # private: the global generator is not moved
+W_Q = torch.randn(4, 8, generator=g).to(device)          # (d_q, h)
+W_K = torch.randn(6, 8, generator=g).to(device)          # (d_k, h)
+s_proj = dot_score(queries @ W_Q, keys @ W_K)            # (B, L, S) = (2, 3, 5)
+print("projected dot-product scores:", tuple(s_proj.shape))
+# ... but for a fixed key it is a *linear* function of the query: doubling q doubles every score
+lin_err = (dot_score(2 * queries @ W_Q, keys @ W_K) - 2 * s_proj).abs().max().item()
+print(f"max |s(2q) - 2 s(q)| {'<' if lin_err < 1e-4 else '>='} 1e-4  (zero up to float32 rounding)")
+
+# %% [markdown]
+# So what does additive attention add? The projected dot product $\tilde q \cdot \tilde k = q\,(W_Q W_K^\top)\,k^\top$ is **linear in $q$** for a fixed key (and linear in $k$ for a fixed query): its score over the space of queries is a flat plane. **Additive attention (可加性注意力)** replaces it with a small learned network with a $\tanh$ inside, so the score can be a curved, learned function of query and key together. That, not the widths, is the reason to use it. It was common in the RNN encoder–decoder models (Bahdanau et al., 2015), next to the multiplicative scores of Luong et al. (2015); the original Transformer uses the scaled dot product instead (notebook 02), which is faster and needs no extra parameters.
 #
 # With $W_q \in \mathbb{R}^{h\times d_q}$, $W_k \in \mathbb{R}^{h\times d_k}$ and $w_v \in \mathbb{R}^{h}$, the score of query $i$ against key $j$ is
 #
@@ -275,7 +328,7 @@ except ValueError as err:
 #
 # (The seed writes the last vector as $\boldsymbol v$. We call it $w_v$ so it is not confused with the values.)
 #
-# In code the sum is done for every pair at once by **broadcasting**: the projected queries $(B, L, h)$ get a key axis, $(B, L, 1, h)$; the projected keys $(B, S, h)$ get a query axis, $(B, 1, S, h)$; their sum is a feature tensor of shape $(B, L, S, h)$. Then $\tanh$, then $w_v$ reduces the last axis to the scores $(B, L, S)$.
+# In code the sum is done for every pair at once by **broadcasting (广播)**: the projected queries $(B, L, h)$ get a key axis, $(B, L, 1, h)$; the projected keys $(B, S, h)$ get a query axis, $(B, 1, S, h)$; their sum is a feature tensor of shape $(B, L, S, h)$. Then $\tanh$, then $w_v$ reduces the last axis to the scores $(B, L, S)$.
 
 # %%
 # C24: additive attention with d_q = 4, d_k = 6, h = 8; the broadcast feature tensor is (B, L, S, h)
@@ -289,7 +342,8 @@ print("weights ", tuple(weights.shape), " output", tuple(out.shape))
 # one score written out by hand: e_ij = w_v . tanh(W_q q_i + W_k k_j), for batch 0, query 1, key 2
 with torch.no_grad():
     e_12 = additive.w_v.weight[0] @ torch.tanh(additive.w_q.weight @ queries[0, 1] + additive.w_k.weight @ keys[0, 2])
-    print("e_12 by hand equals the module's score:", bool(torch.allclose(e_12, additive.scores(queries, keys)[0, 1, 2])))
+    gap = (e_12 - additive.scores(queries, keys)[0, 1, 2]).abs().item()
+    print(f"e_12 by hand = {e_12.item():.3f};  |by hand - module| {'<' if gap < 1e-6 else '>='} 1e-6")
     print("weights of batch 0 (rows: queries, columns: keys):")
     for row in weights[0]:
         print("  ", rounded(row, 3))
@@ -307,12 +361,25 @@ print("batch 0, query 0:", rounded(w_pad[0, 0], 3))
 print("batch 1, query 0:", rounded(w_pad[1, 0], 3))
 
 # %% [markdown]
-# The explorer below scores a two-dimensional query against five keys of width three ($d_q = 2 \neq d_k = 3$, $h = 6$). On the left is the slice of the feature tensor for this one query: $\tanh(W_q q + W_k k_j)$, one row per key and one column per hidden unit. On the right are the resulting weights.
+# ### Try it: a curved score against a flat one
+#
+# The explorer below scores a two-dimensional query against five keys of width three ($d_q = 2 \neq d_k = 3$) in two ways, both with hidden width $h = 6$: a (random, untrained) additive attention, and a dot product of random projections, $(qW_Q)\cdot(kW_K)/\sqrt{h}$. The two heatmaps show the score of key $k_1$ for **every** query in the plane $q_1, q_2 \in [-3, 3]$, with contour lines; the red dot is the current query. The projected dot product is a plane: straight, parallel, evenly spaced contours. The additive score bends and flattens where its $\tanh$ units saturate. The bars on the right are the weights of all five keys for the current query, under both scores (the values are $v_j = j - 1$; the readout gives both outputs).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 additive_explorer = additive_attention_explorer()
 additive_explorer
+
+# %% [markdown]
+# Curvature changes what the weights can do. Under a dot product the difference of two keys' scores, $\tilde q\cdot(\tilde k_a - \tilde k_b)$, is linear in $q$: along any straight line of queries it changes sign at most once, so once a key has lost to another it can never win back. Additive scores have no such limit. Walking the query along the line $q_2 = 0$ (the explorer's pure function at each point; the explorer above does not move):
+
+# %%
+# C24: along q2 = 0, which key wins under each score? (additive: k2 -> k5 -> k2; dot: one change)
+line = [round(-3.0 + 0.1 * i, 1) for i in range(61)]
+for name in ("additive weight", "dot weight"):
+    winners = [max(range(5), key=lambda j: additive_explorer.state(q1=q1, q2=0.0)[name][j]) for q1 in line]
+    changes = [f"k{a + 1} -> k{b + 1} at q1 = {line[i + 1]:.1f}" for i, (a, b) in enumerate(zip(winners, winners[1:])) if a != b]
+    print(f"{name:15s} starts with k{winners[0] + 1};", "; ".join(changes))
 
 # %% [markdown]
 # ## Exercises
@@ -324,11 +391,11 @@ additive_explorer
 # The key farthest from the query wins: for queries on the left the rightmost training point dominates, and for queries on the right the leftmost one does. The fitted curve has nothing to do with the data near the query. Negating the distance ("−distance") fixes it.
 # </details>
 #
-# 2. **(explorer)** With the Gaussian score, move the width $h$ from its smallest to its largest value. Describe the fitted curve at both ends, and say which end matches the "train MSE" column of the table and which the "MSE vs true f" column.
+# 2. **(explorer)** With the Gaussian score, move the width $\sigma$ from its smallest value (0.05) to its largest (5). Describe the fitted curve at both ends. Watch the readout's "train MSE" and "MSE vs true f": which one only grows, and at which $\sigma$ is the other one smallest? What does the effective number of neighbours do?
 #
 # <details><summary>Answer</summary>
 #
-# At $h \approx 0.05$ the curve chases individual points, noise included. Its training error is small but it wiggles away from the true function between points. At $h = 5$ almost every point gets the same weight and the curve flattens towards the mean of $y$ (large error everywhere). The training error keeps rising with $h$; the error against the true function is smallest in between (near $h \approx 0.2$ here).
+# At $\sigma = 0.05$ the curve chases individual points, noise included (about 3.6 effective neighbours at $x = 2.5$). Its training error is the smallest of the range (0.069), but it wiggles away from the true function between points (MSE vs true f 0.066). At $\sigma = 5$ the effective number of neighbours is almost 40: every point gets nearly the same weight, and the curve flattens towards the mean of $y$ (train MSE 0.593, MSE vs true f 0.627). The training error only grows with $\sigma$; the error against the true function is smallest in between, 0.031 at $\sigma \approx 0.2$.
 # </details>
 #
 # 3. Why is the "cosine" fit a flat line on this data, and what would change if some $x_i$ were negative?
@@ -338,7 +405,14 @@ additive_explorer
 # For scalars, $\cos(x, x_i) = \operatorname{sign}(x)\operatorname{sign}(x_i)$. All our inputs are positive, so every score is the same, every weight is $1/40$, and $f(x)$ is the mean of $y$. With negative $x_i$, a positive query would give the positive keys higher scores than the negative ones: the fit becomes a two-level step, still blind to distance.
 # </details>
 #
-# 4. Additive attention with batch 2, 3 queries of width 4, 5 keys of width 6 and hidden width 8: what are the shapes of $W_q$, $W_k$, $w_v$ and of the feature tensor? How many scores are computed?
+# 4. **(explorer)** In the additive explorer, move the query along a straight line (keep $q_2$ fixed and drag $q_1$). Watch the contour lines the red dot crosses in each heatmap. Why are the dot product's steps between contour lines the same length everywhere, and what happens to the additive score far from the origin?
+#
+# <details><summary>Answer</summary>
+#
+# The projected dot product is linear in $q$, so equal steps of $q$ change it by equal amounts: its contours are parallel, evenly spaced lines and its score grows without bound along most directions. The additive score is $w_v^\top\tanh(\cdot)$: far from the origin its $\tanh$ units saturate at $\pm 1$, so the score levels off (wide gaps between contours) and its contours bend. Its range is bounded by $\sum_r |w_{v,r}|$.
+# </details>
+#
+# 5. Additive attention with batch 2, 3 queries of width 4, 5 keys of width 6 and hidden width 8: what are the shapes of $W_q$, $W_k$, $w_v$ and of the feature tensor? How many scores are computed?
 #
 # <details><summary>Answer</summary>
 #

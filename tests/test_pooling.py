@@ -160,5 +160,5 @@ def test_kernel_regression_figure_is_registered():
 
     assert FIGURES["kernel_regression"] is kernel_regression_figure
     fig = kernel_regression_figure()
-    heat = fig.axes[1].images[0].get_array()
+    heat = np.asarray(fig.axes[1].collections[0].get_array()).reshape(101, 40)  # the weights mesh (G, S)
     np.testing.assert_allclose(heat.sum(axis=1), 1.0)  # each query's weights sum to 1

@@ -54,7 +54,7 @@ def test_state_follows_the_controls(explorer):
     st = explorer.set(x=-1.5, y=0.5, scaled=False)
     s_ref, w_ref, o_ref = _reference(-1.5, 0.5, DEFAULT_KEYS, DEFAULT_VALUES, False)
     np.testing.assert_allclose(st["weights"], w_ref.numpy(), rtol=1e-12)
-    assert explorer.values() == {"x": -1.5, "y": 0.5, "scaled": False}
+    assert explorer.values() == {"x": -1.5, "y": 0.5, "key_length": 1.0, "scaled": False}
     explorer.controls["x"].value = 2.0  # as the browser does
     np.testing.assert_allclose(explorer.state()["output (x, y)"],
                                _reference(2.0, 0.5, DEFAULT_KEYS, DEFAULT_VALUES, False)[2].numpy(), rtol=1e-12)
@@ -87,10 +87,32 @@ def test_c26_two_key_example():
 
 
 def test_the_xy_grid_is_one_frame_set_and_small(explorer):
-    assert explorer.groups == [("x", "y")]
+    assert explorer.groups == [("x", "y"), ("key_length",)]
     header, buffers = explorer.frame_set(0)
     assert header["shape"] == [61, 61] and header["n"] == 61 * 61
-    assert sum(map(len, buffers)) < 1_000_000
+    assert sum(map(len, buffers)) < 1_500_000
+    header, _ = explorer.frame_set(1)
+    assert header["shape"] == [12]  # 0.25, 0.5, ..., 3.0
+
+
+@pytest.mark.claim("C03")
+def test_c03_a_stretched_key_scores_in_proportion_and_keeps_its_cosine(explorer):
+    """Against torch's attention with k1 multiplied by c by hand: the score scales by c, the cosine does not move."""
+    for c in (0.5, 2.0, 3.0):
+        keys = [[c * a for a in DEFAULT_KEYS[0]], *DEFAULT_KEYS[1:]]
+        st = explorer.state(x=1.0, y=2.0, key_length=c, scaled=False)
+        s_ref, w_ref, o_ref = _reference(1.0, 2.0, keys, DEFAULT_VALUES, False)
+        np.testing.assert_allclose(st["scores"], s_ref.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(st["weights"], w_ref.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(st["output (x, y)"], o_ref.numpy(), rtol=1e-12)
+        q, k = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor(keys, dtype=torch.float64)
+        np.testing.assert_allclose(st["cosine(q, k)"], (k @ q / (k.norm(dim=1) * q.norm())).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(st["key length |k|"][0], c * 1.0, rtol=1e-12)
+        fr = explorer.compute(x=1.0, y=2.0, key_length=c, scaled=False)
+        np.testing.assert_allclose(fr.arrays["keys"], k.numpy(), rtol=1e-12)  # the picture moves the key too
+    # q = (1, 2): k2 = (0, 1) is better aligned (cos 0.89 vs 0.45), yet k1 stretched 3x wins (score 3 > 2)
+    long = explorer.state(x=1.0, y=2.0, key_length=3.0, scaled=False)
+    assert long["cosine(q, k)"][1] > long["cosine(q, k)"][0] and long["weights"][0] > long["weights"][1]
 
 
 def test_rejects_bad_keys():

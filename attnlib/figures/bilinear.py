@@ -32,5 +32,5 @@ def bilinear_asymmetry_figure(n_tokens: int = 5, d_model: int = 4, d_k: int = 3,
     e = dot_score(x @ w_q, x @ w_k)  # (n, n)
     fig = Figure(figsize=(10.5, 3.4), layout="constrained")
     plotting.score_asymmetry_panels(score_asymmetry(e), fig.subplots(1, 3))
-    fig.suptitle("A learned bilinear score $x_i W_Q W_K^T x_j^T$ is not symmetric (C04)")
+    fig.suptitle("A learned bilinear score $x_i W_Q W_K^T x_j^T$ is not symmetric")
     return fig

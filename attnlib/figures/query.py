@@ -40,5 +40,5 @@ def query_output_hull_figure():
         plotting.qkv_points(q, k, v, out, ax=ax, weights=w[0], lim=3.2,
                             title=f"q = ({x:g}, {y:g}): weights ({weights})")
         ax.title.set_fontsize(9)
-    fig.suptitle("The output (★) is a weighted mean of the values: it stays inside their hull (C07)")
+    fig.suptitle("The output (★) is a weighted mean of the values: it stays inside their hull")
     return fig

@@ -27,22 +27,37 @@ def _new_axes(n: int, figsize):
     return axes
 
 
+def _edges(c: np.ndarray) -> np.ndarray:
+    """Cell edges around sorted centres ``c`` (midpoints; the end cells as wide as their neighbour)."""
+    if len(c) == 1:
+        return np.array([c[0] - 0.5, c[0] + 0.5])
+    mid = (c[1:] + c[:-1]) / 2
+    return np.concatenate([[2 * c[0] - mid[0]], mid, [2 * c[-1] - mid[-1]]])
+
+
 def kernel_regression_panels(x_train, y_train, grid, fits: Mapping[str, object], weights,
                              axes=None, *, y_true=None,
-                             weights_title: str = "weights α(x, x_i)"):
+                             weights_title: str = "weights α(x, x_i)", vmax: float | None = None):
     """Draw fitted curves over the data (left) and the weight matrix of one fit (right).
+
+    The weight matrix is drawn in x units: the key x_i across (each column centred on its x_i),
+    the query x down, so "each query looks at the keys near it" is the diagonal x = x_i. Its colour
+    scale stops at ``vmax`` (default: the largest weight of a query *inside* the data's range), so
+    queries outside the data, where one end key takes almost all the weight, do not wash out the
+    interior; larger weights show in the top colour (the colour bar's arrow).
 
     Args:
         x_train, y_train: ``(S,)`` training inputs (keys, sorted) and targets (values).
-        grid: ``(G,)`` query positions where the curves are evaluated.
+        grid: ``(G,)`` query positions where the curves are evaluated (sorted).
         fits: ``label -> (G,)`` fitted curves, e.g. one per kernel width.
         weights: ``(G, S)`` weights of one fit: row = query on the grid, column = key.
         axes: two axes (None: a new pyplot figure).
         y_true: optional ``(G,)`` noiseless function, drawn dashed.
         weights_title: title of the right panel.
+        vmax: top of the weights' colour scale (None: see above).
 
     Returns:
-        ``(lines, image)``: the fitted curves' ``Line2D`` list and the weights' ``AxesImage``.
+        ``(lines, mesh)``: the fitted curves' ``Line2D`` list and the weights' ``QuadMesh``.
     """
     if axes is None:
         axes = _new_axes(2, (10.0, 3.6))
@@ -55,12 +70,19 @@ def kernel_regression_panels(x_train, y_train, grid, fits: Mapping[str, object],
     ax_fit.scatter(x, y, s=14, color="C0", alpha=0.7, label="training points")
     styles = [f"C{i + 1}-" for i in range(len(fits))]  # C0 is the data's colour
     lines = curves(g, dict(fits), ax=ax_fit, xlabel="x", ylabel="y", styles=styles,
-                   title="Nadaraya–Watson fits for several kernel widths h")
+                   title="Nadaraya–Watson fits for several kernel widths σ")
     ax_fit.legend(fontsize="x-small")
     w = to_numpy(weights)
-    im = heatmap(w, ax=ax_w, title=weights_title, xlabel="key i (training points, by x_i)",
-                 ylabel="query (grid point)", colorbar_label="weight")
-    return lines, im
+    if vmax is None:
+        inside = (g >= x.min()) & (g <= x.max())
+        vmax = float(w[inside].max()) if inside.any() else float(w.max())
+    mesh = ax_w.pcolormesh(_edges(x), _edges(g), w, cmap="viridis", vmin=0.0, vmax=vmax)
+    ax_w.set_ylim(g[-1], g[0])
+    ax_w.set_title(weights_title)
+    ax_w.set_xlabel("key x_i (training points)")
+    ax_w.set_ylabel("query x")
+    ax_w.figure.colorbar(mesh, ax=ax_w, label="weight", extend="max" if w.max() > vmax else "neither")
+    return lines, mesh
 
 
 def score_asymmetry_panels(asym, axes=None, *, labels: Sequence[str] | None = None,

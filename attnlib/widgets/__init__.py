@@ -11,13 +11,13 @@ from attnlib.widgets.base import Explorer as LegacyExplorer  # noqa: F401
 from attnlib.widgets.base import figure_backend, new_figure  # noqa: F401
 from attnlib.widgets.explorer import Explorer, Frame  # noqa: F401
 from attnlib.widgets.head_view import head_view_explorer
+from attnlib.widgets.pooling import additive_attention_explorer, kernel_regression_explorer
 from attnlib.widgets.query import query_explorer
 from attnlib.widgets.scaling import scaling_explorer
 from attnlib.widgets.heads import heads_explorer
 from attnlib.widgets.positions import positions_explorer
 
 # Not yet ported (each registers itself in base.BUILDERS with @register):
-from attnlib.widgets.pooling import kernel_regression_explorer, additive_attention_explorer  # noqa: F401,E402
 from attnlib.widgets.jacobian import jacobian_explorer  # noqa: F401,E402
 from attnlib.widgets.worked import two_key_explorer  # noqa: F401,E402
 from attnlib.widgets.masking import masking_explorer  # noqa: F401,E402
@@ -27,6 +27,8 @@ from attnlib.widgets.online_softmax import online_softmax_explorer  # noqa: F401
 #: name -> builder. Porting a builder: add its line here and delete its @register.
 BUILDERS = {
     "head_view": head_view_explorer,
+    "kernel_regression": kernel_regression_explorer,
+    "additive_attention": additive_attention_explorer,
     "query": query_explorer,
     "scaling": scaling_explorer,
     "heads": heads_explorer,
