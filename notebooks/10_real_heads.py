@@ -36,8 +36,8 @@
 # **Read first:** `02_scaling_variance.ipynb` (Var(q·k) = d_k), `05_masking.ipynb` (padding and
 # `valid_lens`), `06_multi_head.ipynb` (heads), `07_positional_encoding.ipynb` (sinusoids and rotations).
 #
-# **Time:** about 40 minutes. The model's weights (90 MB) are read from disk once, in the next cell
-# but one; nothing is downloaded.
+# **Time:** about 40 minutes. The model's weights (90 MB) are read from disk once, in section 1;
+# nothing is downloaded.
 
 # %%
 # %matplotlib inline
@@ -74,7 +74,8 @@ device = default_device()
 # `attnlib.dot_product_attention`, the function of notebooks 01 to 05.
 
 # %%
-enc = load_minilm(device)                       # reads the files once (about a second)
+print("reading model.safetensors (90 MB) and tokenizer.json ...", flush=True)   # shown while it loads
+enc = load_minilm(device)                       # reads the files once (one to two seconds)
 block = enc.layers[0]
 print("layers:", len(enc.layers), "| each one is an", type(block).__name__,
       "with", type(block.self_attn).__name__, "of", block.self_attn.num_heads, "heads of width",
@@ -246,15 +247,18 @@ for key in ["[SEP]", "punctuation"]:
 
 # %% [markdown]
 # So trained heads really do differ (C44): one head of layer 0 looks almost only one token back,
-# one of layer 1 mostly looks one token ahead, 27 of the 72 park at least half of their weight on `[CLS]` (a known
-# habit of BERT models: a place to put weight when a head has nothing to do; in this model `[SEP]`
-# and punctuation are much weaker sinks, at most 0.14 and 0.30 of a row), and others spread their
-# weight over the whole sentence, with entropies close to a uniform row's.
+# one of layer 1 mostly looks one token ahead, 27 of the 72 park at least half of their weight on
+# `[CLS]` (BERT models are known for this; a common reading, which these numbers do not prove, is
+# that `[CLS]` is where a head parks weight when it has nothing to read; in this model `[SEP]` and
+# punctuation are much weaker sinks: no head puts more than 0.14 of a row on `[SEP]` on average, or
+# 0.30 on punctuation), and others spread their weight over the whole sentence: the broadest,
+# layer 0 head 0, averages 2.43 nats, against 2.71 for uniform rows over the same sentences.
 #
 # **A caution, twice.** First, attention is not explanation (notebook 04, seed 000 §5): a weight is
-# not a **causal explanation (因果解释)**. A large weight says that one reading path has a large coefficient, not that the model "uses" that token for
-# its decision; residuals, the FFN, $W_O$ and later layers all intervene. Second, seed 000 §8: no
-# mechanism guarantees that a head matches a nameable concept. "Previous-token head" describes what we
+# not a **causal explanation (因果解释)**. A large weight tells us how much this head reads from a
+# token, not that the model's result depends on that token; $W_O$, the residual path, the FFN and the
+# later layers all stand between the two. Second, seed 000 §8: nothing in training forces a head to
+# line up with a concept we could name. "Previous-token head" describes what we
 # measured on these sentences, not a job the head was given, and most heads have no tidy name at all.
 #
 # The twelve heads of one layer see the same input, yet their weight maps differ (C46). We measure
@@ -302,9 +306,9 @@ plt.show()
 #   picked token's row outlined, the picked head framed.
 #
 # The readout gives the picked token's three largest weights with their keys, its row's entropy, and
-# three numbers of the whole head on this sentence: its mean entropy, its mean weight on the previous
-# token, on `[CLS]` and on `[SEP]`. Each sentence was run through the model once, when the cell ran;
-# the sliders only replay those weights in the browser, so dragging keeps up with the hand. Put your
+# four numbers of the whole head on this sentence: its mean row entropy and its mean weight on the
+# previous token, on `[CLS]` and on `[SEP]`. Each sentence was run through the model once, when the
+# cell ran; the sliders only replay those weights in the browser, so dragging keeps up with the hand. Put your
 # own sentences in the list (each at most 24 tokens) and run the cell again.
 
 # %%
@@ -345,7 +349,7 @@ for name, layer, head in [("previous-token", 0, 2), ("next-token", 1, 8), ("[CLS
 # previous-token head, and seed 000 §8 promises no head any meaning. Most of the 72 heads fit no
 # name at all: drag through the heads of layers 2 and 3 and try to name them. And a line, however
 # wide, is a weight, not an explanation: it says how much of $v_j$ enters the picked token's output
-# in this head, before $W_O$, the residual connection, LayerNorm, the FFN and five more layers.
+# in this head, before $W_O$, the residual connection, LayerNorm, the FFN and every layer above this one.
 #
 # ### Exercises on the head view
 #
@@ -420,26 +424,32 @@ plt.show()
 print("distance k:      ", [1, 2, 4, 8, 16, 64, 128, 256])
 print("learned   mean cos", show(s_learned[[1, 2, 4, 8, 16, 64, 128, 256]], 2))
 print("sinusoids mean cos", show(s_sines[[1, 2, 4, 8, 16, 64, 128, 256]], 2))
+for name, s in [("learned", s_learned), ("sinusoids", s_sines)]:
+    rise = s[1:] - s[:-1]                                              # (256,) from k to k + 1
+    print(f"{name:<9} largest rise from k to k + 1: {show(rise.max(), 2):.2f} (k = {int(rise.argmax())})")
 
 # %% [markdown]
 # Both fall off with distance: neighbours are alike, far positions much less (the learned curve drops
-# faster, and it is bumpy: vectors 16 apart, at 0.43, are more alike than vectors 8 apart, at 0.29;
-# the sinusoids' curve never rises like that in the printed distances). Notebook 07 showed more for sinusoids: moving $k$ positions is one fixed
+# faster, and it is bumpy: vectors 16 apart, at 0.43, are more alike than vectors 8 apart, at 0.29,
+# and from k = 10 to 11 it climbs by 0.18; the sinusoids' curve only ripples, rising by at most 0.02).
+# Notebook 07 showed more for sinusoids: moving $k$ positions is one fixed
 # **rotation (旋转)** $R(k)$ of every position vector. Is that true of the learned table? We fit the
-# best rotation that maps $P_i$ to $P_{i+k}$ for all $i$ at once (the orthogonal Procrustes problem,
-# solved by an SVD) and report what it leaves over, relative to the size of the table.
+# best orthogonal map that sends $P_i$ to $P_{i+k}$ for all $i$ at once (the orthogonal Procrustes
+# problem, solved by an SVD; it may include a reflection, so the best *rotation* can only do worse)
+# and report what it leaves over, relative to the size of the table.
 
 # %%
-print("offset k | learned: residual after the best rotation | sinusoids")
+print("offset k | learned: residual after the best orthogonal map | sinusoids")
 for k in [1, 2, 5, 10, 50]:
     r_l, r_s = hs.rotation_residual(learned, k), hs.rotation_residual(sines, k)
-    print(f"   {k:>3}   | {show(r_l, 2):>42} | {'< 1e-6' if r_s < 1e-6 else show(r_s, 2)}")
+    print(f"   {k:>3}   | {show(r_l, 2):>47} | {'< 1e-6' if r_s < 1e-6 else show(r_s, 2)}")
 
 # %% [markdown]
-# For sinusoids an offset *is* a rotation, to rounding; for the learned table the best rotation
-# still misses by about a quarter of the vectors' size at offset 1, and by more at larger offsets
-# (C47). The model learned positions that behave *somewhat* like a smooth code, without the exact
-# structure; and because they are a table, it has nothing at all to say about position 513.
+# For sinusoids an offset *is* a rotation, to rounding; for the learned table even the best
+# orthogonal map misses by about a quarter (0.24) of the table's size at offset 1, and by more at
+# larger offsets (C47); a rotation misses by at least as much. The model learned positions that
+# behave *somewhat* like a smooth code, without the exact structure; and because they are a table,
+# it has nothing at all to say about position 512 (the 513th).
 #
 # ## Exercises
 #
@@ -449,8 +459,9 @@ for k in [1, 2, 5, 10, 50]:
 #    whose attention has no notion of order (notebook 07)? What must the query and key vectors contain?
 # 3. A head puts 0.8 of every row on `[CLS]`. Does that mean `[CLS]` is the most important token for the
 #    model's sentence vector? Give two reasons from the model's structure why not.
-# 4. In section 6 some heads have Var(q·k)/d_k above 50. What does a score standard deviation of
-#    $\sqrt{50} \approx 7$ do to a softmax row (notebook 02)? Find such a head in the entropy map.
+# 4. In section 6 one head has Var(q·k)/d_k above 50 (layer 0's maximum, 118). What does a score
+#    standard deviation above $\sqrt{50} \approx 7$ do to a softmax row (notebook 02)? Find the head
+#    (`qk.measured[0]`) and look it up in the entropy map of section 4.
 # 5. Why can BERT not run on a 600-token text, while notebook 07's sinusoids can be computed for
 #    position 600? What does `enc.tokenize(["word " * 600])` do?
 #
@@ -468,11 +479,13 @@ for k in [1, 2, 5, 10, 50]:
 #    close to useless (a "no-op" place to put weight), and the result then goes through $W_O$, a
 #    residual connection, LayerNorm and the FFN. The sentence vector is also a mean over all tokens'
 #    last states, not the `[CLS]` state.
-# 4. Scores with a standard deviation of about 7 after scaling make rows very peaked: the largest score
-#    takes nearly all the weight (entropy near 0, small softmax gradients). Layer 0 head 2 has both a huge
-#    ratio and entropy 0.0 in section 4: it is the previous-token head.
+# 4. Scores with a standard deviation of 7 or more after scaling (here $\sqrt{118} \approx 11$) make rows
+#    very peaked: the largest score takes nearly all the weight (entropy near 0, small softmax
+#    gradients). `qk.measured[0]` puts the 118 at head 2: layer 0 head 2, whose entropy in section 4
+#    is 0.0; it is the previous-token head.
 # 5. The learned table has 512 rows, so position 512 and beyond have no vector; sinusoids are a formula.
 #    `enc.tokenize(["word " * 600])` raises a `ValueError` saying the text has 602 tokens, more than the
-#    model's 512 positions. (A computable encoding still would not make a model *work* at 600: 004 §9.12.3.)
+#    model's 512 positions. (Being computable would still not guarantee that a model trained on
+#    shorter texts *works* at 600: 004 §9.12.3.)
 #
 # </details>
