@@ -163,13 +163,22 @@ def test_scaling_figure_functions_draw_the_tables():
     g = torch.Generator().manual_seed(0)
     table = dot_product_variance([1, 8, 64], 500, generator=g)
     fig = Figure()
-    ax1, ax2 = fig.subplots(1, 2)
-    unscaled, scaled = variance_errorbars(table, ax1)
-    np.testing.assert_allclose(unscaled.lines[0].get_ydata(), table.variance.numpy())
-    np.testing.assert_allclose(scaled.lines[0].get_ydata(), table.variance_scaled.numpy())
-    raw = softmax_sharpness([1, 8, 64], scaled=False, generator=g)
-    scl = softmax_sharpness([1, 8, 64], scaled=True, generator=g)
-    lines = sharpness_curves(raw, scl, ax2)
+    ax1, ax2, ax3 = fig.subplots(1, 3)
+    bars = variance_errorbars(table, ax1)
+    d = np.array([1.0, 8.0, 64.0])
+    np.testing.assert_allclose(bars.lines[0].get_ydata(), table.variance.numpy() / d)
+    np.testing.assert_allclose(table.variance_scaled.numpy(), table.variance.numpy() / d, rtol=1e-12)
+    lo, hi = ax1.get_ylim()
+    # a linear axis centred on 1 that holds every ±2 SE bar
+    assert ax1.get_yscale() == "linear" and (lo + hi) / 2 == pytest.approx(1.0)
+    ratio, se = table.variance.numpy() / d, table.stderr.numpy() / d
+    assert lo < (ratio - 2 * se).min() and (ratio + 2 * se).max() < hi
+    raw = softmax_sharpness([1, 8, 64], scaled=False, generator=torch.Generator().manual_seed(1))
+    scl = softmax_sharpness([1, 8, 64], scaled=True, generator=torch.Generator().manual_seed(1))
+    lines = sharpness_curves(raw, scl, [ax2, ax3])
     np.testing.assert_allclose(lines[0].get_ydata(), raw.entropy.numpy())
     np.testing.assert_allclose(lines[3].get_ydata(), scl.max_weight.numpy())
-    assert len(scaling_variance_figure().axes) == 2
+    assert lines[0].axes is ax2 and lines[3].axes is ax3
+    # common random numbers: at d_k = 1 the scale is 1, so the two columns agree exactly
+    assert raw.entropy[0].item() == scl.entropy[0].item()
+    assert len(scaling_variance_figure().axes) == 3
