@@ -51,8 +51,11 @@ def test_c13_jacobian_matches_autograd(explorer, spread):
 def test_c13_gradient_to_the_scores_matches_autograd(explorer, upstream, spread):
     z, _, _ = _reference(spread)
     zz = z.clone().requires_grad_(True)
-    g = {"a1": torch.tensor([1.0, 0, 0, 0, 0]), "a2": torch.tensor([0, 1.0, 0, 0, 0]),
-         "mixed": torch.tensor([0.5, -1.0, 0.25, 0.0, 1.0])}[upstream].double()
+    g = {
+        "a1": torch.tensor([1.0, 0, 0, 0, 0]),
+        "a2": torch.tensor([0, 1.0, 0, 0, 0]),
+        "mixed": torch.tensor([0.5, -1.0, 0.25, 0.0, 1.0]),
+    }[upstream].double()
     (torch.softmax(zz, -1) * g).sum().backward()  # L = g · a
     state = explorer.state(spread=spread, upstream=upstream)
     np.testing.assert_allclose(state["upstream g = ∂L/∂a"], g.numpy(), atol=0)
@@ -126,8 +129,9 @@ def test_jacobian_panels_draw_autograd_jacobians():
         assert float(table.norms[i]) == pytest.approx(float(torch.linalg.norm(jac)), abs=1e-12)
         assert im.get_clim() == (-0.25, 0.25)
     with pytest.raises(ValueError, match="axes"):
-        jacobian_panels(spread_jacobians([1.0, 0.0], [1.0, 2.0]),
-                        fig.subplots(1, 1, squeeze=False)[0])
+        jacobian_panels(
+            spread_jacobians([1.0, 0.0], [1.0, 2.0]), fig.subplots(1, 1, squeeze=False)[0]
+        )
     with pytest.raises(ValueError, match="spreads"):
         spread_jacobians([1.0, 0.0], [])
     with pytest.raises(ValueError, match="logits"):

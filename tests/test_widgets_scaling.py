@@ -1,4 +1,4 @@
-"""Tests for the scaling explorer (attnlib.widgets.scaling) and its key picture (attnlib.figures.scaling)."""
+"""Tests for the scaling explorer (attnlib.widgets.scaling) and its key figure."""
 
 from __future__ import annotations
 
@@ -40,7 +40,9 @@ def test_registered_and_callable_without_arguments(explorer):
     assert explorer.groups == [("d_k", "scale")]  # both sliders play in the browser (33 frames)
 
 
-@pytest.mark.parametrize("d_k,scale", [(1, "1"), (16, "1/√d_k"), (256, "1"), (1024, "1/√d_k"), (64, "1/d_k")])
+@pytest.mark.parametrize(
+    "d_k,scale", [(1, "1"), (16, "1/√d_k"), (256, "1"), (1024, "1/√d_k"), (64, "1/d_k")]
+)
 def test_c06_row_matches_torch_softmax(explorer, d_k, scale):
     state = explorer.state(d_k=d_k, scale=scale)
     _, _, q_row, keys, _, _ = _reference_draws()
@@ -49,7 +51,9 @@ def test_c06_row_matches_torch_softmax(explorer, d_k, scale):
     heights = explorer.compute(d_k=d_k, scale=scale).arrays["row"]  # the bars drawn
     np.testing.assert_allclose(heights, a.numpy(), rtol=1e-9, atol=1e-12)
     assert state["row: max weight"] == pytest.approx(a.max().item())
-    assert state["row: entropy (nats)"] == pytest.approx(torch.distributions.Categorical(probs=a).entropy().item())
+    assert state["row: entropy (nats)"] == pytest.approx(
+        torch.distributions.Categorical(probs=a).entropy().item()
+    )
     jac = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), z[0])
     assert state["row: ||J||_F"] == pytest.approx(torch.linalg.norm(jac).item())
 
@@ -64,9 +68,12 @@ def test_mean_curves_match_an_independent_average(explorer):
     _, _, _, _, q_many, k_many = _reference_draws()
     for scale in SCALES:
         for d_k in (2, 128):
-            a = torch.softmax(q_many[:, :d_k] @ k_many[:, :d_k].T * _FACTOR[scale](d_k), dim=-1)  # (L, S)
+            a = torch.softmax(
+                q_many[:, :d_k] @ k_many[:, :d_k].T * _FACTOR[scale](d_k), dim=-1
+            )  # (L, S)
             ent = torch.distributions.Categorical(probs=a).entropy().mean().item()
-            # ||J||_F^2 = sum_j a_j^2 (1 - a_j)^2 + sum_{j != r} a_j^2 a_r^2 = sum_j a_j^2 - 2 sum_j a_j^3 + (sum_j a_j^2)^2
+            # ||J||_F^2 = sum_j a_j^2 (1 - a_j)^2 + sum_{j != r} a_j^2 a_r^2
+            #           = sum_j a_j^2 - 2 sum_j a_j^3 + (sum_j a_j^2)^2
             s2, s3 = (a**2).sum(-1), (a**3).sum(-1)
             jn = (s2 - 2 * s3 + s2**2).sqrt().mean().item()
             state = explorer.state(d_k=d_k, scale=scale)
@@ -81,16 +88,21 @@ def test_c05_sampled_variance_matches_pairs_and_theory(explorer, d_k):
     raw = explorer.state(d_k=d_k, scale="1")
     assert raw["Var(score), sampled"] == pytest.approx(dots.var().item(), rel=1e-9)
     assert raw["Var(score), theory"] == d_k
-    # 2000 pairs: the standard error is about d_k * sqrt(2 / 2000) ≈ 0.032 d_k (0.063 d_k at d_k = 1).
+    # 2000 pairs: the standard error is about d_k * sqrt(2 / 2000) ≈ 0.032 d_k
+    # (0.063 d_k at d_k = 1).
     assert abs(raw["Var(score), sampled"] - d_k) < 4 * 0.035 * d_k
     for scale, c in (("1/√d_k", 1 / math.sqrt(d_k)), ("1/d_k", 1 / d_k)):
         st = explorer.state(d_k=d_k, scale=scale)
-        assert st["Var(score), sampled"] == pytest.approx(raw["Var(score), sampled"] * c * c, rel=1e-9)
+        assert st["Var(score), sampled"] == pytest.approx(
+            raw["Var(score), sampled"] * c * c, rel=1e-9
+        )
         assert st["Var(score), theory"] == pytest.approx(d_k * c * c, rel=1e-12)
         assert st["scale factor"] == pytest.approx(c, rel=1e-12)
 
 
-@pytest.mark.parametrize("d_k,scale", [(1, "1"), (64, "1"), (1024, "1"), (64, "1/√d_k"), (1024, "1/d_k")])
+@pytest.mark.parametrize(
+    "d_k,scale", [(1, "1"), (64, "1"), (1024, "1"), (64, "1/√d_k"), (1024, "1/d_k")]
+)
 def test_histogram_follows_the_setting_and_clips_nothing(explorer, d_k, scale):
     q_pool, k_pool, _, _, _, _ = _reference_draws()
     c = _FACTOR[scale](d_k)
@@ -102,17 +114,23 @@ def test_histogram_follows_the_setting_and_clips_nothing(explorer, d_k, scale):
     ytop = float(frame.texts["y4"].replace("−", "-"))
     density = np.asarray(frame.arrays["hist"]) * ytop  # per unit of score
     inside = np.abs(scores) <= R
-    # the bars hold exactly the scores inside ±R (none clipped into the end bins), the rest is counted
+    # the bars hold exactly the scores inside ±R (none clipped into the end bins);
+    # the rest is counted
     assert np.sum(density * width * R) == pytest.approx(inside.mean(), rel=1e-9)
     assert frame.readout["scores beyond ±5 sd (of N)"] == int((~inside).sum())
     assert np.asarray(frame.arrays["hist"]).max() <= 1.0  # the y-limit is set per setting
     assert np.asarray(frame.arrays["hist"]).max() > 0.5
     sd = np.sqrt(np.sum(density * width * R * (centres * R) ** 2) / inside.mean())
-    assert sd == pytest.approx(np.sqrt(np.mean(scores[inside] ** 2)), rel=0.02)  # bin-centre rounding
+    assert sd == pytest.approx(
+        np.sqrt(np.mean(scores[inside] ** 2)), rel=0.02
+    )  # bin-centre rounding
     pdf = np.asarray(frame.arrays["pdf"])  # the normal density of variance d_k c^2
     var = d_k * c * c
-    np.testing.assert_allclose(pdf[:, 1] * ytop, np.exp(-0.5 * (pdf[:, 0] * R) ** 2 / var) / math.sqrt(2 * math.pi * var),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        pdf[:, 1] * ytop,
+        np.exp(-0.5 * (pdf[:, 0] * R) ** 2 / var) / math.sqrt(2 * math.pi * var),
+        rtol=1e-6,
+    )
     assert frame.texts["x4"] == f"{R:.3g}"
 
 
@@ -167,7 +185,9 @@ def test_scaling_figure_functions_draw_the_tables():
     bars = variance_errorbars(table, ax1)
     d = np.array([1.0, 8.0, 64.0])
     np.testing.assert_allclose(bars.lines[0].get_ydata(), table.variance.numpy() / d)
-    np.testing.assert_allclose(table.variance_scaled.numpy(), table.variance.numpy() / d, rtol=1e-12)
+    np.testing.assert_allclose(
+        table.variance_scaled.numpy(), table.variance.numpy() / d, rtol=1e-12
+    )
     lo, hi = ax1.get_ylim()
     # a linear axis centred on 1 that holds every ±2 SE bar
     assert ax1.get_yscale() == "linear" and (lo + hi) / 2 == pytest.approx(1.0)

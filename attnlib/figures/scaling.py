@@ -24,8 +24,9 @@ def scaling_variance_figure(seed: int = 0):
     widths = [1, 4, 16, 64, 256, 1024]
     table = dot_product_variance(widths, 10_000, generator=torch.Generator().manual_seed(seed))
     all_widths = [2**e for e in range(11)]
-    unscaled = softmax_sharpness(all_widths, scaled=False, generator=torch.Generator().manual_seed(seed))
-    scaled = softmax_sharpness(all_widths, scaled=True, generator=torch.Generator().manual_seed(seed))
+    same_draws = [torch.Generator().manual_seed(seed) for _ in range(2)]  # common random numbers
+    unscaled = softmax_sharpness(all_widths, scaled=False, generator=same_draws[0])
+    scaled = softmax_sharpness(all_widths, scaled=True, generator=same_draws[1])
     fig = Figure(figsize=(13.0, 3.8), layout="constrained")
     ax_var, ax_ent, ax_max = fig.subplots(1, 3)
     plotting.variance_errorbars(table, ax_var)

@@ -163,8 +163,8 @@ def sharpness_curves(unscaled, scaled, ax=None):
     ax_e.axhline(log_s, color="0.6", ls=":", lw=1)
     ax_e.text(d[0], log_s, "uniform row: log S", va="bottom", fontsize=8, color="0.4")
     ax_e.set_ylim(0.0, 1.15 * log_s)
-    lines += curves(d, {"q·k": unscaled.max_weight, "q·k / √d_k": scaled.max_weight}, ax=ax_m, logx=True,
-                    styles=["C3o--", "C0s--"], title=f"mean max weight of a row (S = {S} keys)",
+    lines += curves(d, {"q·k": unscaled.max_weight, "q·k / √d_k": scaled.max_weight}, ax=ax_m,
+                    logx=True, styles=["C3o--", "C0s--"], title=f"mean max weight of a row (S = {S} keys)",
                     xlabel="d_k", ylabel="max weight")
     ax_m.axhline(1 / S, color="0.6", ls=":", lw=1)
     ax_m.text(d[0], 1 / S, "uniform row: 1/S", va="bottom", fontsize=8, color="0.4")

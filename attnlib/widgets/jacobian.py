@@ -1,4 +1,4 @@
-"""The Jacobian explorer: stretch a row of logits and watch the softmax Jacobian, and the gradient it passes, shrink.
+"""The Jacobian explorer: stretch a row of logits; watch its Jacobian and gradient shrink.
 
 Teaches C13 (J = diag(a) − a aᵀ, its rows sum to 0: raising one score lowers the others, so an
 upstream gradient on one weight reaches *every* score, with opposite signs) and C14 (as the row
@@ -25,7 +25,11 @@ _CLIM = 0.25  # |J_jr| <= 1/4 for every softmax row
 #: Base-logit choices: (label, value).
 BASES = (("the given logits", "given"), ("the same, top two tied", "tie"))
 #: Upstream-gradient choices g = ∂L/∂a: (label, value).
-UPSTREAMS = (("L = a1 (g = e1)", "a1"), ("L = a2 (g = e2)", "a2"), ("g = (0.5, −1, 0.25, 0, 1, …)", "mixed"))
+UPSTREAMS = (
+    ("L = a1 (g = e1)", "a1"),
+    ("L = a2 (g = e2)", "a2"),
+    ("g = (0.5, −1, 0.25, 0, 1, …)", "mixed"),
+)
 _MIXED = (0.5, -1.0, 0.25, 0.0, 1.0, -0.5, 0.75, -0.25)
 
 
@@ -42,7 +46,7 @@ def base_logits(logits, base: str) -> torch.Tensor:
 
 
 def upstream_gradient(upstream: str, S: int) -> torch.Tensor:
-    """g = ∂L/∂a for the choice ``upstream``: e1 (``"a1"``), e2 (``"a2"``) or a fixed mixed vector. ``(S,)``."""
+    """g = ∂L/∂a, ``(S,)``: e1 (``"a1"``), e2 (``"a2"``) or a fixed mixed vector (``"mixed"``)."""
     if upstream in ("a1", "a2"):
         g = torch.zeros(S, dtype=torch.float64)
         g[int(upstream[1]) - 1] = 1.0
@@ -52,8 +56,9 @@ def upstream_gradient(upstream: str, S: int) -> torch.Tensor:
     raise ValueError(f"upstream must be 'a1', 'a2' or 'mixed', got {upstream!r}")
 
 
-def jacobian_explorer(logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "given",
-                      upstream: str = "a1") -> Explorer:
+def jacobian_explorer(
+    logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "given", upstream: str = "a1"
+) -> Explorer:
     """A spread slider, a choice of base logits and of upstream gradient (C13, C14).
 
     Panels: the weights a = softmax(σ·ẑ) (ẑ the base logits standardised, σ the spread); the
@@ -62,7 +67,7 @@ def jacobian_explorer(logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "g
     ‖J‖_F, the max weight and ‖∂L/∂z‖ against σ, with the current σ marked.
 
     Args:
-        logits: ``(S,)`` base logits, S = 2 ... 8, not all equal (their spread is set by the slider).
+        logits: ``(S,)`` base logits, S = 2 ... 8, not all equal (the slider sets their spread).
         spread: starting spread σ, in [0, 10].
         base: ``"given"`` (``logits``) or ``"tie"`` (the same with the top two tied).
         upstream: ``"a1"`` (L = a1), ``"a2"`` (L = a2) or ``"mixed"`` (a fixed vector in [−1, 1]).
@@ -73,13 +78,17 @@ def jacobian_explorer(logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "g
     """
     z_given = torch.as_tensor(logits, dtype=torch.float64)
     if z_given.ndim != 1 or not 2 <= z_given.shape[0] <= 8:
-        raise ValueError(f"logits must be a flat list of 2 to 8 numbers, got shape {tuple(z_given.shape)}")
+        raise ValueError(
+            f"logits must be a flat list of 2 to 8 numbers, got shape {tuple(z_given.shape)}"
+        )
     if not 0.0 <= spread <= _MAX_SPREAD:
         raise ValueError(f"spread must lie in [0, {_MAX_SPREAD}], got {spread}")
     if base not in [b for _, b in BASES]:
         raise ValueError(f"base must be one of {[b for _, b in BASES]}, got {base!r}")
     S = z_given.shape[0]
-    units = {b: spread_logits(base_logits(z_given, b), 1.0) for _, b in BASES}  # rejects all-equal logits now
+    units = {
+        b: spread_logits(base_logits(z_given, b), 1.0) for _, b in BASES
+    }  # rejects all-equal logits now
     upstream_gradient(upstream, S)
     labels = [f"z{j + 1}" for j in range(S)]
 
@@ -96,13 +105,21 @@ def jacobian_explorer(logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "g
         g = upstream_gradient(upstream, S)  # (S,)
         dz = jac.T @ g  # (S,)
         norm, top, w = curves[base]
-        grad_curve = (w * (g[None, :] - (w @ g)[:, None])).norm(dim=-1)  # (T,): ‖a ⊙ (g − a·g)‖ along the sweep
+        grad_curve = (w * (g[None, :] - (w @ g)[:, None])).norm(
+            dim=-1
+        )  # (T,): ‖a ⊙ (g − a·g)‖ along the sweep
         s = float(spread)
         return Frame(
-            arrays={"a": a, "J": jac, "g": g, "dz": dz,
-                    "c_norm": torch.stack([sweep, norm], 1), "c_top": torch.stack([sweep, top], 1),
-                    "c_grad": torch.stack([sweep, grad_curve], 1),
-                    "m": [[s, float(jacobian_norm(a))], [s, float(a.max())], [s, float(dz.norm())]]},
+            arrays={
+                "a": a,
+                "J": jac,
+                "g": g,
+                "dz": dz,
+                "c_norm": torch.stack([sweep, norm], 1),
+                "c_top": torch.stack([sweep, top], 1),
+                "c_grad": torch.stack([sweep, grad_curve], 1),
+                "m": [[s, float(jacobian_norm(a))], [s, float(a.max())], [s, float(dz.norm())]],
+            },
             readout={
                 "logits z": z,
                 "weights a": a,
@@ -114,32 +131,72 @@ def jacobian_explorer(logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "g
                 "largest |J_jr|": jac.abs().max(),
                 "‖J‖_F": jacobian_norm(a),
                 "‖∂L/∂z‖": dz.norm(),
-            })
+            },
+        )
 
     xs = np.arange(S, dtype=np.float64)
     ticks = dict(xticks=list(range(S)), xticklabels=labels)
-    w_panel = Panel([Bars("a", color="C0")], xlim=(-0.6, S - 0.4), ylim=(0.0, 1.0),
-                    title="weights a = softmax(z)", xlabel="logit", **ticks)
-    j_panel = Panel([Heatmap("J", vmin=-_CLIM, vmax=_CLIM, cmap="cividis", annotate=True, colorbar=True)],
-                    title="J = diag(a) − a aᵀ (row a_j, column ∂/∂z_r)",
-                    **cells(S, S, [f"a{j + 1}" for j in range(S)], labels))
-    g_panel = Panel([Line([[-0.6, 0.0], [S - 0.4, 0.0]], color="0.5", width=0.8),
-                     Bars("g", x=xs - 0.2, width=0.38, color="0.65", label="g = ∂L/∂a (upstream)"),
-                     Bars("dz", x=xs + 0.2, width=0.38, color="C0", label="∂L/∂z = Jᵀg (to the scores)")],
-                    xlim=(-0.6, S - 0.4), ylim=(-1.1, 1.1), title="the gradient the softmax passes back",
-                    xlabel="position j", legend="lower right", **ticks)
-    c_panel = Panel([Line("c_norm", color="C3", width=1.5, label="‖J‖_F"),
-                     Line("c_top", color="C0", width=1.5, dash=True, label="max weight"),
-                     Line("c_grad", color="0.3", width=1.2, label="‖∂L/∂z‖"),
-                     Points("m", color="black", size=5, filled=False)],
-                    xlim=(0.0, _MAX_SPREAD), ylim=(0.0, 1.05), title="saturation kills the gradient",
-                    xlabel="spread σ (∝ 1/temperature)", legend="upper right")
+    w_panel = Panel(
+        [Bars("a", color="C0")],
+        xlim=(-0.6, S - 0.4),
+        ylim=(0.0, 1.0),
+        title="weights a = softmax(z)",
+        xlabel="logit",
+        **ticks,
+    )
+    j_panel = Panel(
+        [Heatmap("J", vmin=-_CLIM, vmax=_CLIM, cmap="cividis", annotate=True, colorbar=True)],
+        title="J = diag(a) − a aᵀ (row a_j, column ∂/∂z_r)",
+        **cells(S, S, [f"a{j + 1}" for j in range(S)], labels),
+    )
+    g_panel = Panel(
+        [
+            Line([[-0.6, 0.0], [S - 0.4, 0.0]], color="0.5", width=0.8),
+            Bars("g", x=xs - 0.2, width=0.38, color="0.65", label="g = ∂L/∂a (upstream)"),
+            Bars("dz", x=xs + 0.2, width=0.38, color="C0", label="∂L/∂z = Jᵀg (to the scores)"),
+        ],
+        xlim=(-0.6, S - 0.4),
+        ylim=(-1.1, 1.1),
+        title="the gradient the softmax passes back",
+        xlabel="position j",
+        legend="lower right",
+        **ticks,
+    )
+    c_panel = Panel(
+        [
+            Line("c_norm", color="C3", width=1.5, label="‖J‖_F"),
+            Line("c_top", color="C0", width=1.5, dash=True, label="max weight"),
+            Line("c_grad", color="0.3", width=1.2, label="‖∂L/∂z‖"),
+            Points("m", color="black", size=5, filled=False),
+        ],
+        xlim=(0.0, _MAX_SPREAD),
+        ylim=(0.0, 1.05),
+        title="saturation kills the gradient",
+        xlabel="spread σ (∝ 1/temperature)",
+        legend="upper right",
+    )
     scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=2, width=860, height=560)
-    controls = {"spread": float_slider("logit spread σ", 0.0, _MAX_SPREAD, float(spread),
-                                       step=0.1, readout_format=".1f", width="340px"),
-                "base": dropdown("base logits", list(BASES), base, width="260px"),
-                "upstream": dropdown("upstream", list(UPSTREAMS), upstream, width="300px")}
-    return Explorer(controls, compute, scene, name="jacobian",
-                    args=dict(logits=[float(v) for v in z_given], spread=float(spread), base=base,
-                              upstream=upstream),
-                    columns=labels, digits=3)
+    controls = {
+        "spread": float_slider(
+            "logit spread σ",
+            0.0,
+            _MAX_SPREAD,
+            float(spread),
+            step=0.1,
+            readout_format=".1f",
+            width="340px",
+        ),
+        "base": dropdown("base logits", list(BASES), base, width="260px"),
+        "upstream": dropdown("upstream", list(UPSTREAMS), upstream, width="300px"),
+    }
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        name="jacobian",
+        args=dict(
+            logits=[float(v) for v in z_given], spread=float(spread), base=base, upstream=upstream
+        ),
+        columns=labels,
+        digits=3,
+    )

@@ -1,4 +1,4 @@
-"""The scaling explorer: grow d_k, choose the scale factor, watch the scores spread and the row saturate.
+"""The scaling explorer: grow d_k, choose the scale factor, watch scores spread, rows saturate.
 
 Teaches C05 (Var(q·k) = d_k; 1 after dividing by sqrt(d_k)), C06 (without the scale a larger d_k
 gives a sharper row: max weight up, entropy down; dividing by d_k instead flattens it towards
@@ -12,8 +12,8 @@ import math
 import numpy as np
 import torch
 
-from attnlib.softmax import masked_softmax
 from attnlib.scaling import entropy, jacobian_norm, max_weight, scores_for_widths
+from attnlib.softmax import masked_softmax
 from attnlib.widgets.controls import selection_slider
 from attnlib.widgets.explorer import Explorer
 from attnlib.widgets.scene import Bars, Frame, Line, Panel, Points, Scene, Text
@@ -43,7 +43,7 @@ def _normal_pdf(x: np.ndarray, var: float) -> np.ndarray:
 
 
 def _nice_top(v: float) -> float:
-    """The smallest of 1, 1.2, 1.6, 2, 2.4, 3.2, 4, 4.8, 6, 8 (times a power of 10) >= v: quarters stay round."""
+    """The smallest of 1, 1.2, 1.6, 2, 2.4, 3.2, 4, 4.8, 6, 8 (times 10^k) >= v."""
     e = math.floor(math.log10(v))
     for m in (1.0, 1.2, 1.6, 2.0, 2.4, 3.2, 4.0, 4.8, 6.0, 8.0, 10.0):
         if m * 10.0**e >= v * (1 - 1e-12):
@@ -55,9 +55,12 @@ def _fmt(v: float) -> str:
     return "0" if v == 0 else f"{v:.3g}".replace("-", "−")
 
 
-def scaling_explorer(d_k: int = 256, scale: str = "1", *, num_keys: int = 16,
-                     num_pairs: int = 2000, seed: int = 0) -> Explorer:
-    """A d_k slider (1 ... 1024, powers of 2) and a scale-factor slider (1, 1/√d_k, 1/d_k) (C05, C06, C14).
+def scaling_explorer(
+    d_k: int = 256, scale: str = "1", *, num_keys: int = 16, num_pairs: int = 2000, seed: int = 0
+) -> Explorer:
+    """A d_k slider (1 ... 1024, powers of 2) and a scale-factor slider (1, 1/√d_k, 1/d_k).
+
+    Teaches C05, C06 and C14.
 
     Top left: a histogram of ``num_pairs`` random scores c·q·k (components i.i.d. N(0, 1), c the
     scale factor) with the normal density of the theoretical variance c²·d_k; both axes follow
@@ -91,7 +94,9 @@ def scaling_explorer(d_k: int = 256, scale: str = "1", *, num_keys: int = 16,
     width = WIDTHS[-1]
     q_pool = torch.randn(num_pairs, width, generator=gen)  # (N, D)
     k_pool = torch.randn(num_pairs, width, generator=gen)  # (N, D)
-    prefix = (q_pool.double() * k_pool.double()).cumsum(dim=-1)  # (N, D): column d-1 = q·k, d components
+    prefix = (q_pool.double() * k_pool.double()).cumsum(
+        dim=-1
+    )  # (N, D): column d-1 = q·k, d components
     raw_pairs = prefix[:, [d - 1 for d in WIDTHS]].T  # (K, N) unscaled scores per width
 
     q_row = torch.randn(1, width, generator=gen, dtype=torch.float64)  # (1, D)
@@ -102,7 +107,9 @@ def scaling_explorer(d_k: int = 256, scale: str = "1", *, num_keys: int = 16,
     raw_many = scores_for_widths(q_many, k_many, WIDTHS, scaled=False)  # (K, L, S)
 
     names = list(SCALES)
-    factors = {s: torch.tensor([scale_factor(s, d) for d in WIDTHS], dtype=torch.float64) for s in names}  # (K,)
+    factors = {
+        s: torch.tensor([scale_factor(s, d) for d in WIDTHS], dtype=torch.float64) for s in names
+    }  # (K,)
     rows = {s: masked_softmax(raw_row * factors[s][:, None]) for s in names}  # (K, S) each
     many = {s: masked_softmax(raw_many * factors[s][:, None, None]) for s in names}  # (K, L, S)
     mean_ent = {s: entropy(many[s]).mean(-1).numpy() for s in names}  # (K,)
@@ -126,8 +133,13 @@ def scaling_explorer(d_k: int = 256, scale: str = "1", *, num_keys: int = 16,
         texts = {f"x{j}": _fmt(t * R) for j, t in enumerate(_TICKS)}
         texts.update({f"y{j}": _fmt(t * ytop) for j, t in enumerate(_YTICKS)})
         return Frame(
-            arrays={"hist": density / ytop, "pdf": np.stack([u, pdf / ytop], 1), "row": row,
-                    "m_ent": [[x[i], mean_ent[scale][i]]], "m_jac": [[x[i], mean_jac[scale][i]]]},
+            arrays={
+                "hist": density / ytop,
+                "pdf": np.stack([u, pdf / ytop], 1),
+                "row": row,
+                "m_ent": [[x[i], mean_ent[scale][i]]],
+                "m_jac": [[x[i], mean_jac[scale][i]]],
+            },
             readout={
                 "d_k": int(d_k),
                 "scale factor": c,
@@ -141,44 +153,108 @@ def scaling_explorer(d_k: int = 256, scale: str = "1", *, num_keys: int = 16,
                 "256 rows: mean entropy": float(mean_ent[scale][i]),
                 "256 rows: mean ||J||_F": float(mean_jac[scale][i]),
             },
-            texts=texts)
+            texts=texts,
+        )
 
-    hist_artists = [Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label="sampled scores"),
-                    Line("pdf", color="C3", width=1.2, label="normal, theory variance")]
-    hist_artists += [Text(0.5 + t / 2, -0.03, key=f"x{j}", size=8, ha="center", va="top", axes=True)
-                     for j, t in enumerate(_TICKS)]
-    hist_artists += [Text(-0.015, t, key=f"y{j}", size=8, ha="right", va="center", axes=True)
-                     for j, t in enumerate(_YTICKS)]
-    hist_panel = Panel(hist_artists, xlim=(-1.0, 1.0), ylim=(0.0, 1.0),
-                       title="scores of random (q, k) pairs; both axes follow the setting",
-                       ylabel="density", xticks=list(_TICKS), xticklabels=[""] * 5,
-                       yticks=list(_YTICKS), yticklabels=["    "] * 5, legend="upper right")
+    hist_artists = [
+        Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label="sampled scores"),
+        Line("pdf", color="C3", width=1.2, label="normal, theory variance"),
+    ]
+    hist_artists += [
+        Text(0.5 + t / 2, -0.03, key=f"x{j}", size=8, ha="center", va="top", axes=True)
+        for j, t in enumerate(_TICKS)
+    ]
+    hist_artists += [
+        Text(-0.015, t, key=f"y{j}", size=8, ha="right", va="center", axes=True)
+        for j, t in enumerate(_YTICKS)
+    ]
+    hist_panel = Panel(
+        hist_artists,
+        xlim=(-1.0, 1.0),
+        ylim=(0.0, 1.0),
+        title="scores of random (q, k) pairs; both axes follow the setting",
+        ylabel="density",
+        xticks=list(_TICKS),
+        xticklabels=[""] * 5,
+        yticks=list(_YTICKS),
+        yticklabels=["    "] * 5,
+        legend="upper right",
+    )
     ticks = list(range(0, num_keys, 5))
-    row_panel = Panel([Bars("row", color="C0")], xlim=(-0.6, num_keys - 0.4), ylim=(0.0, 1.0),
-                      title="softmax row of one query", xlabel="key j", ylabel="weight", xticks=ticks,
-                      xticklabels=[str(j + 1) for j in ticks])
-    styles = {"1": ("C3", False, "q·k"), "1/√d_k": ("C0", False, "q·k / √d_k"), "1/d_k": ("0.35", True, "q·k / d_k")}
+    row_panel = Panel(
+        [Bars("row", color="C0")],
+        xlim=(-0.6, num_keys - 0.4),
+        ylim=(0.0, 1.0),
+        title="softmax row of one query",
+        xlabel="key j",
+        ylabel="weight",
+        xticks=ticks,
+        xticklabels=[str(j + 1) for j in ticks],
+    )
+    styles = {
+        "1": ("C3", False, "q·k"),
+        "1/√d_k": ("C0", False, "q·k / √d_k"),
+        "1/d_k": ("0.35", True, "q·k / d_k"),
+    }
     log_s = math.log(num_keys)
 
     def curve_panel(values, marker, title, ylabel, ylim, guides, legend):
-        artists = [Line([[x[0], y], [x[-1], y]], color="0.6", width=1, dash=True) for y, _ in guides]
-        artists += [Text(0.0, y, f" {label}", color="0.4", size=7, va="bottom") for y, label in guides]
+        artists = [
+            Line([[x[0], y], [x[-1], y]], color="0.6", width=1, dash=True) for y, _ in guides
+        ]
+        artists += [
+            Text(0.0, y, f" {label}", color="0.4", size=7, va="bottom") for y, label in guides
+        ]
         for s in names:
             color, dash, label = styles[s]
             xy = np.stack([x, values[s]], 1)
-            artists += [Line(xy, color=color, width=1.5, dash=dash, label=label), Points(xy, color=color, size=2.5)]
+            artists += [
+                Line(xy, color=color, width=1.5, dash=dash, label=label),
+                Points(xy, color=color, size=2.5),
+            ]
         artists.append(Points(marker, color="black", size=7, filled=False))
-        return Panel(artists, xlim=(-0.5, 10.5), ylim=ylim, title=title, xlabel="d_k (log scale)",
-                     ylabel=ylabel, xticks=list(x[::2]), xticklabels=[str(d) for d in WIDTHS[::2]], legend=legend)
+        return Panel(
+            artists,
+            xlim=(-0.5, 10.5),
+            ylim=ylim,
+            title=title,
+            xlabel="d_k (log scale)",
+            ylabel=ylabel,
+            xticks=list(x[::2]),
+            xticklabels=[str(d) for d in WIDTHS[::2]],
+            legend=legend,
+        )
 
-    ent_panel = curve_panel(mean_ent, "m_ent", "mean entropy of a row", "entropy (nats)",
-                            (0.0, 1.15 * log_s), [(log_s, "uniform: log S")], "lower left")
+    ent_panel = curve_panel(
+        mean_ent,
+        "m_ent",
+        "mean entropy of a row",
+        "entropy (nats)",
+        (0.0, 1.15 * log_s),
+        [(log_s, "uniform: log S")],
+        "lower left",
+    )
     j_uniform = math.sqrt(num_keys - 1) / num_keys
-    jac_panel = curve_panel(mean_jac, "m_jac", "mean ‖J‖_F of a row (gradient to the scores)", "‖J‖_F",
-                            (0.0, 0.62), [(0.5, "two-way split: 0.5"), (j_uniform, f"uniform: {j_uniform:.3f}")],
-                            "lower left")
+    jac_panel = curve_panel(
+        mean_jac,
+        "m_jac",
+        "mean ‖J‖_F of a row (gradient to the scores)",
+        "‖J‖_F",
+        (0.0, 0.62),
+        [(0.5, "two-way split: 0.5"), (j_uniform, f"uniform: {j_uniform:.3f}")],
+        "lower left",
+    )
     scene = Scene([hist_panel, row_panel, ent_panel, jac_panel], cols=2, width=860, height=560)
-    controls = {"d_k": selection_slider("d_k", WIDTHS, d_k, width="320px"),
-                "scale": selection_slider("score ×", SCALES, scale, width="260px")}
-    return Explorer(controls, compute, scene, name="scaling", grid=[("d_k", "scale")],
-                    args=dict(d_k=d_k, scale=scale, num_keys=num_keys, num_pairs=num_pairs, seed=seed), digits=3)
+    controls = {
+        "d_k": selection_slider("d_k", WIDTHS, d_k, width="320px"),
+        "scale": selection_slider("score ×", SCALES, scale, width="260px"),
+    }
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        name="scaling",
+        grid=[("d_k", "scale")],
+        args=dict(d_k=d_k, scale=scale, num_keys=num_keys, num_pairs=num_pairs, seed=seed),
+        digits=3,
+    )
