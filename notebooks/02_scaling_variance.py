@@ -100,7 +100,7 @@ print(f"variance of q_r k_r: {prod.var().item():.3f}    (theory 1)")
 # \operatorname{Var}(s^2) \approx \frac{m_4 - s^4}{n},
 # $$
 #
-# where $m_4$ is the sample's fourth central moment. If the theory is right, each measured variance should land within a couple of standard errors of $d_k$, and the scaled variance within a couple of standard errors of 1. The experiment runs on the CPU with its own seeded generator, so the table below is the same on every machine.
+# where $m_4$ is the sample's fourth central moment: it measures how heavy the tails are (for a normal sample $m_4 = 3s^4$, so the formula becomes $2s^4/n$), and heavy tails make a variance harder to pin down. If the theory is right, each measured variance should land within a couple of standard errors of $d_k$, and the scaled variance within a couple of standard errors of 1. The experiment runs on the CPU with its own seeded generator, so the table below is the same on every machine.
 
 # %%
 # C05: Var(q·k) = d_k, and Var(q·k / sqrt(d_k)) = 1 — a Monte-Carlo table with standard errors
@@ -130,7 +130,7 @@ _ = variance_errorbars(table, ax)
 # %% [markdown]
 # ## 4. What a wide score spread does to softmax (饱和)
 #
-# Why care about the size of the scores? Because softmax only looks at *differences* between scores, and differences of size 30 are enormous on the exponential scale: $e^{30}\approx 10^{13}$. When the scores of one row spread over tens of units, the largest one takes essentially all the weight and the row becomes nearly **one-hot**. This is called **saturation (饱和)** of the softmax.
+# Why care about the size of the scores? Because softmax only looks at *differences* between scores, and differences of size 30 are enormous on the exponential scale: $e^{30}\approx 10^{13}$. When the scores of one row spread over tens of units, the largest one (sometimes the largest two) takes essentially all the weight and the row becomes nearly **one-hot**. This is called **saturation (饱和)** of the softmax.
 #
 # Two numbers describe how sharp a row $a$ is:
 #

@@ -220,7 +220,7 @@ _ = jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), axes)
 # - *bottom left*: the upstream $g$ (grey) beside the gradient that reaches the scores, $\partial L/\partial z = J^\top g = a \odot (g - a\cdot g)$ (blue). With $L = a_1$ only $a_1$ is asked to grow, yet *every* score gets a gradient: $z_1$ up, all the others down, summing to 0. That is the competition of section 3, seen as gradient;
 # - *bottom right*: $\lVert J\rVert_F$ (red), the max weight (blue dashed) and $\lVert\partial L/\partial z\rVert$ (dark grey) against $\sigma$, with the current $\sigma$ marked.
 #
-# With the tied base row the max weight stops at 1/2 and $\lVert J\rVert_F$ at 0.5 however large $\sigma$ gets: the two tied keys stay sensitive to each other (the two-way split of notebook 02), while the given row's norm collapses. The readout prints the logits, the weights, $J$, its row sums (always 0), $g$, $\partial L/\partial z$ and its sum (always 0), and the norms.
+# With the tied base row the max weight only approaches 1/2 and $\lVert J\rVert_F$ approaches 0.5 however large $\sigma$ gets (0.5000 at $\sigma = 8$, printed below): the two tied keys stay sensitive to each other (the two-way split of notebook 02), while the given row's norm collapses. The readout prints the logits, the weights, $J$, its row sums (always 0), $g$, $\partial L/\partial z$ and its sum (always 0), and the norms.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
