@@ -21,7 +21,8 @@
 # - why the dot product $q\cdot k$ of two random vectors has variance $d_k$, derived in three lines;
 # - a Monte-Carlo experiment that measures $\operatorname{Var}(q\cdot k)$ for $d_k = 1 \ldots 1024$, with error bars, and shows that dividing by $\sqrt{d_k}$ brings it back to 1;
 # - what a large score spread does to a softmax row: without the scale, rows get sharper as $d_k$ grows (max weight up, entropy down);
-# - why a sharp (saturated) row is bad for learning: its gradient nearly vanishes;
+# - why a sharp (saturated) row is bad for learning: its gradient nearly vanishes, though a row split between two keys still has plenty;
+# - why the *square* root: dividing by $d_k$ instead flattens every row towards uniform;
 # - what the $\sqrt{d_k}$ argument does *not* promise.
 #
 # **Seed sections taught:** `000_c6f15091c249a51c.txt` §3 (why divide by the square root), and `004_cf2f09ec33ad5dce.txt` §9.5 (scaled dot-product attention).
@@ -31,7 +32,7 @@
 # **Time:** about 25 minutes.
 
 # %%
-# %matplotlib widget
+# %matplotlib inline
 import math
 
 import matplotlib.pyplot as plt
@@ -99,67 +100,74 @@ print(f"variance of q_r k_r: {prod.var().item():.3f}    (theory 1)")
 # \operatorname{Var}(s^2) \approx \frac{m_4 - s^4}{n},
 # $$
 #
-# where $m_4$ is the sample's fourth central moment. If the theory is right, each measured variance should land within a couple of standard errors of $d_k$, and the scaled variance within a couple of standard errors of 1. The experiment runs on the CPU with its own seeded generator, so the table below is the same on every machine.
+# where $m_4$ is the sample's fourth central moment: it measures how heavy the tails are (for a normal sample $m_4 = 3s^4$, so the formula becomes $2s^4/n$), and heavy tails make a variance harder to pin down. If the theory is right, each measured variance should land within a couple of standard errors of $d_k$, and the scaled variance within a couple of standard errors of 1. The experiment runs on the CPU with its own seeded generator, so the table below is the same on every machine.
 
 # %%
 # C05: Var(q·k) = d_k, and Var(q·k / sqrt(d_k)) = 1 — a Monte-Carlo table with standard errors
 widths = [1, 4, 16, 64, 256, 1024]
 table = dot_product_variance(widths, num_samples=10_000, generator=torch.Generator().manual_seed(0))
 
-print(f"{'d_k':>5} | {'Var(q·k) ± SE':>18} | {'Var / d_k':>9} | {'Var(q·k/√d_k) ± SE':>19} | {'|Var − d_k| / SE':>16}")
-print("-" * 80)
+print(f"{'d_k':>5} | {'Var(q·k) ± SE':>18} | {'Var / d_k':>9} | {'SE / d_k':>8} | {'Var(q·k/√d_k) ± SE':>19} | {'|Var − d_k| / SE':>16}")
+print("-" * 91)
 for d, v, se, vs, ses in zip(table.d_k, table.variance.tolist(), table.stderr.tolist(),
                              table.variance_scaled.tolist(), table.stderr_scaled.tolist()):
-    print(f"{d:>5} | {v:>9.2f} ± {se:<6.2f} | {v / d:>9.3f} | {vs:>10.3f} ± {ses:<6.3f} | {abs(v - d) / se:>16.2f}")
+    print(f"{d:>5} | {v:>9.2f} ± {se:<6.2f} | {v / d:>9.3f} | {se / d:>8.3f} | {vs:>10.3f} ± {ses:<6.3f} | {abs(v - d) / se:>16.2f}")
 z = (table.variance - torch.tensor(widths, dtype=torch.float64)).abs() / table.stderr
-print("every width within 3 standard errors of d_k:", bool((z < 3).all()))
+print(f"largest |Var − d_k| / SE over the six widths: {z.max().item():.2f} (chance alone stays below about 3)")
 
 # %% [markdown]
-# The ratio column $\operatorname{Var}/d_k$ hovers around 1 at every width: the variance really grows in proportion to $d_k$. The last column says how many standard errors each estimate is from the theory; numbers below 2 or so are what chance alone produces. Notice also that the error bar grows with $d_k$ but stays the same *fraction* of $d_k$ (about $\sqrt{2/n}\approx 1.4\%$), which is why the scaled column has nearly constant error bars.
+# The ratio column $\operatorname{Var}/d_k$ hovers around 1 at every width: the variance really grows in proportion to $d_k$. The last column says how many standard errors each estimate is from the theory; numbers below 2 or so are what chance alone produces.
 #
-# The same table as a picture (both axes logarithmic, bars are $\pm 2$ SE):
+# The error bar grows with $d_k$, and the column SE/$d_k$ shows it as a fraction of $d_k$. That fraction is largest at $d_k = 1$: there the score is a single product of two normals, whose heavy tails (fourth moment $\mathbb{E}[(q_rk_r)^4] = 9$) give $\operatorname{SE}/d_k \approx \sqrt{8/n} \approx 2.8\%$. It falls to about $\sqrt{3.5/n} \approx 1.9\%$ at $d_k = 4$ and settles at $\sqrt{2/n} \approx 1.4\%$ once the dot product is close to normal (exercise 3 derives all three). The scaled column has the same relative error bars, since it is the same samples divided by $\sqrt{d_k}$.
+#
+# The same table as a picture. $\operatorname{Var}(q\cdot k)/d_k$ is also the variance of the scaled score $q\cdot k/\sqrt{d_k}$ (same samples), so one series shows both; on a linear axis around the theory's 1, the $\pm 2$ SE bars are visible:
 
 # %%
-# C05: the picture — the unscaled variance follows the line d_k, the scaled one stays at 1
-fig, ax = plt.subplots(figsize=(5.2, 3.8), layout="constrained")
+# C05: the picture — Var(q·k)/d_k (= the variance of the scaled score) stays within 2 SE of 1
+fig, ax = plt.subplots(figsize=(5.6, 3.6), layout="constrained")
 _ = variance_errorbars(table, ax)
 
 # %% [markdown]
 # ## 4. What a wide score spread does to softmax (饱和)
 #
-# Why care about the size of the scores? Because softmax only looks at *differences* between scores, and differences of size 30 are enormous on the exponential scale: $e^{30}\approx 10^{13}$. When the scores of one row spread over tens of units, the largest one takes essentially all the weight and the row becomes nearly **one-hot**. This is called **saturation (饱和)** of the softmax.
+# Why care about the size of the scores? Because softmax only looks at *differences* between scores, and differences of size 30 are enormous on the exponential scale: $e^{30}\approx 10^{13}$. When the scores of one row spread over tens of units, the largest one (sometimes the largest two) takes essentially all the weight and the row becomes nearly **one-hot**. This is called **saturation (饱和)** of the softmax.
 #
 # Two numbers describe how sharp a row $a$ is:
 #
 # - its **max weight** $\max_j a_j$: $1/S$ for a uniform row over $S$ keys, 1 for a one-hot row;
 # - its **entropy (熵)** $H(a) = -\sum_j a_j \log a_j$: $\log S$ for a uniform row, 0 for a one-hot row.
 #
-# Here is one query against 16 random keys at $d_k = 512$, once with the raw dot product and once with the scaled one:
+# Here are two queries, each against 16 random keys at $d_k = 512$, once with the raw dot product and once with the scaled one. Beside the max weight and the entropy we print $\lVert J\rVert_F$, the size of the softmax Jacobian that section 5 will use: how much the row's weights move when its scores move.
 
 # %%
-# C06: one row at d_k = 512 — raw scores saturate the softmax, scaled ones do not
-gen = torch.Generator().manual_seed(1)
+# C06, C14: two rows at d_k = 512 — raw scores saturate the softmax (one fully, one onto two keys)
 d_k, S = 512, 16
-q = torch.randn(1, d_k, generator=gen).to(device)         # (L=1, d_k)
-k = torch.randn(S, d_k, generator=gen).to(device)         # (S, d_k)
-v = torch.eye(S).to(device)                               # (S, S): the output is then the weight row itself
-
-for label, scale in [("raw q·k      ", 1.0), ("q·k / √d_k   ", 1 / math.sqrt(d_k))]:
-    _, w = dot_product_attention(q, k, v, scale=scale)    # w: (1, S)
-    scores = (q @ k.T * scale).cpu()
-    print(f"{label} score std {scores.std().item():6.2f} | max weight {max_weight(w).item():.3f} | "
-          f"entropy {entropy(w.double()).item():.3f} nats (uniform: {math.log(S):.3f})")
-    print("              top 4 weights:", rounded(w[0].sort(descending=True).values[:4], 3))
+dt = torch.float32 if device.type == "mps" else torch.float64   # float64 where the device has it
+v = torch.eye(S, dtype=dt, device=device)                 # (S, S): the output is then the weight row itself
+print(f"uniform row over S = {S} keys: max weight {1 / S:.4f} | entropy {math.log(S):.4f} nats | "
+      f"‖J‖_F = √(S−1)/S = {math.sqrt(S - 1) / S:.4f}")
+for seed in (6, 1):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(1, d_k, generator=gen).to(device=device, dtype=dt)   # (L=1, d_k)
+    k = torch.randn(S, d_k, generator=gen).to(device=device, dtype=dt)   # (S, d_k)
+    print(f"query of seed {seed}:")
+    for label, scale in [("raw q·k    ", 1.0), ("q·k / √d_k ", 1 / math.sqrt(d_k))]:
+        _, w = dot_product_attention(q, k, v, scale=scale)    # w: (1, S)
+        scores = (q @ k.T * scale).cpu()
+        print(f"  {label} score std {scores.std().item():6.2f} | max weight {max_weight(w).item():.4f} | "
+              f"entropy {entropy(w).item():.4f} nats | ‖J‖_F {jacobian_norm(w).item():.4f}")
+        print("               top 3 weights:", rounded(w[0].sort(descending=True).values[:3], 4))
 
 # %% [markdown]
-# One row is one sample. `softmax_sharpness` averages the max weight and the entropy over 512 random queries (16 keys each), for every width from 1 to 1024, with and without the scale:
+# The raw row of seed 6 is truly saturated: one key holds 0.9998 of the weight, and its $\lVert J\rVert_F = 0.0003$ is about a thousandth of the uniform row's 0.242. The raw row of seed 1 is sharp too, but it splits its weight between two keys (0.757 and 0.243), and such a row has *more* gradient than a uniform one: $\lVert J\rVert_F = 0.368$. The reason: for an even two-way split $a = (\tfrac12, \tfrac12, 0, \ldots)$ the Jacobian is $\begin{pmatrix} 1/4 & -1/4 \\ -1/4 & 1/4 \end{pmatrix}$ in the two live positions and 0 elsewhere, norm $0.5$; a uniform row over 16 keys spreads its sensitivity thinly, $\sqrt{S-1}/S = 0.242$. So $\lVert J\rVert$ first *rises* as a row sharpens from uniform onto a few keys, and vanishes only as the row approaches one-hot. Both scaled rows stay soft.
+#
+# One row is one sample. `softmax_sharpness` averages the max weight, the entropy and $\lVert J\rVert_F$ over 512 random queries (16 keys each), for every width from 1 to 1024, with and without the scale. The two columns use the same random draws (two generators with the same seed), so at $d_k = 1$, where the scale is $1/\sqrt1 = 1$, they must agree exactly:
 
 # %%
 # C06: averaged over queries — without the scale, larger d_k gives sharper rows
 all_widths = [2**e for e in range(11)]
-gen = torch.Generator().manual_seed(0)
-raw = softmax_sharpness(all_widths, scaled=False, num_keys=16, generator=gen)
-scl = softmax_sharpness(all_widths, scaled=True, num_keys=16, generator=gen)
+raw = softmax_sharpness(all_widths, scaled=False, num_keys=16, generator=torch.Generator().manual_seed(0))
+scl = softmax_sharpness(all_widths, scaled=True, num_keys=16, generator=torch.Generator().manual_seed(0))
 
 print(f"{'d_k':>5} | {'max weight raw':>14} {'scaled':>7} | {'entropy raw':>11} {'scaled':>7} | {'‖J‖_F raw':>9} {'scaled':>7}")
 print("-" * 76)
@@ -167,20 +175,27 @@ for i, d in enumerate(all_widths):
     print(f"{d:>5} | {raw.max_weight[i].item():>14.3f} {scl.max_weight[i].item():>7.3f} | "
           f"{raw.entropy[i].item():>11.3f} {scl.entropy[i].item():>7.3f} | "
           f"{raw.jacobian_norm[i].item():>9.3f} {scl.jacobian_norm[i].item():>7.3f}")
-print("raw entropy falls at every step:", bool((raw.entropy[1:] < raw.entropy[:-1]).all()))
-print("scaled entropy stays within 0.2 nats:", bool((scl.entropy.max() - scl.entropy.min()) < 0.2))
+same = max((raw.max_weight[0] - scl.max_weight[0]).abs().item(), (raw.entropy[0] - scl.entropy[0]).abs().item(),
+           (raw.jacobian_norm[0] - scl.jacobian_norm[0]).abs().item())
+print(f"d_k = 1, raw vs scaled: largest |difference| = {same:.1e} (same draws, scale 1)")
+drops = raw.entropy[:-1] - raw.entropy[1:]
+print(f"raw entropy at each doubling of d_k: smallest drop {drops.min().item():.3f} nats (> 0: it falls every time)")
+print(f"scaled entropy over all widths: range {(scl.entropy.max() - scl.entropy.min()).item():.3f} nats (< 0.2)")
+peak = int(raw.jacobian_norm.argmax())
+print(f"raw ‖J‖_F: {raw.jacobian_norm[0].item():.3f} at d_k = 1, peak {raw.jacobian_norm[peak].item():.3f} "
+      f"at d_k = {all_widths[peak]}, {raw.jacobian_norm[-1].item():.3f} at d_k = 1024")
 
 # %%
-# C06: the picture — entropy and max weight against d_k, raw (red) and scaled (blue)
-fig, ax = plt.subplots(figsize=(5.2, 3.8), layout="constrained")
-_ = sharpness_curves(raw, scl, ax)
+# C06: the picture — entropy (left) and max weight (right) against d_k, raw (red) and scaled (blue)
+fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.6), layout="constrained")
+_ = sharpness_curves(raw, scl, axes)
 
 # %% [markdown]
-# With the raw dot product the mean entropy falls from about $2.4$ nats (close to uniform, $\log 16 \approx 2.77$) to about $0.1$ nats at $d_k = 1024$, and the mean max weight climbs towards 1. With the scale, both stay put: the scaled scores have variance 1 at every width, so the rows look the same whatever $d_k$ is.
+# With the raw dot product the mean entropy falls from 2.49 nats at $d_k = 1$ (close to uniform, $\log 16 \approx 2.77$) to 0.08 nats at $d_k = 1024$, and the mean max weight climbs from 0.17 to 0.97. With the scale, both stay put (entropy between 2.35 and 2.49 nats): the scaled scores have variance 1 at every width, so the rows look alike whatever $d_k$ is. The raw $\lVert J\rVert_F$ column first rises (0.286 → 0.334 at $d_k = 4$) and only then falls: the rows sharpen from near-uniform onto a few keys, the two-way-split effect above, before they approach one-hot.
 #
 # ## 5. Why saturation hurts: the gradient vanishes
 #
-# The last column of the table, $\lVert J\rVert_F$, is the size of the softmax **Jacobian** $J = \operatorname{diag}(a) - aa^\top$, the matrix that carries gradients from the weights back to the scores (notebook 03 derives it). For a one-hot row every entry of $J$ is 0: nudging any score changes no weight, so the scores — and through them $W_Q$ and $W_K$ — receive almost no learning signal. That is the real reason for the scale: at initialisation, when $Q$ and $K$ are roughly random, the raw scores of a wide head would push the network into this flat region before it has learnt anything.
+# The last column of the table, $\lVert J\rVert_F$, is the size of the softmax **Jacobian** $J = \operatorname{diag}(a) - aa^\top$, the matrix that carries gradients from the weights back to the scores (notebook 03 derives it). For a one-hot row every entry of $J$ is 0 (and near one-hot, every entry is tiny, as for the seed-6 row above): nudging any score changes no weight, so the scores — and through them $W_Q$ and $W_K$ — receive almost no learning signal. That is the real reason for the scale: at initialisation, when $Q$ and $K$ are roughly random, the raw scores of a wide head would push the network into this flat region before it has learnt anything.
 #
 # Autograd tells the same story. Below, for 512 random queries against 16 keys, a loss $L = \sum_{i,j} g_{ij} a_{ij}$ with a fixed random upstream gradient $g$ is differentiated with respect to the scores, once raw and once scaled:
 
@@ -201,7 +216,7 @@ for label, scale in [("raw q·k    ", 1.0), ("q·k / √d_k ", 1 / math.sqrt(d_k
 
 # %% [markdown]
 # > **Common mistake**: reading the $\sqrt{d_k}$ argument as a guarantee that every attention layer's scores have variance 1.
-# > The derivation assumed independent components with mean 0 and variance 1, and $q$ independent of $k$. Trained queries and keys satisfy none of this exactly: their components have other variances, and a query is often *meant* to line up with some key. The scale fixes the dependence on $d_k$; it does not normalise the scores. Two departures from the model, measured:
+# > The derivation assumed independent components with mean 0 and variance 1, and $q$ independent of $k$. Trained queries and keys satisfy none of this exactly: their components have other variances, and a query is often *meant* to line up with some key. The scale fixes the dependence on $d_k$; it does not normalise the scores. Notebook 10 measures this in a trained model (see `10_real_heads.ipynb`, §6 "Var(q·k)/d_k in trained heads"): there $\operatorname{Var}(q\cdot k)/d_k$ is far from 1 in many heads. Two departures from the model, measured here on random numbers:
 
 # %%
 # The assumptions matter: other component variances, or q correlated with k, break Var = 1
@@ -223,13 +238,13 @@ for name, (qq, kk) in cases.items():
 #
 # ## 6. Try it: the scaling explorer
 #
-# Move the **d_k** slider (powers of 2 from 1 to 1024) and flip **divide scores by √d_k**:
+# Two sliders: **d_k** (powers of 2 from 1 to 1024) and **score ×**, the factor the raw score $q\cdot k$ is multiplied by: 1 (no scale), $1/\sqrt{d_k}$ (the Transformer's choice) or $1/d_k$. Both play in the browser, from frames computed once by the kernel.
 #
-# - *left*: a histogram of 2000 random scores with the normal curve the theory predicts (variance $d_k$ raw, 1 scaled). Raw scores spread out as $d_k$ grows; scaled ones do not move.
-# - *middle*: the softmax row of one query over 16 keys.
-# - *right*: the mean entropy of such rows against $d_k$, raw (red) and scaled (blue); the circle marks the current setting.
+# - *top left*: a histogram of 2000 random scores (components i.i.d. $N(0,1)$, the same draws at every setting) with the normal curve of the variance the theory predicts, $c^2 d_k$ for a factor $c$. **Both axes follow the setting**: the x-axis spans $\pm 5$ theoretical standard deviations (read its tick labels: $\pm 80$ at $d_k = 256$ unscaled, $\pm 5$ scaled), the y-axis is chosen per setting, and scores beyond $\pm 5$ standard deviations are counted in the readout instead of being piled into end bins. The theory predicts only the *variance*. At $d_k = 1$ a score is the product of two normals, with a sharp peak at 0 and heavy tails, visibly not the bell; the bell shape appears as $d_k$ grows, because a sum of many independent terms is close to normal (the central limit theorem), not because the variance argument says so.
+# - *top right*: the softmax row of one query over 16 keys.
+# - *bottom*: the mean entropy and the mean $\lVert J\rVert_F$ of 256 such rows against $d_k$, for the three factors (red: 1, blue: $1/\sqrt{d_k}$, grey dashed: $1/d_k$); the circle marks the current setting. With $1/d_k$ the scores shrink towards 0 as $d_k$ grows (variance $1/d_k$), so every row flattens towards uniform: entropy climbs to $\log S$ and $\lVert J\rVert_F$ settles at the uniform row's 0.242, whatever the scores say. Only the square root keeps the variance at 1 for every width.
 #
-# The readout lists the sampled variance of the scores, and the max weight, entropy and Jacobian norm of the row in the middle.
+# The readout lists the scale factor, the sampled and theoretical variance of the scores and their ratio, the max weight, entropy and Jacobian norm of the row on the right, and the two means of the bottom panels.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -237,22 +252,24 @@ explorer = scaling_explorer()
 explorer
 
 # %% [markdown]
-# The numbers of the starting setting ($d_k = 256$, unscaled), printed from a plain cell:
+# The numbers of the starting setting ($d_k = 256$, factor 1) and of the two other factors at the same width, computed by the explorer's pure function (`explorer.state(...)` moves nothing on screen):
 
 # %%
-# C05, C06, C14: the explorer's readout at its starting setting, and after switching the scale on
-for setting in [dict(d_k=256, scaled=False), dict(d_k=256, scaled=True)]:
-    state = explorer.set(**setting)
-    print(setting, {k: round(v, 3) if isinstance(v, float) else v for k, v in state.items()})
+# C05, C06, C14: the explorer's readout at d_k = 256 for the three scale factors
+for scale in ["1", "1/√d_k", "1/d_k"]:
+    s = explorer.state(d_k=256, scale=scale)
+    print(f"score × {scale:6s}: Var sampled/theory {s['sampled / theory']:.3f} (theory {s['Var(score), theory']:g}) | "
+          f"row: max weight {s['row: max weight']:.3f}, entropy {s['row: entropy (nats)']:.3f} | "
+          f"256 rows: mean entropy {s['256 rows: mean entropy']:.3f}, mean ‖J‖_F {s['256 rows: mean ||J||_F']:.3f}")
 
 # %% [markdown]
 # ## Exercises
 #
-# 1. **(widget)** With the scale switched off, move $d_k$ from 1 to 1024 and watch the row in the middle. At about which $d_k$ does the *mean* entropy (right panel) drop below 1 nat? Then switch the scale on: what happens to the histogram and to the entropy curve marker?
+# 1. **(widget)** With the factor at 1, move $d_k$ from 1 to 1024 and watch the row on the right. At about which $d_k$ does the *mean* entropy (bottom left) drop below 1 nat? Then set the factor to $1/\sqrt{d_k}$, and then to $1/d_k$: what happens to the histogram's tick labels and to the markers?
 #
 # <details><summary>Answer</summary>
 #
-# The red curve reaches 1 nat at about $d_k = 16$: it is about 1.25 nats at $d_k = 8$ and 0.99 at $d_k = 16$ (the table of section 4, from other random draws, gives 1.36 and 0.92). With the scale on, the histogram collapses to the same narrow bell (variance 1) at every $d_k$, and the marker sits on the flat blue curve near 2.3–2.4 nats: the rows look the same whatever the width.
+# The red curve reaches 1 nat at about $d_k = 16$: it is about 1.25 nats at $d_k = 8$ and 0.99 at $d_k = 16$ (the table of section 4, from other random draws, gives 1.36 and 0.92). With $1/\sqrt{d_k}$ the histogram's x-axis stays at $\pm 5$ (variance 1) at every $d_k$, and the marker sits on the flat blue curve, between 2.27 and 2.49 nats: the rows look alike whatever the width. With $1/d_k$ the axis shrinks to $\pm 5/\sqrt{d_k}$ ($\pm 0.156$ at $d_k = 1024$) and the marker climbs the grey curve to $\log 16 \approx 2.77$: every row is nearly uniform, and $\lVert J\rVert_F$ sits at the uniform value 0.242.
 # </details>
 #
 # 2. Suppose the components of $q$ and $k$ are independent with mean 0 but variance $\sigma^2$. What is $\operatorname{Var}(q\cdot k)$, and what would you divide by to bring it back to 1? Check your answer against the "variance 4" line of section 5.
@@ -273,5 +290,5 @@ for setting in [dict(d_k=256, scaled=False), dict(d_k=256, scaled=True)]:
 #
 # <details><summary>Answer</summary>
 #
-# $q\cdot q = \sum_r q_r^2$ is a chi-squared variable with $d_k$ degrees of freedom: mean $d_k$, variance $2d_k$. Unlike $q\cdot k$ it is not centred at 0, so a token's score with itself tends to stand out — one more way real scores depart from the simple model.
+# $q\cdot q = \sum_r q_r^2$ is a chi-squared variable with $d_k$ degrees of freedom: mean $d_k$, variance $2d_k$. Unlike $q\cdot k$ it is not centred at 0. This is the self-score only when queries and keys come from the *same* projection, $W_Q = W_K$ (then $e_{ii} = \lVert x_iW_Q\rVert^2 \ge 0$), and then a token's score with itself tends to stand out. With separate $W_Q$ and $W_K$, as in a Transformer, $e_{ii} = x_iW_QW_K^\top x_i^\top$ has mean 0 at random initialisation; notebook 01 (`01_qkv_roles.ipynb`, §3) shows what tied projections do to the score matrix (it becomes symmetric).
 # </details>

@@ -21,8 +21,8 @@
 # - how a row of scores becomes weights, and why adding a constant to the whole row changes nothing;
 # - why every real implementation subtracts the row maximum first, and what happens if it does not (overflow near a logit of 1000 in float32);
 # - the softmax Jacobian $\partial a_j/\partial z_r = a_j(\delta_{jr} - a_r)$, i.e. $J = \operatorname{diag}(a) - aa^\top$, checked against autograd, and why its rows sum to 0 (weights compete);
-# - why a saturated, nearly one-hot row passes almost no gradient;
-# - the four gradient paths of attention, $\partial L/\partial V$, $\partial L/\partial A$, $\partial L/\partial Q$, $\partial L/\partial K$, written by hand and compared with autograd.
+# - why a saturated, nearly one-hot row passes almost no gradient when its weights are used linearly (as attention uses them), and why cross-entropy after a softmax is different;
+# - the three gradient paths of attention (seed 000 §7): to $V$ (the content path) and, through the weights $A$, to $Q$ and $K$ (the matching path); the five backward lines, intermediates $\partial L/\partial A$ and $\partial L/\partial Z$ included, written by hand and compared with autograd.
 #
 # **Seed sections taught:** `000_c6f15091c249a51c.txt` §4 (from matching scores to normalised weights) and §7 (what the softmax gradient means).
 #
@@ -31,7 +31,7 @@
 # **Time:** about 30 minutes.
 
 # %%
-# %matplotlib widget
+# %matplotlib inline
 import math
 
 import matplotlib.pyplot as plt
@@ -50,6 +50,12 @@ device = default_device()
 # float64 where the device has it (MPS does not), so gradient checks are tight.
 dtype = torch.float32 if device.type == "mps" else torch.float64
 
+
+def below(err: float, bound: float) -> str:
+    """A float error as a bound: the exact value varies in its last bits from one CPU/GPU to another."""
+    return f"< {bound:.0e}" if err < bound else f"= {err:.1e}, NOT below {bound:.0e}"
+
+
 # %% [markdown]
 # ## 1. From scores to weights
 #
@@ -62,7 +68,7 @@ dtype = torch.float32 if device.type == "mps" else torch.float64
 #
 # Every $a_{ij}$ is positive and each row sums to 1, so the output $o_i$ is a weighted average of the value rows (notebook 04 looks at that average closely). From here on we drop the index $i$ and write one row as $z \mapsto a = \operatorname{softmax}(z)$.
 #
-# **Shift invariance.** Adding the same constant $c$ to every score of a row multiplies numerator and denominator by $e^{c}$, which cancels:
+# **Shift invariance (平移不变).** Adding the same constant $c$ to every score of a row multiplies numerator and denominator by $e^{c}$, which cancels:
 # $\operatorname{softmax}(z + c\mathbf{1}) = \operatorname{softmax}(z)$. Only differences between scores matter.
 
 # %%
@@ -72,7 +78,7 @@ for c in [0.0, 10.0, -7.5, 500.0]:
     print(f"c = {c:>6}: softmax(z + c) = {rounded(masked_softmax(z + c), 4)}")
 
 # %% [markdown]
-# ## 2. Overflow, and the stable form
+# ## 2. Overflow (溢出), and the numerically stable (数值稳定) form
 #
 # The formula as written is fine on paper and fragile in a computer. In float32, $e^{x}$ is only representable up to $x \approx 88.7$; beyond that it becomes `inf`. A row of logits near 1000 — perfectly possible in an unscaled, wide head or after a bad initialisation — then gives $\infty/\infty$, which is `nan`.
 #
@@ -97,8 +103,8 @@ for z in ([1000.0, 999.0, 998.0], [3.0, 2.0, 1.0]):
     print(f"   exp(z)           = {rounded(torch.exp(z32), 2)}")
     print(f"   naive softmax    = {rounded(naive, 4)}")
     print(f"   masked_softmax   = {rounded(masked_softmax(z32), 4)}")
-print("1000 + [0, -1, -2] gives the same weights as [3, 2, 1]:",
-      torch.allclose(masked_softmax(torch.tensor([1000.0, 999.0, 998.0])), masked_softmax(torch.tensor([3.0, 2.0, 1.0]))))
+gap = (masked_softmax(torch.tensor([1000.0, 999.0, 998.0])) - masked_softmax(torch.tensor([3.0, 2.0, 1.0]))).abs().max().item()
+print(f"softmax(1000 + [0, -1, -2]) vs softmax([3, 2, 1]): max |difference| {below(gap, 1e-6)} (float32)")
 
 # %% [markdown]
 # ## 3. The softmax Jacobian (雅可比矩阵)
@@ -118,7 +124,7 @@ print("1000 + [0, -1, -2] gives the same weights as [3, 2, 1]:",
 # J = \operatorname{diag}(a) - a a^\top .
 # $$
 #
-# Read it entry by entry: the diagonal $a_j(1 - a_j)$ is positive (raising your own score raises your weight), and every off-diagonal entry $-a_j a_r$ is negative (raising someone else's score lowers yours). `attnlib.softmax_jacobian` builds $J$ from the weights; here it is against `torch.autograd.functional.jacobian`, which differentiates the softmax numerically-exactly through the computation graph:
+# Read it entry by entry: the diagonal $a_j(1 - a_j)$ is positive (raising your own score raises your weight), and every off-diagonal entry $-a_j a_r$ is negative (raising someone else's score lowers yours). `attnlib.softmax_jacobian` builds $J$ from the weights; here it is against `torch.autograd.functional.jacobian`, which differentiates the softmax exactly (up to rounding) by the chain rule through the computation graph, not by finite differences:
 
 # %%
 # C13: softmax_jacobian(a) = diag(a) - a aᵀ equals autograd's Jacobian of softmax
@@ -130,7 +136,8 @@ print("weights a:", rounded(a, 4))
 print("J (row j = a_j, column r = z_r):")
 for row in rounded(J_ours, 4):
     print("   ", row)
-print("max |J_ours - J_autograd| < 1e-6:", (J_ours - J_auto).abs().max().item() < 1e-6)
+tol = 1e-6 if dtype == torch.float32 else 1e-12                      # a few ulps of entries <= 1/4
+print(f"max |J_ours - J_autograd| {below((J_ours - J_auto).abs().max().item(), tol)}")
 
 # %% [markdown]
 # **Rows sum to zero.** Summing row $j$: $\sum_r a_j(\delta_{jr} - a_r) = a_j - a_j\sum_r a_r = a_j - a_j = 0$. This is the constraint $\sum_j a_j = 1$ seen from the other side: whatever you do to the scores, the weights cannot all go up together. Attention is a **competition (竞争)** for a fixed budget of weight. It is also shift invariance again: $J\mathbf{1} = 0$ says that moving every score by the same amount changes nothing.
@@ -138,7 +145,7 @@ print("max |J_ours - J_autograd| < 1e-6:", (J_ours - J_auto).abs().max().item() 
 # %%
 # C13: rows (and, J being symmetric, columns) of J sum to 0 — raising one score lowers the others
 print("row sums of J:   ", rounded(J_ours.sum(dim=-1), 6))
-print("J symmetric:     ", torch.allclose(J_ours, J_ours.T))
+print("max |J - Jᵀ|:    ", (J_ours - J_ours.T).abs().max().item())         # a_j a_r = a_r a_j exactly
 dz = torch.zeros_like(z)
 dz[0] = 0.1                                                              # raise score z_1 a little
 print("a(z + 0.1 e_1) - a(z):", rounded(masked_softmax(z + dz) - a, 4))
@@ -162,9 +169,9 @@ print("diagonal only a(1-a) * g: ", rounded(a * (1 - a) * g, 4))
 # %% [markdown]
 # ## 4. Saturation: when the gradient vanishes (梯度消失)
 #
-# When one weight approaches 1 and the rest approach 0, every entry of $J$ goes to 0: the diagonal $a_j(1-a_j)$ is tiny both for $a_j \approx 1$ and for $a_j \approx 0$, and so are all products $a_j a_r$. The scores then get almost no gradient, however large the loss. Largest possible entry: $a_j(1-a_j) \le 1/4$, reached at $a_j = 1/2$.
+# When one weight approaches 1 and the rest approach 0, every entry of $J$ goes to 0: the diagonal $a_j(1-a_j)$ is tiny both for $a_j \approx 1$ and for $a_j \approx 0$, and so are all products $a_j a_r$. The scores then get almost no gradient, however large the upstream gradient $\partial L/\partial a$ that arrives — as long as that upstream gradient stays bounded, which it does when the weights are used *linearly*, as attention uses them ($O = AV$). Largest possible entry: $a_j(1-a_j) \le 1/4$, reached at $a_j = 1/2$.
 #
-# Below, the same five logits are stretched so that their standard deviation (their **spread** $\sigma$, an inverse temperature) grows: $\sigma = 0$ gives a uniform row, large $\sigma$ a nearly one-hot one.
+# Below, the same five logits are stretched so that their standard deviation (their **spread** $\sigma$, proportional to 1/temperature) grows: $\sigma = 0$ gives a uniform row, large $\sigma$ a nearly one-hot one.
 
 # %%
 # C14: as the row saturates, every Jacobian entry (and so the gradient to the scores) shrinks
@@ -177,6 +184,25 @@ for sigma in [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]:
     print(f"{sigma:>8.1f} | {a_s.max().item():>10.4f} | {J_s.abs().max().item():>14.4f} | {jacobian_norm(a_s).item():>7.4f}")
 
 # %% [markdown]
+# > **Common mistake**: concluding that a saturated softmax always kills learning.
+# > In a classifier the softmax is followed by the cross-entropy $\mathrm{CE} = -\log a_y$ ($y$ the correct class). Its upstream gradient $\partial\mathrm{CE}/\partial a_y = -1/a_y$ is *not* bounded: it grows exactly as fast as $J$ shrinks, and the two combine to $\partial\mathrm{CE}/\partial z = a - y_{\text{one-hot}}$, which does not vanish when the row is confidently wrong. Below, the $\sigma = 8$ row of the table (key 1 takes 0.9986) with the correct answer at key 2:
+
+# %%
+# C14's limit: a saturated row passes almost nothing to a linear loss, but plenty to cross-entropy
+z8 = spread_logits(z0, 8.0).detach().requires_grad_(True)      # (S,) the saturated row of the table
+y = 1                                                          # the correct key is key 2 (index 1)
+(g_lin,) = torch.autograd.grad(masked_softmax(z8)[y], z8)       # L = a_y, used linearly
+(g_ce,) = torch.autograd.grad(-torch.log(masked_softmax(z8)[y]), z8)   # L = CE = -log a_y
+a8, y_onehot = masked_softmax(z8).detach(), torch.nn.functional.one_hot(torch.tensor(y), len(z0)).to(dtype)
+print("weights a:              ", rounded(a8, 4))
+print(f"L = a_2:      dL/dz = {rounded(g_lin, 4)}   ‖dL/dz‖ = {g_lin.norm().item():.4f}")
+print(f"L = -log a_2: dL/dz = {rounded(g_ce, 4)}   ‖dL/dz‖ = {g_ce.norm().item():.4f}")
+print(f"cross-entropy: max |dL/dz - (a - y)| {below((g_ce - (a8 - y_onehot)).abs().max().item(), 1e-12 if dtype == torch.float64 else 1e-6)}")
+
+# %% [markdown]
+# The same saturated row passes a gradient of norm 0.0020 to the linear loss and 1.41 to the cross-entropy (in the key-1 and key-2 entries, +0.9986 and −0.9986): the log undoes the saturation. Attention uses its weights linearly, so for attention the small-gradient argument holds; it is the reason for the scale, not a statement about every softmax.
+
+# %% [markdown]
 # This is why notebook 02 insisted on the $1/\sqrt{d_k}$ factor: without it, the scores of a wide head spread over tens of units at initialisation, the rows saturate, and the matching path ($W_Q$, $W_K$) learns very slowly. The key picture shows $J$ for a soft, a peaked and a saturated row on one colour scale:
 
 # %%
@@ -187,13 +213,14 @@ _ = jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), axes)
 # %% [markdown]
 # ## 5. Try it: the Jacobian explorer
 #
-# Drag **logit spread σ** from 0 (uniform row) to 10 (nearly one-hot):
+# Drag **logit spread σ** from 0 (uniform row) to 10 (nearly one-hot); the slider plays in the browser from frames the kernel computed once. Two menus choose the **base logits** (the five logits of section 4, or the same row with its top two tied) and the **upstream** gradient $g = \partial L/\partial a$ (the loss $L = a_1$, $L = a_2$, or a fixed mixed vector):
 #
-# - *left*: the weights $a = \operatorname{softmax}(z)$;
-# - *middle*: the heatmap of $J = \operatorname{diag}(a) - aa^\top$ on a fixed colour scale $[-1/4, 1/4]$: red diagonal, blue off-diagonal, fading to white as the row saturates;
-# - *right*: $\lVert J\rVert_F$ (red) and the max weight (blue dashed) against $\sigma$, with the current value marked.
+# - *top left*: the weights $a = \operatorname{softmax}(z)$;
+# - *top right*: $J = \operatorname{diag}(a) - aa^\top$ with its entries written in, on a fixed colour scale $[-1/4, 1/4]$ (cividis, readable in grey): the diagonal is bright (positive), off-diagonal entries dark (negative), and everything drifts to the mid-grey of 0 as the row saturates;
+# - *bottom left*: the upstream $g$ (grey) beside the gradient that reaches the scores, $\partial L/\partial z = J^\top g = a \odot (g - a\cdot g)$ (blue). With $L = a_1$ only $a_1$ is asked to grow, yet *every* score gets a gradient: $z_1$ up, all the others down, summing to 0. That is the competition of section 3, seen as gradient;
+# - *bottom right*: $\lVert J\rVert_F$ (red), the max weight (blue dashed) and $\lVert\partial L/\partial z\rVert$ (dark grey) against $\sigma$, with the current $\sigma$ marked.
 #
-# The readout prints the logits, the weights, $J$ itself, its row sums (always 0) and its norm.
+# With the tied base row the max weight only approaches 1/2 and $\lVert J\rVert_F$ approaches 0.5 however large $\sigma$ gets (0.5000 at $\sigma = 8$, printed below): the two tied keys stay sensitive to each other (the two-way split of notebook 02), while the given row's norm collapses. The readout prints the logits, the weights, $J$, its row sums (always 0), $g$, $\partial L/\partial z$ and its sum (always 0), and the norms.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -201,45 +228,64 @@ explorer = jacobian_explorer()
 explorer
 
 # %%
-# C13, C14: the explorer's numbers at three spreads (row sums stay 0, the norm collapses)
+# C13, C14: the explorer's numbers at three spreads, from its pure function (nothing on screen moves)
 for sigma in [0.0, 1.0, 8.0]:
-    state = explorer.set(spread=sigma)
+    state = explorer.state(spread=sigma)
     print(f"σ = {sigma}: weights {[round(x, 3) + 0.0 for x in state['weights a']]}, "
-          f"|row sums| < 1e-12: {max(abs(x) for x in state['row sums of J']) < 1e-12}, ‖J‖_F {state['‖J‖_F']:.4f}")
+          f"largest |row sum| {below(max(abs(x) for x in state['row sums of J']), 1e-12)}, ‖J‖_F {state['‖J‖_F']:.4f}, "
+          f"L = a1: dL/dz {[round(x, 3) + 0.0 for x in state['∂L/∂z = Jᵀg']]}")
+tie = explorer.state(spread=8.0, base="tie")
+print(f"top two tied, σ = 8.0: weights {[round(x, 3) + 0.0 for x in tie['weights a']]}, ‖J‖_F {tie['‖J‖_F']:.4f}")
 
 # %% [markdown]
-# ## 6. The four gradient paths through attention
+# ## 6. The three gradient paths through attention
 #
-# Now the whole single-head layer, $Z = QK^\top/\sqrt{d_k}$, $A = \operatorname{softmax}(Z)$ row by row, $O = AV$, with some loss $L$ downstream and its upstream gradient $G = \partial L/\partial O$ (same shape as $O$). Follow the graph backwards:
+# Now the whole single-head layer, $Z = QK^\top/\sqrt{d_k}$, $A = \operatorname{softmax}(Z)$ row by row, $O = AV$, with some loss $L$ downstream and its upstream gradient $G = \partial L/\partial O$ (same shape as $O$). Seed 000 §7 counts **three gradient paths**, to $V$, to $Q$ and to $K$; $\partial L/\partial A$ and $\partial L/\partial Z$ are intermediates on the way to $Q$ and $K$, not paths of their own. Follow the graph backwards, with $s = 1/\sqrt{d_k}$:
 #
-# 1. $O = AV$ is a matrix product, so the **content path** gets $\dfrac{\partial L}{\partial V} = A^\top G$ and the weights get $\dfrac{\partial L}{\partial A} = G V^\top$.
+# 1. $O = AV$ is a matrix product, so the **content path** gets $\dfrac{\partial L}{\partial V} = A^\top G$, and the weights get $\dfrac{\partial L}{\partial A} = G V^\top$.
 # 2. Each row goes through softmax, so row $i$ of $H = \partial L/\partial Z$ is $J_i^\top (\partial L/\partial A)_i$ with $J_i = \operatorname{diag}(a_i) - a_i a_i^\top$. Since $J_i$ is symmetric this simplifies to $H = A \odot \big(\partial L/\partial A - \operatorname{rowsum}(A \odot \partial L/\partial A)\big)$.
-# 3. $Z = QK^\top/\sqrt{d_k}$, so the **matching path** gets $\dfrac{\partial L}{\partial Q} = \dfrac{HK}{\sqrt{d_k}}$ and $\dfrac{\partial L}{\partial K} = \dfrac{H^\top Q}{\sqrt{d_k}}$.
+# 3. $Z = QK^\top s$, so the **matching path** gets $\dfrac{\partial L}{\partial Q} = HK\,s$ and $\dfrac{\partial L}{\partial K} = H^\top Q\,s$.
 #
-# So one backward pass trains both *what is passed on* (through $V$) and *how queries and keys match* (through $Q$ and $K$); from there the gradients flow on into $W_Q$, $W_K$, $W_V$ and the inputs. `attnlib.attention_backward` is exactly these formulas. Against autograd:
+# So one backward pass trains both *what is passed on* (through $V$) and *how queries and keys match* (through $Q$ and $K$); from there the gradients flow on into $W_Q$, $W_K$, $W_V$ and the inputs. The cell below writes the five lines out and checks each one against autograd, the two intermediates included: `A.retain_grad()` keeps autograd's $\partial L/\partial A$, and a copy of the scores made a leaf gives autograd's $\partial L/\partial Z$. `attnlib.attention_backward` is the same five lines:
 
 # %%
-# C15: the hand-written backward (dV = AᵀG, dA = GVᵀ, dQ = HK/√d_k, dK = HᵀQ/√d_k) equals autograd
+# C15: the five backward lines, written out, each against autograd
 gen = torch.Generator().manual_seed(0)
 L_q, S_k, d_k, d_v = 4, 6, 8, 5
 q = torch.randn(L_q, d_k, generator=gen, dtype=torch.float64).to(device=device, dtype=dtype).requires_grad_(True)
 k = torch.randn(S_k, d_k, generator=gen, dtype=torch.float64).to(device=device, dtype=dtype).requires_grad_(True)
 v = torch.randn(S_k, d_v, generator=gen, dtype=torch.float64).to(device=device, dtype=dtype).requires_grad_(True)
 G = torch.randn(L_q, d_v, generator=gen, dtype=torch.float64).to(device=device, dtype=dtype)   # dL/dO
+s = 1 / math.sqrt(d_k)
 
-out, A = dot_product_attention(q, k, v)
+out, A = dot_product_attention(q, k, v)               # A is the graph's own weight tensor
+A.retain_grad()                                       # keep autograd's dL/dA
 out.backward(G)                                       # autograd: L = sum(G * O)
-dq, dk, dv = attention_backward(q.detach(), k.detach(), v.detach(), A.detach(), G)
+Z = (q @ k.T * s).detach().requires_grad_(True)       # (L, S) the scores as a leaf: autograd's dL/dZ
+(masked_softmax(Z) @ v.detach()).backward(G)
+
+with torch.no_grad():
+    Qd, Kd, Vd, Ad = q.detach(), k.detach(), v.detach(), A.detach()
+    dV = Ad.T @ G                                     # (S, d_v)  content path
+    dA = G @ Vd.T                                     # (L, S)    intermediate
+    H = Ad * (dA - (Ad * dA).sum(-1, keepdim=True))   # (L, S)    dL/dZ: the softmax backward
+    dQ = H @ Kd * s                                   # (L, d_k)  matching path
+    dK = H.T @ Qd * s                                 # (S, d_k)  matching path
+
 tol = 1e-5 if dtype == torch.float32 else 1e-10
-for name, ours, auto in [("dL/dQ", dq, q.grad), ("dL/dK", dk, k.grad), ("dL/dV", dv, v.grad)]:
-    print(f"{name}: shape {tuple(ours.shape)}, max |ours - autograd| < {tol:g}: {(ours - auto).abs().max().item() < tol}")
-print("dL/dV row 1, ours:    ", rounded(dv[0], 4))
+for name, ours, auto in [("dV = AᵀG", dV, v.grad), ("dA = GVᵀ", dA, A.grad), ("H = A ⊙ (dA − rowsum)", H, Z.grad),
+                         ("dQ = HK·s", dQ, q.grad), ("dK = HᵀQ·s", dK, k.grad)]:
+    print(f"{name:22s} shape {str(tuple(ours.shape)):8s} max |ours - autograd| {below((ours - auto).abs().max().item(), tol)}")
+lib = attention_backward(Qd, Kd, Vd, Ad, G)
+print("attnlib.attention_backward vs the lines above: max |difference|",
+      below(max((a - b).abs().max().item() for a, b in zip(lib, (dQ, dK, dV))), tol))
+print("dL/dV row 1, ours:    ", rounded(dV[0], 4))
 print("dL/dV row 1, autograd:", rounded(v.grad[0], 4))
-print("dL/dQ row 1, ours:    ", rounded(dq[0], 4))
+print("dL/dQ row 1, ours:    ", rounded(dQ[0], 4))
 print("dL/dQ row 1, autograd:", rounded(q.grad[0], 4))
 
 # %% [markdown]
-# The same holds with a mask: hidden positions have $a_{ij} = 0$, so by step 2 they also get $H_{ij} = 0$ and pass no gradient to the keys they hide.
+# The same holds with a mask: hidden positions have $a_{ij} = 0$, so by step 2 they also get $H_{ij} = 0$ and pass no gradient to the keys they hide. `is_causal=True` is aligned top-left, as in PyTorch's `F.scaled_dot_product_attention`: query $i$ may read keys $j \le i$ (both counted from 1). With $L = 4$ queries and $S = 6$ keys, keys 5 *and* 6 are hidden from every query (notebook 05 treats masks and their alignment in full).
 
 # %%
 # C15 with a causal mask: still equal to autograd, and hidden (i, j) get no gradient
@@ -248,9 +294,12 @@ for t in (q, k, v):
 out_c, A_c = dot_product_attention(q, k, v, is_causal=True)
 out_c.backward(G)
 dq_c, dk_c, dv_c = attention_backward(q.detach(), k.detach(), v.detach(), A_c.detach(), G)
-print("causal: all three gradients match autograd:",
-      all((o - a).abs().max().item() < tol for o, a in [(dq_c, q.grad), (dk_c, k.grad), (dv_c, v.grad)]))
-print("key 6 is hidden from every query (L = 4 < 6), so dL/dK row 6 =", rounded(dk_c[5], 4))
+err = max((o - a).abs().max().item() for o, a in [(dq_c, q.grad), (dk_c, k.grad), (dv_c, v.grad)])
+print(f"causal: dQ, dK, dV against autograd, max |difference| {below(err, tol)}")
+print("weight each key gets, summed over the 4 queries:", rounded(A_c.detach().sum(0), 4))
+for j in (4, 5):
+    print(f"key {j + 1} is hidden from every query (top-left: query i reads keys <= i), so dL/dK row {j + 1} =",
+          rounded(dk_c[j], 4))
 
 # %% [markdown]
 # ## Exercises
@@ -259,7 +308,7 @@ print("key 6 is hidden from every query (L = 4 < 6), so dL/dK row 6 =", rounded(
 #
 # <details><summary>Answer</summary>
 #
-# $\lVert J\rVert_F$ drops below 0.05 at about $\sigma \approx 4.7$, where the max weight is already about 0.97. Its maximum (about 0.41) is not at $\sigma = 0$ but near $\sigma \approx 0.7$: for the uniform row $J = (I - \mathbf{1}\mathbf{1}^\top/S)/S$ has norm $\sqrt{S-1}/S \approx 0.40$ for $S = 5$, and a slightly uneven row is a little more sensitive. Once one weight dominates, the norm falls quickly towards 0.
+# $\lVert J\rVert_F$ drops below 0.05 at $\sigma \approx 4.45$ (on the slider's 0.1 steps: 0.052 at 4.4, 0.048 at 4.5), where the max weight is already about 0.97. Its maximum, 0.409, is not at $\sigma = 0$ but at $\sigma \approx 0.64$, where the max weight is 0.42 (the slider's 0.6 and 0.7 both show 0.409): for the uniform row $J = (I - \mathbf{1}\mathbf{1}^\top/S)/S$ has norm $\sqrt{S-1}/S = 0.40$ for $S = 5$, and a slightly uneven row is a little more sensitive. Once one weight dominates, the norm falls quickly towards 0.
 # </details>
 #
 # 2. Show that $J$ is symmetric and that $J\mathbf{1} = 0$. What does $J\mathbf{1} = 0$ say about adding the same constant to every score? Connect it to section 1.

@@ -250,9 +250,14 @@ def test_making_an_ipympl_explorer_leaves_the_matplotlib_backend_alone():
     import subprocess
     import sys
 
+    from attnlib.widgets import base
+
+    legacy = sorted(n for n in base.BUILDERS if not n.startswith("_"))  # builders still on ipympl
+    if not legacy:
+        pytest.skip("every builder is ported: no ipympl explorer left")
     code = ("import matplotlib, matplotlib.pyplot as plt; matplotlib.use('agg'); "
             "from attnlib.widgets import BUILDERS, figure_backend\n"
-            "with figure_backend('ipympl'): ex = BUILDERS['jacobian']()\n"
+            f"with figure_backend('ipympl'): ex = BUILDERS[{legacy[0]!r}]()\n"
             "assert type(ex.canvas).__module__ != 'matplotlib.backends.backend_agg'\n"
             "print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -10,14 +10,12 @@ import torch
 
 from attnlib.examples import DEFAULT_LOGITS
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.base import figure_backend
 from attnlib.widgets.jacobian import jacobian_explorer
 
 
 @pytest.fixture(scope="module")
 def explorer():
-    with figure_backend("agg"):
-        return jacobian_explorer()
+    return jacobian_explorer()
 
 
 def _reference(spread, logits=DEFAULT_LOGITS):
@@ -29,12 +27,14 @@ def _reference(spread, logits=DEFAULT_LOGITS):
 
 def test_registered_and_callable_without_arguments(explorer):
     assert BUILDERS["jacobian"] is jacobian_explorer
-    assert explorer.values() == {"spread": 1.0}
+    assert explorer.values() == {"spread": 1.0, "base": "given", "upstream": "a1"}
+    assert explorer.fast == ["spread"]  # the dropdowns recompute, the slider plays in the browser
 
 
 @pytest.mark.parametrize("spread", [0.0, 0.3, 1.0, 2.5, 10.0])
 def test_c13_jacobian_matches_autograd(explorer, spread):
-    state = explorer.set(spread=spread)
+    state = explorer.state(spread=spread)
+    frame = explorer.compute(spread=spread)
     z, a, jac = _reference(spread)
     np.testing.assert_allclose(state["logits z"], z.numpy(), atol=1e-12)
     np.testing.assert_allclose(state["weights a"], a.numpy(), atol=1e-12)
@@ -42,29 +42,60 @@ def test_c13_jacobian_matches_autograd(explorer, spread):
     np.testing.assert_allclose(state["row sums of J"], 0.0, atol=1e-12)
     assert state["‖J‖_F"] == pytest.approx(torch.linalg.norm(jac).item(), abs=1e-12)
     assert state["largest |J_jr|"] == pytest.approx(jac.abs().max().item(), abs=1e-12)
-    image = explorer.figure.axes[1].images[0]
-    np.testing.assert_allclose(np.ma.getdata(image.get_array()), jac.numpy(), atol=1e-12)
-    heights = [p.get_height() for p in explorer.figure.axes[0].patches]
-    np.testing.assert_allclose(heights, a.numpy(), atol=1e-12)
+    np.testing.assert_allclose(frame.arrays["J"], jac.numpy(), atol=1e-12)  # the heatmap drawn
+    np.testing.assert_allclose(frame.arrays["a"], a.numpy(), atol=1e-12)  # the bars drawn
+
+
+@pytest.mark.parametrize("upstream", ["a1", "a2", "mixed"])
+@pytest.mark.parametrize("spread", [0.5, 3.0])
+def test_c13_gradient_to_the_scores_matches_autograd(explorer, upstream, spread):
+    z, _, _ = _reference(spread)
+    zz = z.clone().requires_grad_(True)
+    g = {
+        "a1": torch.tensor([1.0, 0, 0, 0, 0]),
+        "a2": torch.tensor([0, 1.0, 0, 0, 0]),
+        "mixed": torch.tensor([0.5, -1.0, 0.25, 0.0, 1.0]),
+    }[upstream].double()
+    (torch.softmax(zz, -1) * g).sum().backward()  # L = g · a
+    state = explorer.state(spread=spread, upstream=upstream)
+    np.testing.assert_allclose(state["upstream g = ∂L/∂a"], g.numpy(), atol=0)
+    np.testing.assert_allclose(state["∂L/∂z = Jᵀg"], zz.grad.numpy(), atol=1e-12)
+    assert abs(state["sum of ∂L/∂z"]) < 1e-12  # competition: what one score gains the others lose
+    assert state["‖∂L/∂z‖"] == pytest.approx(zz.grad.norm().item(), abs=1e-12)
+    if upstream == "a1":  # raising a1 needs z1 up and every other score down
+        assert zz.grad[0] > 0 and bool((zz.grad[1:] < 0).all())
 
 
 def test_c14_norm_shrinks_as_the_row_saturates(explorer):
-    uniform = explorer.set(spread=0.0)
+    uniform = explorer.state(spread=0.0)
     assert uniform["weights a"] == pytest.approx([0.2] * 5)
     assert uniform["‖J‖_F"] == pytest.approx(math.sqrt(4) / 5)  # (I - 11ᵀ/n)/n has norm sqrt(n-1)/n
-    norms = [explorer.set(spread=s)["‖J‖_F"] for s in (2.0, 4.0, 6.0, 8.0, 10.0)]
+    norms = [explorer.state(spread=s)["‖J‖_F"] for s in (2.0, 4.0, 6.0, 8.0, 10.0)]
     assert norms == sorted(norms, reverse=True) and norms[-1] < 1e-3
-    marker = explorer.figure.axes[2].lines[-2]
-    assert marker.get_xdata()[0] == 10.0 and marker.get_ydata()[0] == pytest.approx(norms[-1])
+    frame = explorer.compute(spread=10.0)
+    assert frame.arrays["m"][0] == [10.0, pytest.approx(norms[-1])]
+    curve = np.asarray(frame.arrays["c_norm"])
+    assert curve[-1, 0] == 10.0 and curve[-1, 1] == pytest.approx(norms[-1])
 
 
-def test_colour_limits_fixed_and_figure_changes(explorer):
-    explorer.set(spread=0.5)
-    before = explorer.render()
-    image = explorer.figure.axes[1].images[0]
-    explorer.set(spread=7.0)
-    assert image.get_clim() == (-0.25, 0.25)
-    assert not np.array_equal(before, explorer.render())
+def test_c14_a_top_two_tie_stays_sensitive(explorer):
+    # tied top two: at large spread the row tends to (1/2, 1/2, 0, ...), whose J has norm 1/2
+    tie = explorer.state(spread=10.0, base="tie")
+    z = torch.tensor(DEFAULT_LOGITS, dtype=torch.float64)
+    z[1] = z[0]
+    _, a, jac = _reference(10.0, z.tolist())
+    np.testing.assert_allclose(tie["weights a"], a.numpy(), atol=1e-12)
+    assert tie["‖J‖_F"] == pytest.approx(torch.linalg.norm(jac).item(), abs=1e-12)
+    assert tie["‖J‖_F"] == pytest.approx(0.5, abs=0.01)
+    assert explorer.state(spread=10.0, base="given")["‖J‖_F"] < 1e-3
+
+
+def test_colour_limits_fixed_and_picture_changes(explorer):
+    heatmap = explorer.scene.panels[1].artists[0]
+    assert (heatmap.vmin, heatmap.vmax, heatmap.cmap) == (-0.25, 0.25, "cividis")
+    a = explorer.compute(spread=0.5).arrays["J"]
+    b = explorer.compute(spread=7.0).arrays["J"]
+    assert not np.allclose(a, b)
 
 
 def test_bad_arguments():
@@ -74,6 +105,10 @@ def test_bad_arguments():
         jacobian_explorer(logits=(1.0,))
     with pytest.raises(ValueError, match="spread"):
         jacobian_explorer(spread=11.0)
+    with pytest.raises(ValueError, match="base"):
+        jacobian_explorer(base="odd")
+    with pytest.raises(ValueError, match="upstream"):
+        jacobian_explorer(upstream="a9")
 
 
 def test_jacobian_panels_draw_autograd_jacobians():
@@ -94,8 +129,9 @@ def test_jacobian_panels_draw_autograd_jacobians():
         assert float(table.norms[i]) == pytest.approx(float(torch.linalg.norm(jac)), abs=1e-12)
         assert im.get_clim() == (-0.25, 0.25)
     with pytest.raises(ValueError, match="axes"):
-        jacobian_panels(spread_jacobians([1.0, 0.0], [1.0, 2.0]),
-                        fig.subplots(1, 1, squeeze=False)[0])
+        jacobian_panels(
+            spread_jacobians([1.0, 0.0], [1.0, 2.0]), fig.subplots(1, 1, squeeze=False)[0]
+        )
     with pytest.raises(ValueError, match="spreads"):
         spread_jacobians([1.0, 0.0], [])
     with pytest.raises(ValueError, match="logits"):

@@ -1,4 +1,4 @@
-"""Tests for the scaling explorer (attnlib.widgets.scaling) and its key picture (attnlib.figures.scaling)."""
+"""Tests for the scaling explorer (attnlib.widgets.scaling) and its key figure."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.scaling import WIDTHS, scaling_explorer
+from attnlib.widgets.scaling import SCALES, WIDTHS, scaling_explorer
 
 
 @pytest.fixture(scope="module")
@@ -24,82 +24,147 @@ def _reference_draws(seed=0, num_pairs=2000, num_keys=16):
     k_pool = torch.randn(num_pairs, 1024, generator=g)
     q_row = torch.randn(1, 1024, generator=g, dtype=torch.float64)
     keys = torch.randn(num_keys, 1024, generator=g, dtype=torch.float64)
-    return q_pool, k_pool, q_row, keys
+    q_many = torch.randn(256, 1024, generator=g, dtype=torch.float64)
+    k_many = torch.randn(num_keys, 1024, generator=g, dtype=torch.float64)
+    return q_pool, k_pool, q_row, keys, q_many, k_many
+
+
+_FACTOR = {"1": lambda d: 1.0, "1/√d_k": lambda d: 1 / math.sqrt(d), "1/d_k": lambda d: 1 / d}
 
 
 def test_registered_and_callable_without_arguments(explorer):
     assert BUILDERS["scaling"] is scaling_explorer
-    assert explorer.values() == {"d_k": 256, "scaled": False}
+    assert explorer.values() == {"d_k": 256, "scale": "1"}
     assert list(explorer.controls["d_k"].options) == list(WIDTHS) == [2**e for e in range(11)]
+    assert list(explorer.controls["scale"].options) == list(SCALES) == ["1", "1/√d_k", "1/d_k"]
+    assert explorer.groups == [("d_k", "scale")]  # both sliders play in the browser (33 frames)
 
 
-@pytest.mark.parametrize("d_k,scaled", [(1, False), (16, True), (256, False), (1024, True)])
-def test_c06_row_matches_torch_softmax(explorer, d_k, scaled):
-    state = explorer.set(d_k=d_k, scaled=scaled)
-    _, _, q_row, keys = _reference_draws()
-    z = q_row[:, :d_k] @ keys[:, :d_k].T / (math.sqrt(d_k) if scaled else 1.0)  # (1, S)
+@pytest.mark.parametrize(
+    "d_k,scale", [(1, "1"), (16, "1/√d_k"), (256, "1"), (1024, "1/√d_k"), (64, "1/d_k")]
+)
+def test_c06_row_matches_torch_softmax(explorer, d_k, scale):
+    state = explorer.state(d_k=d_k, scale=scale)
+    _, _, q_row, keys, _, _ = _reference_draws()
+    z = q_row[:, :d_k] @ keys[:, :d_k].T * _FACTOR[scale](d_k)  # (1, S)
     a = torch.softmax(z, dim=-1)[0]
-    heights = explorer.frame().arrays["row"]  # the bars drawn
+    heights = explorer.compute(d_k=d_k, scale=scale).arrays["row"]  # the bars drawn
     np.testing.assert_allclose(heights, a.numpy(), rtol=1e-9, atol=1e-12)
-    assert state["max weight"] == pytest.approx(a.max().item())
-    assert state["entropy (nats)"] == pytest.approx(torch.distributions.Categorical(probs=a).entropy().item())
+    assert state["row: max weight"] == pytest.approx(a.max().item())
+    assert state["row: entropy (nats)"] == pytest.approx(
+        torch.distributions.Categorical(probs=a).entropy().item()
+    )
     jac = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), z[0])
-    assert state["Jacobian norm ||J||_F"] == pytest.approx(torch.linalg.norm(jac).item())
+    assert state["row: ||J||_F"] == pytest.approx(torch.linalg.norm(jac).item())
+
+
+def test_common_random_numbers_agree_exactly_at_width_one(explorer):
+    # at d_k = 1 all three factors are 1: the same draws must give the same numbers, bit for bit
+    states = [explorer.state(d_k=1, scale=s) for s in SCALES]
+    assert states[0] == states[1] == states[2]
+
+
+def test_mean_curves_match_an_independent_average(explorer):
+    _, _, _, _, q_many, k_many = _reference_draws()
+    for scale in SCALES:
+        for d_k in (2, 128):
+            a = torch.softmax(
+                q_many[:, :d_k] @ k_many[:, :d_k].T * _FACTOR[scale](d_k), dim=-1
+            )  # (L, S)
+            ent = torch.distributions.Categorical(probs=a).entropy().mean().item()
+            # ||J||_F^2 = sum_j a_j^2 (1 - a_j)^2 + sum_{j != r} a_j^2 a_r^2
+            #           = sum_j a_j^2 - 2 sum_j a_j^3 + (sum_j a_j^2)^2
+            s2, s3 = (a**2).sum(-1), (a**3).sum(-1)
+            jn = (s2 - 2 * s3 + s2**2).sqrt().mean().item()
+            state = explorer.state(d_k=d_k, scale=scale)
+            assert state["256 rows: mean entropy"] == pytest.approx(ent, rel=1e-9)
+            assert state["256 rows: mean ||J||_F"] == pytest.approx(jn, rel=1e-9)
 
 
 @pytest.mark.parametrize("d_k", [4, 64, 1024])
 def test_c05_sampled_variance_matches_pairs_and_theory(explorer, d_k):
-    q_pool, k_pool, _, _ = _reference_draws()
+    q_pool, k_pool, _, _, _, _ = _reference_draws()
     dots = (q_pool[:, :d_k].double() * k_pool[:, :d_k].double()).sum(-1)  # (N,)
-    raw = explorer.set(d_k=d_k, scaled=False)
-    assert raw["Var(score), sampled"] == pytest.approx(dots.var().item(), rel=1e-4)
+    raw = explorer.state(d_k=d_k, scale="1")
+    assert raw["Var(score), sampled"] == pytest.approx(dots.var().item(), rel=1e-9)
     assert raw["Var(score), theory"] == d_k
-    # 2000 pairs: the standard error is about d_k * sqrt(2 / 2000) ≈ 0.032 d_k.
+    # 2000 pairs: the standard error is about d_k * sqrt(2 / 2000) ≈ 0.032 d_k
+    # (0.063 d_k at d_k = 1).
     assert abs(raw["Var(score), sampled"] - d_k) < 4 * 0.035 * d_k
-    scaled = explorer.set(scaled=True)
-    assert scaled["Var(score), sampled"] == pytest.approx(raw["Var(score), sampled"] / d_k, rel=1e-9)
-    assert scaled["Var(score), theory"] == 1.0
+    for scale, c in (("1/√d_k", 1 / math.sqrt(d_k)), ("1/d_k", 1 / d_k)):
+        st = explorer.state(d_k=d_k, scale=scale)
+        assert st["Var(score), sampled"] == pytest.approx(
+            raw["Var(score), sampled"] * c * c, rel=1e-9
+        )
+        assert st["Var(score), theory"] == pytest.approx(d_k * c * c, rel=1e-12)
+        assert st["scale factor"] == pytest.approx(c, rel=1e-12)
 
 
-def test_histogram_is_a_density_and_follows_the_setting(explorer):
-    explorer.set(d_k=64, scaled=False)
-    frame = explorer.frame()
-    panel = explorer.scene.panels[0]
-    bars = panel.artists[0]
-    centres, width = np.asarray(bars.x), bars.width
-    values = np.asarray(frame.arrays["hist"])
-    assert np.sum(values * width) == pytest.approx(1.0)
-    wide = np.sqrt(np.sum(values * width * centres**2))
-    narrow_values = np.asarray(explorer.compute(scaled=True).arrays["hist"])
-    narrow = np.sqrt(np.sum(narrow_values * width * centres**2))
-    assert wide == pytest.approx(8.0, rel=0.1) and narrow == pytest.approx(1.0, rel=0.1)
-    # the theory curve is the normal density of variance d_k (unscaled) or 1
-    pdf = np.asarray(frame.arrays["pdf"])
-    np.testing.assert_allclose(pdf[:, 1], np.exp(-0.5 * pdf[:, 0] ** 2 / 64) / math.sqrt(2 * math.pi * 64),
-                               rtol=1e-12)
+@pytest.mark.parametrize(
+    "d_k,scale", [(1, "1"), (64, "1"), (1024, "1"), (64, "1/√d_k"), (1024, "1/d_k")]
+)
+def test_histogram_follows_the_setting_and_clips_nothing(explorer, d_k, scale):
+    q_pool, k_pool, _, _, _, _ = _reference_draws()
+    c = _FACTOR[scale](d_k)
+    scores = (q_pool[:, :d_k].double() * k_pool[:, :d_k].double()).sum(-1).numpy() * c  # (N,)
+    frame = explorer.compute(d_k=d_k, scale=scale)
+    bars = explorer.scene.panels[0].artists[0]
+    centres, width = np.asarray(bars.x), bars.width  # in units of the half-range R
+    R = 5 * math.sqrt(d_k) * c
+    ytop = float(frame.texts["y4"].replace("−", "-"))
+    density = np.asarray(frame.arrays["hist"]) * ytop  # per unit of score
+    inside = np.abs(scores) <= R
+    # the bars hold exactly the scores inside ±R (none clipped into the end bins);
+    # the rest is counted
+    assert np.sum(density * width * R) == pytest.approx(inside.mean(), rel=1e-9)
+    assert frame.readout["scores beyond ±5 sd (of N)"] == int((~inside).sum())
+    assert np.asarray(frame.arrays["hist"]).max() <= 1.0  # the y-limit is set per setting
+    assert np.asarray(frame.arrays["hist"]).max() > 0.5
+    sd = np.sqrt(np.sum(density * width * R * (centres * R) ** 2) / inside.mean())
+    assert sd == pytest.approx(
+        np.sqrt(np.mean(scores[inside] ** 2)), rel=0.02
+    )  # bin-centre rounding
+    pdf = np.asarray(frame.arrays["pdf"])  # the normal density of variance d_k c^2
+    var = d_k * c * c
+    np.testing.assert_allclose(
+        pdf[:, 1] * ytop,
+        np.exp(-0.5 * (pdf[:, 0] * R) ** 2 / var) / math.sqrt(2 * math.pi * var),
+        rtol=1e-6,
+    )
+    assert frame.texts["x4"] == f"{R:.3g}"
 
 
 def test_c06_entropy_curves_and_marker(explorer):
     lines = [a for a in explorer.scene.panels[2].artists if type(a).__name__ == "Line" and a.label]
-    raw, scl = (np.asarray(line.xy)[:, 1] for line in lines)
+    raw, scl, lin = (np.asarray(line.xy)[:, 1] for line in lines)
     assert np.all(np.diff(raw) < 0), raw  # unscaled: sharper at every doubling
     assert np.ptp(scl) < 0.3 and raw[-1] < 0.25 < 2.0 < scl.min()
-    marker = explorer.compute(d_k=32, scaled=False).arrays["marker"]
+    assert lin[-1] == pytest.approx(math.log(16), abs=1e-3)  # 1/d_k over-flattens: entropy -> log S
+    assert raw[0] == scl[0] == lin[0]
+    marker = explorer.compute(d_k=32, scale="1").arrays["m_ent"]
     assert marker[0][0] == 5 and marker[0][1] == pytest.approx(raw[5])
 
 
+def test_c14_jacobian_curve_rises_then_falls(explorer):
+    lines = [a for a in explorer.scene.panels[3].artists if type(a).__name__ == "Line" and a.label]
+    raw, _, lin = (np.asarray(line.xy)[:, 1] for line in lines)
+    assert raw.max() > raw[0] and raw[-1] < 0.1  # the rise before the fall
+    assert lin[-1] == pytest.approx(math.sqrt(15) / 16, abs=1e-3)  # uniform row of 16
+
+
 def test_picture_follows_the_width(explorer):
-    before = explorer.compute(d_k=2, scaled=False)
-    after = explorer.compute(d_k=512, scaled=False)
-    assert not np.array_equal(before.arrays["hist"], after.arrays["hist"])
-    assert explorer.groups == [("d_k",)]  # the slider plays in the browser; the toggle recomputes
+    before = explorer.compute(d_k=2, scale="1")
+    after = explorer.compute(d_k=512, scale="1")
+    assert before.texts["x4"] != after.texts["x4"]
     header, buffers = explorer.frame_set(0)
-    assert header["n"] == len(WIDTHS) and sum(map(len, buffers)) < 100_000
+    assert header["n"] == len(WIDTHS) * len(SCALES) and sum(map(len, buffers)) < 200_000
 
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="power of 2"):
         scaling_explorer(d_k=3)
+    with pytest.raises(ValueError, match="scale"):
+        scaling_explorer(scale="2")
     with pytest.raises(ValueError, match="num_keys"):
         scaling_explorer(num_keys=1)
     with pytest.raises(ValueError, match="num_pairs"):
@@ -116,13 +181,24 @@ def test_scaling_figure_functions_draw_the_tables():
     g = torch.Generator().manual_seed(0)
     table = dot_product_variance([1, 8, 64], 500, generator=g)
     fig = Figure()
-    ax1, ax2 = fig.subplots(1, 2)
-    unscaled, scaled = variance_errorbars(table, ax1)
-    np.testing.assert_allclose(unscaled.lines[0].get_ydata(), table.variance.numpy())
-    np.testing.assert_allclose(scaled.lines[0].get_ydata(), table.variance_scaled.numpy())
-    raw = softmax_sharpness([1, 8, 64], scaled=False, generator=g)
-    scl = softmax_sharpness([1, 8, 64], scaled=True, generator=g)
-    lines = sharpness_curves(raw, scl, ax2)
+    ax1, ax2, ax3 = fig.subplots(1, 3)
+    bars = variance_errorbars(table, ax1)
+    d = np.array([1.0, 8.0, 64.0])
+    np.testing.assert_allclose(bars.lines[0].get_ydata(), table.variance.numpy() / d)
+    np.testing.assert_allclose(
+        table.variance_scaled.numpy(), table.variance.numpy() / d, rtol=1e-12
+    )
+    lo, hi = ax1.get_ylim()
+    # a linear axis centred on 1 that holds every ±2 SE bar
+    assert ax1.get_yscale() == "linear" and (lo + hi) / 2 == pytest.approx(1.0)
+    ratio, se = table.variance.numpy() / d, table.stderr.numpy() / d
+    assert lo < (ratio - 2 * se).min() and (ratio + 2 * se).max() < hi
+    raw = softmax_sharpness([1, 8, 64], scaled=False, generator=torch.Generator().manual_seed(1))
+    scl = softmax_sharpness([1, 8, 64], scaled=True, generator=torch.Generator().manual_seed(1))
+    lines = sharpness_curves(raw, scl, [ax2, ax3])
     np.testing.assert_allclose(lines[0].get_ydata(), raw.entropy.numpy())
     np.testing.assert_allclose(lines[3].get_ydata(), scl.max_weight.numpy())
-    assert len(scaling_variance_figure().axes) == 2
+    assert lines[0].axes is ax2 and lines[3].axes is ax3
+    # common random numbers: at d_k = 1 the scale is 1, so the two columns agree exactly
+    assert raw.entropy[0].item() == scl.entropy[0].item()
+    assert len(scaling_variance_figure().axes) == 3

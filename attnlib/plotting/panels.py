@@ -127,47 +127,46 @@ def score_asymmetry_panels(asym, axes=None, *, labels: Sequence[str] | None = No
 
 
 def variance_errorbars(table, ax=None):
-    """Plot a :class:`~attnlib.scaling.VarianceTable`: Var(q·k) and Var(q·k/√d_k) against d_k.
+    """Plot a :class:`~attnlib.scaling.VarianceTable` as Var(q·k)/d_k ± 2 SE against d_k.
 
-    Both axes are logarithmic; error bars are ±2 standard errors; dotted lines are the theory
-    (d_k unscaled, 1 scaled).
+    Var(q·k)/d_k is also the variance of the scaled score q·k/√d_k (the same samples), so one
+    series shows both; the y-axis is linear around the theory's 1, where the error bars and the
+    agreement can be seen; the x-axis is logarithmic.
 
     Args:
         table: result of :func:`attnlib.scaling.dot_product_variance`.
         ax: axes to draw into (None: a new pyplot figure).
 
     Returns:
-        ``(unscaled, scaled)``: the two ``ErrorbarContainer``.
+        The ``ErrorbarContainer`` of the measured ratios.
     """
     if ax is None:
         import matplotlib.pyplot as plt
 
         _, ax = plt.subplots(figsize=(4.5, 3.4), layout="constrained")
     d = np.asarray(table.d_k, dtype=np.float64)
-    var, se = to_numpy(table.variance), to_numpy(table.stderr)
-    var_s, se_s = to_numpy(table.variance_scaled), to_numpy(table.stderr_scaled)
-    ax.plot(d, d, ":", color="C3", lw=1, label="theory: d_k")
-    ax.plot(d, np.ones_like(d), ":", color="C0", lw=1, label="theory: 1")
-    unscaled = ax.errorbar(d, var, yerr=2 * se, fmt="o", color="C3", capsize=3, ms=4,
-                           label="Var(q·k), sampled")
-    scaled = ax.errorbar(d, var_s, yerr=2 * se_s, fmt="s", color="C0", capsize=3, ms=4,
-                         label="Var(q·k / √d_k), sampled")
+    ratio, se = to_numpy(table.variance) / d, to_numpy(table.stderr) / d
+    ax.axhline(1.0, ls=":", color="0.4", lw=1, label="theory: 1")
+    bars = ax.errorbar(d, ratio, yerr=2 * se, fmt="o", color="C0", capsize=4, ms=5,
+                       label="Var(q·k) / d_k = Var(q·k / √d_k), sampled")
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
+    half = max(0.1, float(np.max(np.abs(ratio - 1) + 2 * se)) * 1.3)
+    ax.set_ylim(1 - half, 1 + half)
     ax.set_xlabel("d_k")
-    ax.set_ylabel("variance of the score")
-    ax.set_title(f"Monte-Carlo, n = {table.num_samples} pairs, ±2 SE")
-    ax.legend(fontsize="small", loc="upper left")
-    return unscaled, scaled
+    ax.set_ylabel("sampled variance / d_k")
+    ax.set_title(f"Monte-Carlo, n = {table.num_samples} pairs, bars ±2 SE")
+    ax.legend(fontsize="small", loc="upper right")
+    return bars
 
 
 def sharpness_curves(unscaled, scaled, ax=None):
-    """Plot mean entropy and max weight of softmax rows against d_k, raw and scaled.
+    """Plot mean entropy and mean max weight of softmax rows against d_k, raw and scaled.
 
     Args:
         unscaled: a :class:`~attnlib.scaling.SharpnessTable` with ``scaled=False``.
         scaled: the same with ``scaled=True``.
-        ax: axes (None: a new pyplot figure).
+        ax: two axes ``(entropy, max weight)``, or one axes for both, or None (a new pyplot
+            figure with two panels).
 
     Returns:
         ``list[Line2D]``: unscaled entropy, scaled entropy, unscaled max weight, scaled max weight.
@@ -175,23 +174,26 @@ def sharpness_curves(unscaled, scaled, ax=None):
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(4.5, 3.4), layout="constrained")
+        _, ax = plt.subplots(1, 2, figsize=(8.4, 3.4), layout="constrained")
+    ax_e, ax_m = (ax[0], ax[1]) if isinstance(ax, (list, tuple, np.ndarray)) else (ax, ax)
     d = np.asarray(unscaled.d_k, dtype=np.float64)
-    ys = {
-        "entropy, q·k": unscaled.entropy,
-        "entropy, q·k/√d_k": scaled.entropy,
-        "max weight, q·k": unscaled.max_weight,
-        "max weight, q·k/√d_k": scaled.max_weight,
-    }
-    lines = curves(d, ys, ax=ax, logx=True, styles=["C3o-", "C0o-", "C3s--", "C0s--"],
-                   title=f"softmax rows over S = {unscaled.num_keys} keys",
-                   xlabel="d_k", ylabel="nats  /  weight")
-    ax.set_xscale("log", base=2)
-    log_s = math.log(unscaled.num_keys)
-    ax.axhline(log_s, color="0.6", ls=":", lw=1)
-    ax.text(d[0], log_s, "uniform row: log S", va="bottom", fontsize=8, color="0.4")
-    ax.set_ylim(0.0, 1.15 * log_s)
-    ax.legend(fontsize="small", loc="center right")
+    S = unscaled.num_keys
+    lines = curves(d, {"q·k": unscaled.entropy, "q·k / √d_k": scaled.entropy}, ax=ax_e, logx=True,
+                   styles=["C3o-", "C0s-"], title=f"mean entropy of a row (S = {S} keys)",
+                   xlabel="d_k", ylabel="entropy (nats)")
+    log_s = math.log(S)
+    ax_e.axhline(log_s, color="0.6", ls=":", lw=1)
+    ax_e.text(d[0], log_s, "uniform row: log S", va="bottom", fontsize=8, color="0.4")
+    ax_e.set_ylim(0.0, 1.15 * log_s)
+    lines += curves(d, {"q·k": unscaled.max_weight, "q·k / √d_k": scaled.max_weight}, ax=ax_m,
+                    logx=True, styles=["C3o--", "C0s--"], title=f"mean max weight of a row (S = {S} keys)",
+                    xlabel="d_k", ylabel="max weight")
+    ax_m.axhline(1 / S, color="0.6", ls=":", lw=1)
+    ax_m.text(d[0], 1 / S, "uniform row: 1/S", va="bottom", fontsize=8, color="0.4")
+    ax_m.set_ylim(0.0, 1.05)
+    for a in {id(ax_e): ax_e, id(ax_m): ax_m}.values():
+        a.set_xscale("log", base=2)
+        a.legend(fontsize="small", loc="center right")
     return lines
 
 

@@ -19,6 +19,10 @@ from attnlib.widgets.positions import positions_explorer
 
 # Not yet ported (each registers itself in base.BUILDERS with @register):
 from attnlib.widgets.jacobian import jacobian_explorer  # noqa: F401,E402
+from attnlib.widgets.jacobian import jacobian_explorer
+
+# Not yet ported (each registers itself in base.BUILDERS with @register):
+from attnlib.widgets.pooling import kernel_regression_explorer, additive_attention_explorer  # noqa: F401,E402
 from attnlib.widgets.worked import two_key_explorer  # noqa: F401,E402
 from attnlib.widgets.masking import masking_explorer  # noqa: F401,E402
 from attnlib.widgets.decoding import decoding_explorer  # noqa: F401,E402
@@ -33,5 +37,6 @@ BUILDERS = {
     "scaling": scaling_explorer,
     "heads": heads_explorer,
     "positions": positions_explorer,
+    "jacobian": jacobian_explorer,
     **_base.BUILDERS,
 }

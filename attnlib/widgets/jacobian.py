@@ -1,87 +1,202 @@
-"""The Jacobian explorer: stretch a row of logits and watch the softmax Jacobian shrink.
+"""The Jacobian explorer: stretch a row of logits; watch its Jacobian and gradient shrink.
 
-Teaches C13 (J = diag(a) − a aᵀ, its rows sum to 0: raising one score lowers the others) and
-C14 (as the row saturates towards one-hot, every entry of J, and so the gradient, goes to 0).
+Teaches C13 (J = diag(a) − a aᵀ, its rows sum to 0: raising one score lowers the others, so an
+upstream gradient on one weight reaches *every* score, with opposite signs) and C14 (as the row
+saturates towards one-hot, every entry of J, and so the gradient, goes to 0; a row whose top two
+logits tie stays sensitive inside the pair).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from attnlib import plotting
 from attnlib.examples import DEFAULT_LOGITS
 from attnlib.scaling import jacobian_norm, spread_logits
 from attnlib.softmax import masked_softmax, softmax_jacobian
-from attnlib.widgets.base import Explorer, float_slider, new_figure, register
+from attnlib.widgets.controls import dropdown, float_slider
+from attnlib.widgets.explorer import Explorer
+from attnlib.widgets.scene import Bars, Frame, Heatmap, Line, Panel, Points, Scene, cells
 
-__all__ = ["jacobian_explorer"]
+__all__ = ["jacobian_explorer", "BASES", "UPSTREAMS", "base_logits", "upstream_gradient"]
 
 _MAX_SPREAD = 10.0
 _CLIM = 0.25  # |J_jr| <= 1/4 for every softmax row
+#: Base-logit choices: (label, value).
+BASES = (("the given logits", "given"), ("the same, top two tied", "tie"))
+#: Upstream-gradient choices g = ∂L/∂a: (label, value).
+UPSTREAMS = (
+    ("L = a1 (g = e1)", "a1"),
+    ("L = a2 (g = e2)", "a2"),
+    ("g = (0.5, −1, 0.25, 0, 1, …)", "mixed"),
+)
+_MIXED = (0.5, -1.0, 0.25, 0.0, 1.0, -0.5, 0.75, -0.25)
 
 
-@register("jacobian")
-def jacobian_explorer(logits=DEFAULT_LOGITS, spread: float = 1.0) -> Explorer:
-    """A slider for the spread of a row of logits: weights, Jacobian heatmap and its norm (C13, C14).
+def base_logits(logits, base: str) -> torch.Tensor:
+    """The row the slider stretches: ``logits`` (``"given"``) or the same with its second largest
+    entry raised to tie with the largest (``"tie"``). float64, shape ``(S,)``."""
+    z = torch.as_tensor(logits, dtype=torch.float64).clone()
+    if base == "tie":
+        order = torch.argsort(z, descending=True)
+        z[order[1]] = z[order[0]]
+    elif base != "given":
+        raise ValueError(f"base must be 'given' or 'tie', got {base!r}")
+    return z
+
+
+def upstream_gradient(upstream: str, S: int) -> torch.Tensor:
+    """g = ∂L/∂a, ``(S,)``: e1 (``"a1"``), e2 (``"a2"``) or a fixed mixed vector (``"mixed"``)."""
+    if upstream in ("a1", "a2"):
+        g = torch.zeros(S, dtype=torch.float64)
+        g[int(upstream[1]) - 1] = 1.0
+        return g
+    if upstream == "mixed":
+        return torch.tensor(_MIXED[:S], dtype=torch.float64)
+    raise ValueError(f"upstream must be 'a1', 'a2' or 'mixed', got {upstream!r}")
+
+
+def jacobian_explorer(
+    logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "given", upstream: str = "a1"
+) -> Explorer:
+    """A spread slider, a choice of base logits and of upstream gradient (C13, C14).
+
+    Panels: the weights a = softmax(σ·ẑ) (ẑ the base logits standardised, σ the spread); the
+    Jacobian J = diag(a) − a aᵀ on a fixed colour scale [−1/4, 1/4]; the upstream gradient
+    g = ∂L/∂a beside the gradient that reaches the scores, ∂L/∂z = Jᵀg = a ⊙ (g − a·g); and
+    ‖J‖_F, the max weight and ‖∂L/∂z‖ against σ, with the current σ marked.
 
     Args:
-        logits: ``(S,)`` base logits, S = 2 ... 8, not all equal; their shape is kept and their
-            spread (standard deviation) is set by the slider.
-        spread: starting spread, in [0, 10].
+        logits: ``(S,)`` base logits, S = 2 ... 8, not all equal (the slider sets their spread).
+        spread: starting spread σ, in [0, 10].
+        base: ``"given"`` (``logits``) or ``"tie"`` (the same with the top two tied).
+        upstream: ``"a1"`` (L = a1), ``"a2"`` (L = a2) or ``"mixed"`` (a fixed vector in [−1, 1]).
     Returns:
-        An :class:`~attnlib.widgets.base.Explorer` with control ``spread`` and a readout of the
-        logits, the weights, J, its row sums of J, its largest entry and its Frobenius norm.
+        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``spread``, ``base`` and
+        ``upstream`` and a readout of the logits, the weights, J, its row sums, g, ∂L/∂z, their
+        sum, the largest |J_jr| and ‖J‖_F.
     """
-    z0 = torch.as_tensor(logits, dtype=torch.float64)
-    if z0.ndim != 1 or not 2 <= z0.shape[0] <= 8:
-        raise ValueError(f"logits must be a flat list of 2 to 8 numbers, got shape {tuple(z0.shape)}")
+    z_given = torch.as_tensor(logits, dtype=torch.float64)
+    if z_given.ndim != 1 or not 2 <= z_given.shape[0] <= 8:
+        raise ValueError(
+            f"logits must be a flat list of 2 to 8 numbers, got shape {tuple(z_given.shape)}"
+        )
     if not 0.0 <= spread <= _MAX_SPREAD:
         raise ValueError(f"spread must lie in [0, {_MAX_SPREAD}], got {spread}")
-    S = z0.shape[0]
-    spread_logits(z0, 1.0)  # rejects a row of equal logits now, not on the first slider move
+    if base not in [b for _, b in BASES]:
+        raise ValueError(f"base must be one of {[b for _, b in BASES]}, got {base!r}")
+    S = z_given.shape[0]
+    units = {
+        b: spread_logits(base_logits(z_given, b), 1.0) for _, b in BASES
+    }  # rejects all-equal logits now
+    upstream_gradient(upstream, S)
     labels = [f"z{j + 1}" for j in range(S)]
 
-    sweep = torch.linspace(0.0, _MAX_SPREAD, 201, dtype=torch.float64)  # (T,)
-    sweep_weights = masked_softmax(spread_logits(z0, 1.0) * sweep[:, None])  # (T, S)
-    sweep_norm = jacobian_norm(sweep_weights)  # (T,)
-    sweep_top = sweep_weights.amax(dim=-1)  # (T,)
+    sweep = torch.linspace(0.0, _MAX_SPREAD, 101, dtype=torch.float64)  # (T,)
+    curves = {}
+    for _, b in BASES:
+        w = masked_softmax(units[b] * sweep[:, None])  # (T, S)
+        curves[b] = (jacobian_norm(w), w.amax(dim=-1), w)
 
-    controls = {"spread": float_slider("logit spread σ (1/temperature)", 0.0, _MAX_SPREAD, float(spread),
-                                       step=0.1, readout_format=".1f", width="380px")}
-    fig, (ax_w, ax_j, ax_n) = new_figure(1, 3, figsize=(9.6, 3.2), width_ratios=[0.9, 1.1, 1.0])
-
-    a0 = masked_softmax(spread_logits(z0, spread))
-    bars = plotting.weight_bars(a0, ax=ax_w, labels=labels, title="weights a = softmax(z)",
-                                xlabel="logit")
-    image = plotting.heatmap(softmax_jacobian(a0), ax=ax_j, row_labels=[f"a{j + 1}" for j in range(S)],
-                             col_labels=labels, title="J = diag(a) − a aᵀ", xlabel="∂ / ∂z_r",
-                             ylabel="a_j", cmap="RdBu_r", vmin=-_CLIM, vmax=_CLIM)
-
-    plotting.curves(sweep, {"‖J‖_F": sweep_norm, "max weight": sweep_top}, ax=ax_n,
-                    title="saturation kills the gradient", xlabel="spread σ", ylabel="",
-                    styles=["C3-", "C0--"])
-    (m_norm,) = ax_n.plot([spread], [float(jacobian_norm(a0))], "o", color="C3", ms=7)
-    (m_top,) = ax_n.plot([spread], [float(a0.max())], "o", color="C0", ms=7)
-    ax_n.set_xlim(0.0, _MAX_SPREAD)
-    ax_n.set_ylim(0.0, 1.05)
-
-    def update(spread):
-        z = spread_logits(z0, float(spread))  # (S,)
+    def compute(spread, base, upstream):
+        z = units[base] * float(spread)  # (S,)
         a = masked_softmax(z)  # (S,)
         jac = softmax_jacobian(a)  # (S, S)
-        plotting.set_bar_heights(bars, a)
-        image.set_data(plotting.masked(jac))
-        norm = jacobian_norm(a)
-        m_norm.set_data([float(spread)], [float(norm)])
-        m_top.set_data([float(spread)], [float(a.max())])
-        return {
-            "logits z": z,
-            "weights a": a,
-            "J (row j = a_j)": jac,
-            "row sums of J": jac.sum(dim=-1) + 0.0,
-            "largest |J_jr|": jac.abs().max(),
-            "‖J‖_F": norm,
-        }
+        g = upstream_gradient(upstream, S)  # (S,)
+        dz = jac.T @ g  # (S,)
+        norm, top, w = curves[base]
+        grad_curve = (w * (g[None, :] - (w @ g)[:, None])).norm(
+            dim=-1
+        )  # (T,): ‖a ⊙ (g − a·g)‖ along the sweep
+        s = float(spread)
+        return Frame(
+            arrays={
+                "a": a,
+                "J": jac,
+                "g": g,
+                "dz": dz,
+                "c_norm": torch.stack([sweep, norm], 1),
+                "c_top": torch.stack([sweep, top], 1),
+                "c_grad": torch.stack([sweep, grad_curve], 1),
+                "m": [[s, float(jacobian_norm(a))], [s, float(a.max())], [s, float(dz.norm())]],
+            },
+            readout={
+                "logits z": z,
+                "weights a": a,
+                "J (row j = a_j)": jac,
+                "row sums of J": jac.sum(dim=-1) + 0.0,
+                "upstream g = ∂L/∂a": g,
+                "∂L/∂z = Jᵀg": dz + 0.0,
+                "sum of ∂L/∂z": float(dz.sum()) + 0.0,
+                "largest |J_jr|": jac.abs().max(),
+                "‖J‖_F": jacobian_norm(a),
+                "‖∂L/∂z‖": dz.norm(),
+            },
+        )
 
-    dynamic = [*bars.patches, image, m_norm, m_top]
-    return Explorer(controls, update, fig, dynamic=dynamic, columns=labels, digits=3)
+    xs = np.arange(S, dtype=np.float64)
+    ticks = dict(xticks=list(range(S)), xticklabels=labels)
+    w_panel = Panel(
+        [Bars("a", color="C0")],
+        xlim=(-0.6, S - 0.4),
+        ylim=(0.0, 1.0),
+        title="weights a = softmax(z)",
+        xlabel="logit",
+        **ticks,
+    )
+    j_panel = Panel(
+        [Heatmap("J", vmin=-_CLIM, vmax=_CLIM, cmap="cividis", annotate=True, colorbar=True)],
+        title="J = diag(a) − a aᵀ (row a_j, column ∂/∂z_r)",
+        **cells(S, S, [f"a{j + 1}" for j in range(S)], labels),
+    )
+    g_panel = Panel(
+        [
+            Line([[-0.6, 0.0], [S - 0.4, 0.0]], color="0.5", width=0.8),
+            Bars("g", x=xs - 0.2, width=0.38, color="0.65", label="g = ∂L/∂a (upstream)"),
+            Bars("dz", x=xs + 0.2, width=0.38, color="C0", label="∂L/∂z = Jᵀg (to the scores)"),
+        ],
+        xlim=(-0.6, S - 0.4),
+        ylim=(-1.1, 1.1),
+        title="the gradient the softmax passes back",
+        xlabel="position j",
+        legend="lower right",
+        **ticks,
+    )
+    c_panel = Panel(
+        [
+            Line("c_norm", color="C3", width=1.5, label="‖J‖_F"),
+            Line("c_top", color="C0", width=1.5, dash=True, label="max weight"),
+            Line("c_grad", color="0.3", width=1.2, label="‖∂L/∂z‖"),
+            Points("m", color="black", size=5, filled=False),
+        ],
+        xlim=(0.0, _MAX_SPREAD),
+        ylim=(0.0, 1.05),
+        title="saturation kills the gradient",
+        xlabel="spread σ (∝ 1/temperature)",
+        legend="upper right",
+    )
+    scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=2, width=860, height=560)
+    controls = {
+        "spread": float_slider(
+            "logit spread σ",
+            0.0,
+            _MAX_SPREAD,
+            float(spread),
+            step=0.1,
+            readout_format=".1f",
+            width="340px",
+        ),
+        "base": dropdown("base logits", list(BASES), base, width="260px"),
+        "upstream": dropdown("upstream", list(UPSTREAMS), upstream, width="300px"),
+    }
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        name="jacobian",
+        args=dict(
+            logits=[float(v) for v in z_given], spread=float(spread), base=base, upstream=upstream
+        ),
+        columns=labels,
+        digits=3,
+    )
