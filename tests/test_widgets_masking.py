@@ -56,6 +56,7 @@ def test_c11_c25_c37_weights_match_hand_softmax(lens, causal):
     empty = sum(1 for b in range(3) for i in range(6) if not any(j < lens[b] and (not causal or j <= i)
                                                                   for j in range(6)))
     assert state["fully hidden query rows"] == empty
+    assert state["valid_lens"] == list(lens)
 
 
 def test_c25_valid_len_zero_gives_zero_rows_not_uniform():

@@ -133,6 +133,7 @@ def masking_explorer(valid_lens=DEFAULT_VALID_LENS, *, causal: bool = False,
             seen = [_verdict(w[i, : (i + 1 if causal else L)], scores[b, i, : (i + 1 if causal else L)])
                     for i in rows.tolist()]
             verdicts.append(" / ".join(dict.fromkeys(seen)) if seen else "(none)")
+        readout["valid_lens"] = [int(len0), int(len1), int(len2)]
         for b in range(B):
             readout[f"row {b}: a fully hidden query gets"] = verdicts[b]
         readout["largest weight on a hidden key"] = worst_hidden
