@@ -43,8 +43,10 @@ def test_registered_and_starts_at_the_slides_query(explorer):
 
 @pytest.mark.parametrize("setting", [
     dict(x=-2.0, y=3.0),
-    dict(x=3.0, y=-3.0, scaled=False, v1x=-4.0, v1y=1.5),
-    dict(x=0.3, y=0.3, v2x=8.0, v2y=-7.5),
+    dict(x=3.0, y=-3.0, scaled=False, v1x=-4.0, v1y=1.0),
+    dict(x=-2.5, y=1.7, v1x=-8.0, v2y=8.0),  # on the sliders' grid: the precomputed table
+    dict(x=0.3, y=0.3, v2x=8.0, v2y=-7.0),
+    dict(x=0.35, y=-1.25),  # off the grid: computed on its own
     dict(x=1.1, y=0.0, scaled=False),  # about the worked example: s = (1.1, 0) ~ (log 3, 0)
 ])
 def test_state_matches_the_closed_form_and_stays_on_the_segment(explorer, setting):
@@ -61,7 +63,7 @@ def test_state_matches_the_closed_form_and_stays_on_the_segment(explorer, settin
     # C07: o = v1 + a2 (v2 - v1) with a2 in [0, 1]: on the segment; the drawn star is the output
     a2 = 1 - a1
     frame = explorer.compute(**setting)
-    np.testing.assert_allclose(frame.arrays["output"][0].numpy(), [v1[0] + a2 * (v2[0] - v1[0]),
+    np.testing.assert_allclose(frame.arrays["output"][0], [v1[0] + a2 * (v2[0] - v1[0]),
                                                                    v1[1] + a2 * (v2[1] - v1[1])], atol=1e-12)
     assert frame.arrays["sigma_point"] == [[pytest.approx(s[0] - s[1], abs=1e-12), pytest.approx(a1, abs=1e-12)]]
 
