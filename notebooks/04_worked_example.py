@@ -117,7 +117,7 @@ print("weights:", rounded(w, 4), " output:", rounded(out, 4))
 # - changing the **query** (hence the scores) changes the weights — *how much* of each value is taken;
 # - changing the **values** leaves the weights alone and changes *what* is being mixed.
 #
-# This separation of a matching path ($Q$, $K$) from a content path ($V$) is the point of having three projections.
+# This separation of a **matching path (匹配路径)** ($Q$, $K$) from a **content path (内容路径)** ($V$) is the point of having three projections.
 
 # %%
 # C09: a new query changes the weights; new values change only what is mixed
