@@ -10,7 +10,9 @@ depends on the dtype:
 - *replacing* the hidden scores by one big number makes a fully hidden row uniform;
 - *adding* ``-1e6`` in float32 keeps the score differences (float32 still resolves 0.06 at
   1e6), so a fully hidden row gets exactly the weights it would have had with no mask at all;
-  adding ``-1e9`` rounds them all away and gives a uniform row again.
+  adding ``-1e9`` rounds them all away and gives a uniform row again;
+- adding ``torch.finfo(dtype).min`` (Hugging Face's choice) gives a uniform fully hidden row in
+  every dtype, and two such additive masks added together overflow to ``-inf`` (NaN again).
 
 :func:`attnlib.masked_softmax` gives all-zero weights for such a row, in every dtype. The
 functions here compute these cases so a notebook can print them; they are demonstrations of
@@ -36,6 +38,8 @@ __all__ = [
     "format_cases",
     "DEFAULT_ROW_SCORES",
     "ROW_RECIPES",
+    "recipe_softmax",
+    "sentinel_for",
 ]
 
 #: Scores of the demonstration row; exactly representable in float32, float16 and bfloat16.
@@ -48,10 +52,20 @@ ROW_RECIPES = {
     "add M = -1e9": (-1e9, "add"),
     "replace by -1e6 (d2l)": (-1e6, "replace"),
     "replace by -1e9": (-1e9, "replace"),
+    "add M = finfo(dtype).min": ("finfo.min", "add"),
     "attnlib masked_softmax": (None, "attnlib"),
 }
 
 _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def sentinel_for(fill, dtype: torch.dtype) -> float:
+    """The number a recipe's ``fill`` means in ``dtype``: ``"finfo.min"`` is ``torch.finfo(dtype).min``."""
+    if isinstance(fill, str):
+        if fill != "finfo.min":
+            raise ValueError(f"fill must be a number or 'finfo.min', got {fill!r}")
+        return float(torch.finfo(dtype).min)
+    return float(fill)
 
 
 def fill_value_in(fill: float, dtype: torch.dtype) -> float:
@@ -192,7 +206,8 @@ def fully_masked_row_cases(scores=DEFAULT_ROW_SCORES, *, dtypes=("float32", "flo
             if how == "attnlib":
                 w, stored = masked_softmax(z, hidden), None
             else:
-                w, stored = fill_masked_softmax(z, hidden, fill=fill, how=how), fill_value_in(fill, dtype)
+                f = sentinel_for(fill, dtype)
+                w, stored = fill_masked_softmax(z, hidden, fill=f, how=how), fill_value_in(f, dtype)
             w = w[0]
             cases.append(MaskedRowCase(recipe, name, stored,
                                        tuple(w.to(device="cpu", dtype=torch.float64).tolist()),
@@ -231,3 +246,48 @@ def format_cases(cases: list[MaskedRowCase], *, what: str = "verdict") -> str:
     lines = ["  ".join(text.ljust(w) for text, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def recipe_softmax(scores: torch.Tensor, masks, recipe: str) -> torch.Tensor:
+    """Weights of ``scores`` under one of :data:`ROW_RECIPES`, with several boolean masks at once.
+
+    The additive recipes turn *each* mask into its own float mask (0 = visible, the sentinel =
+    hidden) and add them all to the scores, in the scores' dtype, as code that "simply adds" a
+    padding mask and a causal mask does; so a key hidden by two masks gets twice the sentinel
+    (``2 * finfo(dtype).min`` overflows to ``-inf``). The replace recipes put the sentinel where
+    any mask hides; ``"attnlib masked_softmax"`` ANDs the masks and calls
+    :func:`attnlib.masked_softmax`.
+
+    Args:
+        scores: ``(..., L, S)`` logits in a floating dtype (float32, float16, bfloat16, ...).
+        masks: a list of boolean masks broadcastable to ``(..., L, S)``, True = may attend.
+        recipe: a key of :data:`ROW_RECIPES`.
+
+    Returns:
+        Weights ``(..., L, S)`` in the scores' dtype (NaN, uniform or "as if unmasked" rows where
+        the recipe fails).
+    """
+    check_tensor("scores", scores, ndim_min=2)
+    if not isinstance(recipe, str):
+        raise TypeError(f"recipe must be a str, one of {list(ROW_RECIPES)}, got {type(recipe).__name__}")
+    if recipe not in ROW_RECIPES:
+        raise ValueError(f"unknown recipe {recipe!r}; choose from {list(ROW_RECIPES)}")
+    masks = list(masks)
+    for i, m in enumerate(masks):
+        check_mask(f"masks[{i}]", m, scores.shape, scores.device)
+        if m.dtype != torch.bool:
+            raise TypeError(f"masks[{i}] must be boolean (True = may attend), got {m.dtype}")
+    fill, how = ROW_RECIPES[recipe]
+    visible = torch.ones(scores.shape, dtype=torch.bool, device=scores.device)  # (..., L, S)
+    for m in masks:
+        visible = visible & m
+    if how == "attnlib":
+        return masked_softmax(scores, visible)
+    if how == "replace":
+        return fill_masked_softmax(scores, visible, fill=sentinel_for(fill, scores.dtype), how="replace")
+    sentinel = torch.tensor(sentinel_for(fill, scores.dtype), dtype=torch.float64).to(scores.device, scores.dtype)
+    zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
+    z = scores
+    for m in masks:
+        z = z + torch.where(m, zero, sentinel)  # (..., L, S), in the scores' dtype
+    return torch.softmax(z, dim=-1)

@@ -23,7 +23,9 @@
 # - that changing the query changes *how* things are mixed, while changing the values changes *what* is mixed;
 # - that the output of one head (without dropout) is a convex combination of the value rows: it lies in their convex hull, checked on random inputs;
 # - the 2-D example $q_1 = (1, 2)$, $q_2 = (1, 1)$ against $k_1 = (1, 0)$, $k_2 = (0, 1)$: weights $(0.33, 0.67)$ and $(0.50, 0.50)$;
-# - why a large weight is not, by itself, an explanation.
+# - what still holds after the output projection $W_O$ (a convex combination of the projected values) and what breaks it (a residual connection);
+# - why a large weight is not, by itself, an explanation;
+# - in the explorer: how moving the *query* against two fixed keys moves the weight $a_1 = \sigma(s_1 - s_2)$, and how moving a *value* moves only the output.
 #
 # **Seed sections taught:** `000_c6f15091c249a51c.txt` §5 (a small example for understanding aggregation), and `004_cf2f09ec33ad5dce.txt` §9.2 (attention scores, weights and output) and §9.8.3 (the 2-D numerical example of the slides).
 #
@@ -62,12 +64,12 @@ device = default_device()
 # > Scores can be any real numbers — negative, larger than 1, not summing to anything in particular. Only after the softmax do the weights lie in $(0, 1)$ and sum to 1:
 
 # %%
-# C07: scores are any reals; weights are in (0, 1) and sum to 1
+# C21: scores are any reals; weights are in (0, 1) and sum to 1 (the same warning as notebook 00)
 scores = torch.tensor([-3.2, 0.0, 7.5, 2.1], device=device)
 weights = masked_softmax(scores)
 print("scores: ", rounded(scores, 4), "  sum =", rounded(scores.sum(), 4))
 print("weights:", "[" + ", ".join(f"{x:.3g}" for x in weights.tolist()) + "]", "  sum =", rounded(weights.sum(), 4))
-print("all weights in (0, 1):", bool(((weights > 0) & (weights < 1)).all()))
+print(f"smallest weight {weights.min().item():.3g} (> 0), largest {weights.max().item():.4f} (< 1)")
 
 # %% [markdown]
 # ## 2. The worked example: $[\log 3, 0] \to [3/4, 1/4] \to [1.5, 1]$
@@ -94,8 +96,10 @@ alpha = masked_softmax(s)
 o = alpha @ V
 print("weights:", rounded(alpha, 4))
 print("output: ", rounded(o, 4))
-print("equal to [3/4, 1/4] and [1.5, 1]:",
-      torch.allclose(alpha.cpu(), torch.tensor([0.75, 0.25])), torch.allclose(o.cpu(), torch.tensor([1.5, 1.0])))
+gap_w = (alpha.cpu() - torch.tensor([0.75, 0.25])).abs().max().item()
+gap_o = (o.cpu() - torch.tensor([1.5, 1.0])).abs().max().item()
+# float32 rounding leaves a gap of a few 1e-8 (it differs between CPUs and GPUs); we print its bound
+print(f"max |weights - [3/4, 1/4]| {'<' if gap_w < 1e-6 else '>='} 1e-6,  max |output - [1.5, 1]| {'<' if gap_o < 1e-6 else '>='} 1e-6")
 
 # %% [markdown]
 # The same numbers come out of the full attention function if we choose a query and keys that produce those scores. With $d_k = 1$ (so $\sqrt{d_k} = 1$), $q = [\log 3]$, $k_1 = [1]$, $k_2 = [0]$ give exactly $s = [\log 3, 0]$:
@@ -113,7 +117,7 @@ print("weights:", rounded(w, 4), " output:", rounded(out, 4))
 # - changing the **query** (hence the scores) changes the weights — *how much* of each value is taken;
 # - changing the **values** leaves the weights alone and changes *what* is being mixed.
 #
-# This separation of a matching path ($Q$, $K$) from a content path ($V$) is the point of having three projections.
+# This separation of a **matching path (匹配路径)** ($Q$, $K$) from a **content path (内容路径)** ($V$) is the point of having three projections.
 
 # %%
 # C09: a new query changes the weights; new values change only what is mixed
@@ -125,13 +129,14 @@ print("same scores, v2 = [0, -4]:            weights",
       " output", rounded(masked_softmax(s) @ V_new, 4))
 
 # %%
-# C09: the picture — the output sits on the segment from v1 to v2, three quarters of the way to v1
+# C09: the picture — the output sits on the segment from v1 to v2, a quarter of the way from v1 to v2
 fig, ax = plt.subplots(figsize=(4.6, 4.4), layout="constrained")
-_ = mixing_segment(s, alpha, o, V, ax)   # cell 5's scores, weights, output and values
+_ = mixing_segment(s, alpha, o, V, ax)   # the scores, weights, output and values of the cell above
+_ = ax.set_title("scores (log 3 ≈ 1.10, 0) → weights (0.75, 0.25)")
 
 # %% [markdown]
 # > **Common mistake**: reading a large attention weight as "the reason" for the output.
-# > A weight is one coefficient on one read path. What a value contributes is its weight *times* the value, so a small weight on a large value can outweigh a large weight on a small one — and in a real network there are other heads, residual connections, the FFN and later layers on top. Two values, weights $[0.9, 0.1]$:
+# > A weight is not a **causal explanation (因果解释)**: it is one coefficient on one read path. What a value contributes is its weight *times* the value, so a small weight on a large value can outweigh a large weight on a small one — and in a real network there are other heads, residual connections, the FFN and later layers on top (the next section shows a residual connection undoing the "mixture" picture). Two values, weights $[0.9, 0.1]$:
 
 # %%
 # a large weight is not a large contribution: what counts is weight × value
@@ -157,15 +162,21 @@ q = torch.randn(Lq, d_k, generator=gen).to(device)           # (L, d_k)
 k = torch.randn(S, d_k, generator=gen).to(device)            # (S, d_k)
 v = torch.randn(S, d_v, generator=gen).to(device)            # (S, d_v)
 u = torch.randn(256, d_v, generator=gen).to(device)          # (256, d_v) test directions
+
+
+def outside_hull(points, corners):
+    """How many rows of `points` fail u·p <= max_j u·c_j (+ 1e-5 for float32 rounding) for some u."""
+    return int((~(points @ u.T <= (corners @ u.T).amax(dim=0) + 1e-5).all(dim=-1)).sum())
+
+
 out, A = dot_product_attention(q, k, v)                      # (L, d_v), (L, S)
-inside = (out @ u.T <= (v @ u.T).amax(dim=0) + 1e-5).all()   # u·o <= max_j u·v_j for every u
-print("all weights >= 0:             ", bool((A >= 0).all()))
-print("smallest weight:              ", f"{A.min().item():.2e}")
-print("max |row sum - 1| < 1e-6:     ", (A.sum(-1) - 1).abs().max().item() < 1e-6)
-print("every output inside the hull: ", bool(inside))
+gap = (A.sum(-1) - 1).abs().max().item()
+print(f"smallest weight:              {A.min().item():.2e} (>= 0)")
+print(f"max |row sum - 1|:            {'<' if gap < 1e-6 else '>='} 1e-6")
+print(f"outputs outside the hull:     {outside_hull(out, v)} of {Lq}")
 
 # %% [markdown]
-# The guarantee is for **one head without attention dropout**. Dropout zeros some weights and rescales the survivors by $1/(1-p)$, so a row no longer sums to 1 and the output can leave the hull (during training only). Later stages — the output projection $W_O$, residual connections, the FFN — are not bound by it either. The same inputs with `dropout_p=0.5` (on the CPU, with the seeded global generator):
+# The guarantee is for **one head without attention dropout**. Dropout zeros some weights and rescales the survivors by $1/(1-p)$, so a row no longer sums to 1 and the output can leave the hull (during training only). The same inputs with `dropout_p=0.5` (on the CPU, with the seeded global generator):
 
 # %%
 # C07: the convex-hull guarantee needs "no dropout": with dropout outputs can leave the hull
@@ -173,6 +184,22 @@ torch.manual_seed(0)
 out_d, _ = dot_product_attention(q.cpu(), k.cpu(), v.cpu(), dropout_p=0.5)
 inside_each = (out_d @ u.cpu().T <= (v.cpu() @ u.cpu().T).amax(dim=0) + 1e-5).all(dim=-1)
 print(f"with dropout p = 0.5: {int((~inside_each).sum())} of {Lq} outputs lie outside the hull")
+
+# %% [markdown]
+# What about the layers after attention? Be precise about which ones break the guarantee:
+#
+# - **The output projection $W_O$ of one head does not.** It is linear, so $o\,W_O = \big(\sum_j a_j v_j\big) W_O = \sum_j a_j\,(v_j W_O)$: still a convex combination, now of the *projected* values $v_j W_O$. The output lies in their hull (not in the hull of the $v_j$ themselves).
+# - **A residual connection does.** The block outputs $x_i + o_i$: the query position's own input plus the mixture. That shifts each output by a different vector, out of the hull.
+# - So do the sum of several heads (each head's $o^{(h)} W_O^{(h)}$ lies in its own hull; their *sum* need not lie in any), the non-linear FFN and the layers above: the seed's "convex combination" is a statement about one attention head, not about the network's output.
+#
+# The same 1000 outputs, tested the same way:
+
+# %%
+# C07: one head + W_O is still a convex combination of the v_j W_O; a residual x + o leaves the hull
+W_O = torch.randn(d_v, d_v, generator=gen).to(device)        # (d_v, d_model=d_v) output projection
+x_res = torch.randn(Lq, d_v, generator=gen).to(device)       # (L, d_model) each query position's own input
+print(f"o W_O outside the hull of the v_j W_O:    {outside_hull(out @ W_O, v @ W_O)} of {Lq}")
+print(f"x + o outside the hull of the values v_j: {outside_hull(x_res + out, v)} of {Lq}")
 
 # %% [markdown]
 # ## 4. The 2-D example from the slides
@@ -211,7 +238,13 @@ _ = ax.set_title("softmax(q·k / √2)")
 #
 # ## 5. Try it: the two-key explorer
 #
-# Two sliders set the scores $s_1, s_2$; four more move the values $v_1$ and $v_2$ in the plane. The left panel shows the weights; the right panel shows the values, the segment between them, and the output (black star), which always stays on that segment. It starts at the worked example: $s = [\log 3, 0]$, $v_1 = [2, 0]$, $v_2 = [0, 4]$, output $[1.5, 1]$.
+# The explorer joins the two halves of this notebook. Its keys are fixed at the 2-D example's $k_1 = (1, 0)$ and $k_2 = (0, 1)$, and you drive the **query** $q = (x, y)$ with two sliders; four more sliders move the values $v_1$ and $v_2$ (each coordinate from $-8$ to $8$). Three panels:
+#
+# - **left, matching:** the query against the two keys. With these keys the scores are simply $s_1 = x/\sqrt2$ and $s_2 = y/\sqrt2$ (or $x$ and $y$ with the scale switched off). On the dashed diagonal $x = y$ the two scores are equal and so are the weights.
+# - **middle, the weight:** with two keys the softmax is a logistic curve, $a_1 = e^{s_1}/(e^{s_1} + e^{s_2}) = \sigma(s_1 - s_2)$ and $a_2 = 1 - a_1$. Only the *difference* of the scores matters; the dot shows where the query puts you on that curve.
+# - **right, content:** the values, the segment between them, and the output $o = a_1 v_1 + a_2 v_2$ (black star), with lines to each value as thick as its weight. The output always stays on the segment.
+#
+# It starts at the slides' $q_1 = (1, 2)$, scaled, with the worked example's values $v_1 = [2, 0]$, $v_2 = [0, 4]$. Moving the query moves the dot along the curve and the star along the segment; moving a value moves the star and the segment, but never the dot.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -219,28 +252,32 @@ explorer = two_key_explorer()
 explorer
 
 # %%
-# C09: the explorer starts at the worked example; moving a value moves the output, not the weights;
-# equal scores then give equal weights
-for label, setting in [("start", {}), ("v2 = (0, -4)", dict(v2y=-4.0)), ("then s2 = log 3", dict(s2=math.log(3.0)))]:
-    state = explorer.set(**setting)
-    print(f"{label:16s} weights {[round(x, 4) + 0.0 for x in state['weights a']]}  "
-          f"output {[round(x, 4) + 0.0 for x in state['output o']]}")
+# C09, C26: what the explorer shows at four settings, from explorer.state(...), which moves nothing on screen
+settings = [("start: q = (1, 2)", {}), ("v2 = (0, -4)", dict(v2y=-4.0)), ("q = (2, 2), on x = y", dict(x=2.0, y=2.0)),
+            ("no scale, q = (1.1, 0)", dict(x=1.1, y=0.0, scaled=False))]
+for label, setting in settings:
+    st = explorer.state(**setting)
+    print(f"{label:23s} scores {rounded(torch.tensor(st['scores (s1, s2)']), 3)}  a1 = {st['a1 = σ(s1 - s2)']:.3f}  "
+          f"output {rounded(torch.tensor(st['output o = a1 v1 + a2 v2']), 3)}")
+
+# %% [markdown]
+# The first line is the slides' example: weights $(0.330, 0.670)$. Moving $v_2$ flips the output's second coordinate and leaves $a_1$ alone. On the diagonal the weights are equal and the output is the midpoint $(1, 2)$ of the segment. Without the scale the scores *are* the query's coordinates, so $q = (1.1, 0)$ is within $0.002$ of the worked example's scores $[\log 3, 0]$: weights $\approx (0.750, 0.250)$, output $\approx [1.5, 1]$.
 
 # %% [markdown]
 # ## Exercises
 #
-# 1. **(widget)** Reset the explorer to the worked example (re-run its cell). Which scores put the output exactly at the midpoint of the segment? Which put it at $v_1 + \tfrac{9}{10}(v_2 - v_1)$? Can you place it exactly on $v_1$?
+# 1. **(explorer)** Where must the query be for the output to sit exactly at the midpoint of the segment? Where, for it to sit at $v_1 + \tfrac{9}{10}(v_2 - v_1)$? Can you place it exactly on $v_1$?
 #
 # <details><summary>Answer</summary>
 #
-# The midpoint needs equal weights, i.e. $s_1 = s_2$ (any common value). Weight $0.9$ on $v_2$ needs $e^{s_2 - s_1} = 9$, i.e. $s_2 - s_1 = \log 9 \approx 2.20$. The output reaches $v_1$ only in the limit $s_1 - s_2 \to \infty$: softmax weights are strictly positive, so with the sliders' range ($|s| \le 5$) the closest is $s_1 - s_2 = 10$, weight $1/(1 + e^{-10}) \approx 0.99995$ on $v_1$.
+# The midpoint needs equal weights, i.e. $s_1 = s_2$: any query on the dashed diagonal $x = y$. Weight $0.9$ on $v_2$ needs $e^{s_2 - s_1} = 9$, i.e. $s_2 - s_1 = \log 9 \approx 2.20$; with the scale that is $y - x = \sqrt2 \log 9 \approx 3.11$ (e.g. $q = (-1.5, 1.6)$ gives $a_2 = 0.900$ to three decimals), without it $y - x \approx 2.2$. The output reaches $v_1$ only in the limit $s_1 - s_2 \to \infty$: softmax weights are strictly positive. Within the sliders' range the closest is the unscaled $q = (3, -3)$: $s_1 - s_2 = 6$, $a_1 = \sigma(6) \approx 0.998$.
 # </details>
 #
-# 2. In the worked example, keep the scores and change $v_2$ to $[0, 8]$. Predict the output, then check with the widget.
+# 2. In the worked example, keep the scores and change $v_2$ to $[0, 8]$. Predict the output, then check with the explorer: switch the scale off, put the query at $(1.1, 0)$ (scores within 0.002 of $[\log 3, 0]$) and move $v_2$'s $y$ slider to 8.
 #
 # <details><summary>Answer</summary>
 #
-# $o = \tfrac34[2, 0] + \tfrac14[0, 8] = [1.5, 2]$. The weights do not move; only the content does.
+# $o = \tfrac34[2, 0] + \tfrac14[0, 8] = [1.5, 2]$. The explorer shows weights $(0.750, 0.250)$ and output $(1.501, 1.998)$: the small gap comes from $1.1$ being near, not equal to, $\log 3 = 1.0986$. The weights do not move when $v_2$ does; only the content does.
 # </details>
 #
 # 3. In the 2-D example, what scale (instead of $1/\sqrt 2$) would make $q_1$'s weights exactly $(0.25, 0.75)$? What happens to $q_2$'s weights under any scale?

@@ -22,7 +22,9 @@
 # - how a batch of sequences of different lengths is padded, and how `valid_lens` keeps the padding out of every softmax, per batch row or per query;
 # - why a row in which *every* key is hidden needs special care, and why "use a large negative number instead of $-\infty$" is not one recipe but several, depending on the dtype;
 # - how the causal mask stops a position from reading the future, checked by changing the future and watching the past stay put;
-# - that a padding mask and a causal mask do different jobs and combine into one boolean mask.
+# - that a padding mask hides keys only: padded *queries* still produce outputs, which the loss must ignore;
+# - that a padding mask and a causal mask do different jobs and combine into one boolean mask;
+# - in the explorer: what each masking recipe (−∞, −1e9, `finfo(dtype).min`, −1e6, ours) does to an empty row in float32, float16 and bfloat16.
 #
 # **Seed sections taught:** `000_c6f15091c249a51c.txt` §6 (the matrix form and the mask), `004_cf2f09ec33ad5dce.txt` §9.6 (masking and the additive-attention code) and §9.14 (causal masked attention).
 #
@@ -40,9 +42,10 @@ import torch
 from attnlib import (AdditiveAttention, causal_mask, default_device, dot_product_attention, masked_softmax,
                      padding_mask, set_seed)
 from attnlib.figures.masking import masking_combined_figure
-from attnlib.pitfalls import fill_masked_softmax, format_cases, fully_masked_row_cases
+from attnlib.pitfalls import fill_masked_softmax, format_cases, fully_masked_row_cases, recipe_softmax
 from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
 from attnlib.widgets import masking_explorer
+from attnlib.widgets.masking import DTYPES, RECIPES
 
 set_seed(0)
 device = default_device()
@@ -84,10 +87,11 @@ out_bool, w_bool = dot_product_attention(Q, K, V, visible)
 by_hand = torch.softmax(Q @ K.T / math.sqrt(2) + M, dim=-1)   # the boxed formula, written out
 
 print("weights:", show(w_float))
-print("hidden weights are exactly 0:", bool((w_float[~visible] == 0).all()))
+print("largest weight on a hidden key:", w_float[~visible].abs().max().item())
 print("rows sum to 1:", show(w_float.sum(-1)))
-print("float mask == boolean mask:", torch.equal(w_float, w_bool))
-print("equal to the formula written out (max diff < 1e-6):", (w_float - by_hand).abs().max().item() < 1e-6)
+print("max |float-mask weights - boolean-mask weights|:", (w_float - w_bool).abs().max().item())
+gap = (w_float - by_hand).abs().max().item()   # float32 rounding: a few 1e-8, different per device
+print(f"max |weights - the formula written out| {'<' if gap < 1e-6 else '>='} 1e-6")
 
 # %% [markdown]
 # ## 2. Padding and `valid_lens`
@@ -109,7 +113,7 @@ print("batch 0 weights:", show(w[0], 3))
 print("batch 1 weights:", show(w[1], 3))
 
 # %% [markdown]
-# Every query in batch 0 ignores keys 4, and every query in batch 1 ignores keys 2–4: the length is per *sequence*, so one length covers all of that sequence's queries.
+# Every query in batch 0 ignores key 4, and every query in batch 1 ignores keys 2–4: the length is per *sequence*, so one length covers all of that sequence's queries.
 #
 # Sometimes each query needs its own limit (for example a decoder, where query $i$ may only see the first $i+1$ keys). Then `valid_lens` is 2-D, shape `(B, L)`, one length per query:
 
@@ -137,7 +141,7 @@ print("batch 1 weights:", show(w_add[1], 3))
 # %% [markdown]
 # ### A sequence with nothing in it
 #
-# What if a valid length is **0**? Then that row of the batch has no real key at all, and every score of every query in it is hidden. Mathematically the softmax is $0/0$: undefined. The seed's corrected code returns **all-zero weights** for such a row, and so does `attnlib`: the query reads nothing and its output is the zero vector.
+# What if a valid length is **0**? Then that row of the batch has no real key at all, and every score of every query in it is hidden. Mathematically the softmax is $0/0$: undefined. The seed's corrected code returns **all-zero weights** for such a row in float32 and bfloat16 (it hides with `masked_fill(~mask, -1e6)`, then multiplies by the mask and renormalises; in float16 that `masked_fill` raises, as section 3 shows). `attnlib` returns zeros in every dtype: the query reads nothing and its output is the zero vector.
 #
 # > **Common mistake.** The widely copied `masked_softmax` of d2l (Dive into Deep Learning) replaces hidden scores by $-10^6$ and then calls an ordinary softmax. For a row with `valid_len = 0` every score becomes the same $-10^6$, and the softmax of a row of equal numbers is **uniform**: the "empty" query quietly averages all the padding. (The function also writes into its input.)
 #
@@ -150,10 +154,24 @@ ours = masked_softmax(scores, valid_lens=lens_with_zero)
 d2l_style = fill_masked_softmax(scores, valid_lens=lens_with_zero, fill=-1e6, how="replace")
 print("attnlib,  batch 0 (valid_len 0):", show(ours[0], 3))
 print("-1e6 fill, batch 0 (valid_len 0):", show(d2l_style[0], 3))
-print("rows with something visible agree:", (ours[1] - d2l_style[1]).abs().max().item() < 1e-6)
+gap = (ours[1] - d2l_style[1]).abs().max().item()
+print(f"batch 1 (valid_len 3), max |attnlib - (-1e6 fill)| {'<' if gap < 1e-6 else '>='} 1e-6")
 
-_, out_empty = dot_product_attention(Q[None], K[None], V[None], valid_lens=torch.tensor([0]).to(device))
-print("output of an empty row:", show(out_empty[0]))
+out_empty, _ = dot_product_attention(Q[None], K[None], V[None], valid_lens=torch.tensor([0]).to(device))
+print("output of an empty row (4 queries x d_v = 3):", show(out_empty[0]))
+
+# %% [markdown]
+# ### A padding mask hides keys, not queries
+#
+# `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the loss, above all) has to ignore them itself; notebook 08 does this with `ignore_index=PAD` in the cross-entropy. One sequence of 6 tokens, the last two `<pad>`:
+
+# %%
+# C25: a padding mask hides keys only; the padded query positions 4, 5 still produce outputs
+x_pad = torch.randn(1, 6, 4, generator=torch.Generator().manual_seed(1)).to(device)   # (B=1, L=6, d=4)
+out_pad, w_padq = dot_product_attention(x_pad, x_pad, x_pad, valid_lens=torch.tensor([4]).to(device))
+print("largest weight on the pad keys 4, 5 (any query):", w_padq[0, :, 4:].abs().max().item())
+print("row sums of the pad queries 4, 5:              ", show(w_padq[0, 4:].sum(-1), 3))
+print("|output| of the pad queries 4, 5:              ", show(out_pad[0, 4:].norm(dim=-1), 3))
 
 # %% [markdown]
 # ## 3. Fully masked rows across dtypes: "a large negative number" is not $-\infty$
@@ -161,9 +179,12 @@ print("output of an empty row:", show(out_empty[0]))
 # Code often avoids $-\infty$ by writing a large negative number: $-10^6$ (d2l) or $-10^9$ (the Annotated Transformer). The seed warns (§6) that this is **not equivalent across dtypes and inputs**. Here is why, on a single row whose four keys are *all* hidden, with raw scores $z = (2, 0.5, -1, 1)$:
 #
 # * **Plain softmax with $M = -\infty$**: every entry is $-\infty$, the row max is $-\infty$, and $-\infty - (-\infty)$ is NaN. The NaN then spreads through every later layer.
-# * **float16** tops out at 65504, so $-10^6$ and $-10^9$ *are* $-\infty$ once stored in float16, and we are back at NaN. (`Tensor.masked_fill` refuses outright: `value cannot be converted to type c10::Half without overflow`.)
+# * **float16** tops out at 65504, so $-10^6$ and $-10^9$ **overflow (溢出)**: they *are* $-\infty$ once stored in float16, and we are back at NaN. (`Tensor.masked_fill` refuses outright, so the seed's own `masked_softmax` crashes on any float16 batch: shown below the tables.)
 # * **Replacing** the hidden scores by one large number makes every entry equal, so the row becomes **uniform**.
-# * **Adding** $M = -10^6$ in float32 is the subtlest: float32 still resolves steps of $1/16$ near $10^6$, so the score *differences* survive and the softmax, which only sees differences, returns the weights the row would have had **with no mask at all**. Adding $-10^9$ rounds the differences away (steps of 64) and gives a uniform row again. bfloat16 keeps only 8 significant bits, so both sentinels round the differences away there.
+# * **Adding** $M = -10^6$ in float32 is the subtlest. float32 keeps 24 significant bits, and $10^6$ lies between $2^{19}$ and $2^{20}$, so numbers near it are stored in steps of $2^{19-23} = 1/16$. The score *differences* survive, and the softmax, which only sees differences, returns the weights the row would have had **with no mask at all**. Near $10^9$ (between $2^{29}$ and $2^{30}$) the steps are $2^{6} = 64$: adding $-10^9$ rounds the differences away and gives a uniform row again. bfloat16 keeps only 8 significant bits, so both sentinels round the differences away there.
+# * **Adding** $M = $ `torch.finfo(dtype).min`, the most negative finite number of the dtype (the choice of Hugging Face's code and of our STYLE guide), never overflows when stored, in any dtype. But it is so large that every score rounds away: a fully hidden row is **uniform** in all three dtypes. And it leaves no headroom: two such masks *added* overflow to $-\infty$ (shown below).
+#
+# We call the large negative number a recipe writes into the hidden entries its **sentinel**: a stand-in value that means "hidden" rather than a real score.
 #
 # `attnlib.masked_softmax` treats a row with nothing visible as what it is and returns zeros, in every dtype:
 
@@ -180,7 +201,27 @@ print("the sentinel as stored in each dtype:")
 print(format_cases(cases, what="fill"))
 
 # %% [markdown]
-# Read the first table as a list of failure modes. NaN is loud (it poisons everything after it). "uniform" and "as if unmasked" are silent: the numbers look fine, but a query that should have read nothing reads padding. Only the last line gives the same, well-defined answer in all three dtypes.
+# The seed's code (004 §9.6) hides with `flat.masked_fill(~mask, -1e6)`. In float16 that line does not compute a wrong answer; it raises, for any batch, whether or not a row is empty. And `finfo(dtype).min` is exactly at the edge of the range, so a second additive mask pushes it over:
+
+# %%
+# C12: the seed's masked_fill(-1e6) raises in float16; finfo.min + finfo.min overflows to -inf
+flat = torch.tensor([[2.0, 0.5, -1.0, 1.0]], dtype=torch.float16)   # on the CPU; keys 2, 3 are padding
+mask = torch.tensor([[True, True, False, False]])
+try:
+    flat.masked_fill(~mask, -1e6)
+except RuntimeError as err:
+    print("float16 masked_fill(~mask, -1e6):", type(err).__name__, "-", err)
+print("bfloat16 masked_fill(~mask, -1e6):", show(flat.to(torch.bfloat16).masked_fill(~mask, -1e6)[0], 1))
+print()
+all_hidden = torch.zeros(1, 4, dtype=torch.bool)   # (1, S): every key hidden, by two masks at once
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    m = torch.tensor(torch.finfo(dtype).min, dtype=dtype)
+    row = recipe_softmax(flat.to(dtype), [all_hidden, all_hidden], "add M = finfo(dtype).min")   # M1 + M2 added
+    print(f"{str(dtype):15s} finfo.min = {m.item():.6g}   finfo.min + finfo.min = {(m + m).item()}   "
+          f"row hidden by both masks: {show(row[0], 3)}")
+
+# %% [markdown]
+# Read the first table as a list of failure modes. NaN is loud (it poisons everything after it). "uniform" and "as if unmasked" are silent: the numbers look fine, but a query that should have read nothing reads padding. `finfo(dtype).min` is the safest sentinel (never NaN with one mask, in any dtype) and still gives a uniform row. Only the last line gives the same, well-defined answer in all three dtypes.
 #
 # The zeros carry through the whole attention call, so the output of such a row is zero too, also in half precision:
 
@@ -190,7 +231,7 @@ nothing_visible = torch.tensor([[True, True, False, False], [False, False, False
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     out_d, w_d = dot_product_attention(Q[:2].to(dtype), K.to(dtype), V.to(dtype), nothing_visible)
     print(f"{str(dtype):15s} hidden row weights {show(w_d[1], 3)}  output {show(out_d[1], 3)}  "
-          f"any NaN: {bool(torch.isnan(out_d).any())}")
+          f"NaN entries: {int(torch.isnan(out_d).sum())}")
 
 # %% [markdown]
 # How does `masked_softmax` do it? It (1) hides with $-\infty$ (or a boolean mask), (2) subtracts each row's maximum, *but* uses 0 instead when the maximum itself is $-\infty$, so an empty row computes $e^{-\infty} = 0$ everywhere instead of $e^{\text{NaN}}$, and (3) divides by the row sum clamped to the smallest positive float, so $0/\text{tiny} = 0$. float16 and bfloat16 inputs are computed in float32 and cast back. No magic number is involved.
@@ -242,7 +283,7 @@ for i in range(L):
     p = x[: i + 1]
     o, _ = dot_product_attention(p @ W_q, p @ W_k, p @ W_v)
     prefix_gaps.append((o[i] - full[i]).abs().max().item())
-print("max |causal output - prefix-only output| over all positions < 1e-5:", max(prefix_gaps) < 1e-5)
+print(f"max |causal output - prefix-only output| over all positions {'<' if max(prefix_gaps) < 1e-5 else '>='} 1e-5")
 
 # %% [markdown]
 # ## 5. Padding and causality together
@@ -254,7 +295,7 @@ print("max |causal output - prefix-only output| over all positions < 1e-5:", max
 # | padding mask | keys that are `<pad>` | the batch row (its valid length) |
 # | causal mask | keys in the future, $j > i$ | the query position |
 #
-# A decoder fed a padded batch needs both, and since both are "may attend" booleans they combine with a logical **AND**: key $j$ is visible to query $i$ only if it is a real token *and* not in the future. (As additive float masks they would simply be added: $-\infty + 0 = -\infty$.)
+# A decoder fed a padded batch needs both, and since both are "may attend" booleans they combine with a logical **AND**: key $j$ is visible to query $i$ only if it is a real token *and* not in the future. As additive float masks they would be added: $-\infty + 0 = -\infty$ and $-\infty + (-\infty) = -\infty$, which is fine. With a finite sentinel the sum is a trap: `finfo(dtype).min` added to itself overflows to $-\infty$ (section 3), and a causal mask plus a padding mask then treats keys hidden *twice* differently from keys hidden once (the explorer below shows what that does). The boolean AND has no such problem.
 
 # %%
 # C37: padding (valid_len 4 of 6) AND causal = one combined boolean mask
@@ -274,9 +315,10 @@ _, w_both = dot_product_attention(q6, k6, v6, valid_lens=torch.tensor([4]).to(de
 _, w_comb = dot_product_attention(q6, k6, v6, combined.to(device))
 _, w_pad = dot_product_attention(q6, k6, v6, valid_lens=torch.tensor([4]).to(device))
 _, w_cau = dot_product_attention(q6, k6, v6, is_causal=True)
-print("valid_lens + is_causal == combined mask (max diff < 1e-6):", (w_both - w_comb).abs().max().item() < 1e-6)
-print("padding alone differs:", (w_both - w_pad).abs().max().item() > 1e-3)
-print("causal alone differs: ", (w_both - w_cau).abs().max().item() > 1e-3)
+gap = (w_both - w_comb).abs().max().item()
+print(f"max |(valid_lens + is_causal) - combined mask| {'<' if gap < 1e-6 else '>='} 1e-6")
+print("max |both - padding alone| =", show((w_both - w_pad).abs().max(), 3))
+print("max |both - causal alone|  =", show((w_both - w_cau).abs().max(), 3))
 print("combined weights:", show(w_both[0], 3))
 
 # %% [markdown]
@@ -288,26 +330,46 @@ fig = plt.figure(figsize=(12.0, 3.3), layout="constrained")
 _ = masking_combined_figure(fig)
 
 # %% [markdown]
-# ## 6. Explore: lengths per batch row and the causal switch
+# ## 6. Explore: lengths, the causal switch, and the recipe × dtype switch
 #
-# Three batch rows of self-attention over 6 tokens. Each slider sets one row's valid length; the checkbox adds the causal mask. Hidden cells are grey and hatched, so you can tell *hidden* apart from *visible but tiny*. The readout lists query 2's weights in each row, every query's row sum (1 if it sees anything, 0 if it sees nothing), the largest weight that landed on a hidden key (always 0), and how many query rows are completely hidden.
+# Three batch rows of self-attention over 6 tokens. Each slider sets one row's valid length; the checkbox adds the causal mask; the two menus choose **how** the hidden keys are hidden (the recipes of section 3; the additive ones *add* the padding mask and the causal mask, each with its own sentinel) and the **dtype** the scores are masked and softmaxed in. How to read a cell:
+#
+# - hatched grey: hidden, weight exactly 0 (what should happen);
+# - colour and number under an open orange square: a hidden key that received weight (padding or the future leaking in);
+# - a red square: NaN.
+#
+# The readout says what the fully hidden queries of each batch row get (zeros, NaN, uniform, ≈ as if unmasked; "(none)" when no query of that row is fully hidden), the largest weight that landed on a hidden key, the number of NaN weights, how many query rows are fully hidden, and the largest gap between the drawn weights and the exact float64 masked softmax. Start with `attnlib masked_softmax`, slide a length to 0, then switch recipes and dtypes.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-masking_explorer()
+explorer = masking_explorer()
+explorer
+
+# %% [markdown]
+# What batch row 0 with valid length 0 gets under every recipe and dtype, read from `explorer.state(...)` (which computes the readout at those settings and moves nothing on screen). The scores are the explorer's random ones, not section 3's $(2, 0.5, -1, 1)$: the $-10^6$ row is "≈ as if unmasked" because the sum rounds each score to a step of $1/16$, which moves each weight by up to 7 %.
+
+# %%
+# C12: the explorer's verdict for an empty batch row, per recipe and dtype
+print(f"{'recipe':30s}" + "".join(f"{dt:>18s}" for dt in DTYPES))
+for recipe in RECIPES:
+    verdicts = [explorer.state(len0=0, recipe=recipe, dtype=dt)["row 0: a fully hidden query gets"] for dt in DTYPES]
+    print(f"{recipe:30s}" + "".join(f"{v:>18s}" for v in verdicts))
+st = explorer.state(len0=0, causal=True, recipe="add M = finfo(dtype).min")
+print()
+print("causal + finfo.min, valid_len 0: largest weight on a hidden key =", round(st["largest weight on a hidden key"], 3))
 
 # %% [markdown]
 # ## Exercises
 #
-# 1. **(widget)** Set row 1's valid length to 0 and switch the causal mask on and off. How many query rows are fully hidden, and what do their row sums show? Now set every length to 6 and turn on the causal mask: which query is the only one with a one-hot row, and why?
+# 1. **(explorer)** Set row 1's valid length to 0 and switch the causal mask on and off. How many query rows are fully hidden, and what does the readout say they get? Now choose the recipe `add M = finfo(dtype).min` with the causal mask on: which hidden cells of row 1 receive weight, and how much? Finally set every length to 6 with the causal mask on (any recipe): which query is the only one with a one-hot row, and why?
 # 2. A batch has `valid_lens = [3, 0]` and the scores are float16. Which of the recipes in the table of section 3 give a usable answer for batch row 0, and which give a usable answer for batch row 1?
 # 3. The causal check in section 4 changed the future *inputs*. Would the outputs at positions $\le t$ still be unchanged if we changed a future token's *value* vector only, or its *key* vector only? Explain from the formula.
 # 4. Why is the result of adding $M = -10^6$ in float32 ("as if unmasked") more dangerous in practice than a NaN?
 #
 # <details><summary>Answer</summary>
 #
-# 1. Row 1 with length 0 hides all 6 of its queries, with or without the causal mask: the readout shows 6 fully hidden rows and a row of zero row sums for batch row 1. With every length 6 and the causal mask on, query 0 sees only key 0, so its row is one-hot $[1, 0, \dots, 0]$; every later query sees at least two keys.
-# 2. Row 0 has three visible keys, so every recipe works there: the hidden entries become $-\infty$ (or a huge negative number) and get weight 0, and the visible ones share the weight. Row 1 has nothing visible: in float16 every sentinel recipe overflows to $-\infty$ and gives NaN, so only `attnlib.masked_softmax` (zeros) is usable.
+# 1. Row 1 with length 0 hides all 6 of its queries, with or without the causal mask: the readout shows 6 fully hidden query rows, and with `attnlib masked_softmax` row 1's hidden queries get "zeros". With `finfo(dtype).min` and the causal mask, query $i$ of row 1 spreads its weight evenly over keys $0..i$ (orange squares): those keys carry the sentinel once, while the keys $j > i$ carry it twice, which overflows to $-\infty$ and gets weight 0. Query 0 puts weight 1.000 on key 0, a padding key. With every length 6 and the causal mask on, query 0 sees only key 0, so its row is one-hot $[1, 0, \dots, 0]$; every later query sees at least two keys.
+# 2. Row 0 has three visible keys, so every recipe *of the table* works there: the hidden entries become $-\infty$ (or a huge negative number) and get weight 0, and the visible ones share the weight. (The table applies the sentinels with `torch.where`. Code that uses `masked_fill(~mask, -1e6)`, like the seed's, raises in float16 before it computes anything, for row 0 too.) Row 1 has nothing visible: in float16 the $-10^6$, $-10^9$ and $-\infty$ recipes give NaN and `finfo(dtype).min` a uniform row, so only `attnlib.masked_softmax` (zeros) is usable.
 # 3. Yes in both cases. Query $i$'s output is $\sum_{j\le i} a_{ij} v_j$ with $a_{ij}$ computed from $q_i$ and the keys $k_j$, $j \le i$ only. A future key $k_j$ ($j > i$) gets weight exactly 0 whatever its score, and a future value $v_j$ is multiplied by that 0.
 # 4. A NaN shows up at once (the loss becomes NaN). "As if unmasked" trains without complaint while padding, or the future, leaks into the result; the model can learn to depend on it, and nothing flags it.
 # </details>

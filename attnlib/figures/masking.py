@@ -53,5 +53,5 @@ def masking_combined_figure(fig=None):
     ax.imshow(plotting.hatch_overlay(both), extent=extent, interpolation="nearest", aspect="auto", zorder=3)
     plotting.cell_labels(ax, plotting.masked(w[0], both).filled(float("nan")), fmt="{:.2f}", fontsize=7)
     fig.suptitle("True = may attend. Query i sees key j only if j is a real token AND j ≤ i; "
-                 "every visible row sums to 1 (C37, C11)")
+                 "every visible row sums to 1")
     return fig

@@ -25,6 +25,14 @@ from attnlib.widgets.jacobian import jacobian_explorer
 from attnlib.widgets.pooling import kernel_regression_explorer, additive_attention_explorer  # noqa: F401,E402
 from attnlib.widgets.worked import two_key_explorer  # noqa: F401,E402
 from attnlib.widgets.masking import masking_explorer  # noqa: F401,E402
+from attnlib.widgets.worked import two_key_explorer
+from attnlib.widgets.masking import masking_explorer
+
+# Not yet ported (each registers itself in base.BUILDERS with @register):
+from attnlib.widgets.pooling import kernel_regression_explorer, additive_attention_explorer  # noqa: F401,E402
+from attnlib.widgets.jacobian import jacobian_explorer  # noqa: F401,E402
+from attnlib.widgets.heads import heads_explorer  # noqa: F401,E402
+from attnlib.widgets.positions import positions_explorer  # noqa: F401,E402
 from attnlib.widgets.decoding import decoding_explorer  # noqa: F401,E402
 from attnlib.widgets.online_softmax import online_softmax_explorer  # noqa: F401,E402
 
@@ -38,5 +46,7 @@ BUILDERS = {
     "heads": heads_explorer,
     "positions": positions_explorer,
     "jacobian": jacobian_explorer,
+    "two_key": two_key_explorer,
+    "masking": masking_explorer,
     **_base.BUILDERS,
 }

@@ -1,103 +1,154 @@
-"""The two-key explorer: two scores, two 2-D values, and the output sliding along their segment.
+"""The two-key explorer: a query against the fixed keys k1 = (1, 0), k2 = (0, 1), and two editable values.
 
-Teaches C09 (scores [log 3, 0] give weights [3/4, 1/4]; with values [2, 0] and [0, 4] the output
-is [1.5, 1]; the scores choose the mix, the values choose what is mixed) and C07 (the output is a
-convex combination: with two values it lies on the segment between them).
+Teaches C26 (the slides' 2-D example: q1 = (1, 2) gives weights (0.33, 0.67)), C09 (the query
+chooses the mix, the values choose what is mixed: with two keys a1 = sigma(s1 - s2), and moving a
+value moves the output, never the weights) and C07 (the output lies on the segment between the
+two values). Every slider is fast (precomputed in the browser). The query's x and y are two separate frame sets
+of 61 frames each, not a 61 x 61 grid: with four value sliders beside them, every move of a value
+would re-make a 3721-frame grid (~0.1-1 s on 2 cores; `benchmarks/widget_latency.py` median 71 ms
+even at a 25 x 25 grid), while two 61-frame sets and four 17-frame sets are re-made in ~20 ms.
+Three panels: the matching path (query and keys -> scores), the logistic curve a1 = sigma(s1 - s2)
+with the current point on it, and the content path (values -> output).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
-from attnlib import plotting
-from attnlib.softmax import masked_softmax
-from attnlib.widgets.base import Explorer, float_slider, new_figure, register
+from attnlib.attention import dot_product_attention
+from attnlib.widgets.controls import float_slider, toggle
+from attnlib.widgets.explorer import Explorer
+from attnlib.widgets.scene import Arrows, Frame, Line, Panel, Points, Scene, Segments, Text
 
-__all__ = ["two_key_explorer"]
+__all__ = ["two_key_explorer", "two_key_frame", "KEYS", "QUERY_LIM", "VALUE_LIM"]
 
-_SCORE_LIM = 5.0
-_VALUE_LIM = 5.0
+#: The fixed keys of the slides' 2-D example.
+KEYS = ((1.0, 0.0), (0.0, 1.0))
+QUERY_LIM, QUERY_STEP = 3.0, 0.1
+VALUE_LIM, VALUE_STEP = 8.0, 1.0
+_MIN_WIDTH, _WIDTH_PER_WEIGHT = 0.5, 6.0  # pixels of the line from the output to each value
+_DIFF_LIM = 6.5  # the sigma panel's x range: |s1 - s2| <= 2 * QUERY_LIM = 6 unscaled
 
 
-@register("two_key")
-def two_key_explorer(scores=(math.log(3.0), 0.0), values=((2.0, 0.0), (0.0, 4.0))) -> Explorer:
-    """Sliders for two scores and two 2-D values: the weights and the output point (C09, C07).
+def _scores_weights(x: float, y: float, scaled: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Scores ``(S,)`` and softmax weights ``(S,)`` of query ``(x, y)`` against :data:`KEYS` (attnlib, float64)."""
+    q = torch.tensor([[x, y]], dtype=torch.float64)  # (L=1, d_k=2)
+    k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, d_k)
+    scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
+    _, weights = dot_product_attention(q, k, k, scale=scale)  # (1, S); the values do not enter the weights
+    return ((q @ k.T)[0] * scale).numpy(), weights[0].numpy()
+
+
+def _grid_table(scaled: bool) -> dict:
+    """``{(x, y): (scores, weights)}`` for every query on the slider grid, in one attnlib call."""
+    n = int(round(2 * QUERY_LIM / QUERY_STEP)) + 1
+    axis = [round(-QUERY_LIM + i * QUERY_STEP, 10) for i in range(n)]  # the sliders' own values
+    q = torch.tensor([[x, y] for x in axis for y in axis], dtype=torch.float64)  # (N, 2)
+    k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, 2)
+    scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
+    _, weights = dot_product_attention(q, k, k, scale=scale)  # (N, S)
+    scores = (q @ k.T) * scale  # (N, S)
+    return {(round(float(a), 6), round(float(b), 6)): (s, w)
+            for (a, b), s, w in zip(q.tolist(), scores.numpy(), weights.numpy())}
+
+
+_TABLES: dict = {}
+
+
+def two_key_frame(x: float, y: float, scaled: bool, v1x: float, v1y: float, v2x: float,
+                  v2y: float) -> Frame:
+    """What the explorer shows for query ``(x, y)`` against :data:`KEYS` and values ``v1``, ``v2``.
+
+    The weights of every query on the sliders' grid are computed once by
+    :func:`attnlib.dot_product_attention` (one call per scale setting) and looked up; a query off
+    the grid is computed on its own. The output is the weighted sum ``a1 v1 + a2 v2``.
+    """
+    scaled = bool(scaled)
+    if scaled not in _TABLES:
+        _TABLES[scaled] = _grid_table(scaled)
+    hit = _TABLES[scaled].get((round(float(x), 6), round(float(y), 6)))
+    s, a = hit if hit is not None else _scores_weights(float(x), float(y), scaled)  # (S,), (S,)
+    v = np.array([[v1x, v1y], [v2x, v2y]], dtype=np.float64)  # (S, d_v=2)
+    o = a @ v  # (d_v,) the weighted sum of the values
+    diff = float(s[0] - s[1])
+    return Frame(
+        arrays={"query": [[x, y]], "query_arrow": [[[0.0, 0.0], [x, y]]],  # (1, 2), (1, 2, 2)
+                "sigma_point": [[diff, float(a[0])]],
+                "values": v, "output": o[None],  # (S, 2), (1, 2)
+                "mix": np.stack([np.broadcast_to(o, v.shape), v], 1),  # (S, 2, 2)
+                "mix_widths": _MIN_WIDTH + _WIDTH_PER_WEIGHT * a},  # (S,)
+        readout={"scores (s1, s2)": s, "s1 - s2": diff, "a1 = σ(s1 - s2)": float(a[0]),
+                 "weights (a1, a2)": a, "output o = a1 v1 + a2 v2": o},
+        texts={"a1": f"a1 = {float(a[0]):.3f}"})
+
+
+def two_key_explorer(query=(1.0, 2.0), values=((2.0, 0.0), (0.0, 4.0)), *, scaled: bool = True) -> Explorer:
+    """Sliders for a 2-D query against k1 = (1, 0), k2 = (0, 1), and for the two values (C26, C09, C07).
 
     Args:
-        scores: ``(s1, s2)``, each in [-5, 5]; the default is the worked example ``[log 3, 0]``.
-        values: ``((v1x, v1y), (v2x, v2y))``, each coordinate in [-5, 5]; default ``[2, 0], [0, 4]``.
+        query: the query's start ``(x, y)``, each in [-3, 3] on the 0.1 grid; default the slides'
+            q1 = (1, 2).
+        values: ``((v1x, v1y), (v2x, v2y))``, each coordinate an integer in [-8, 8]; default
+            the worked example's [2, 0] and [0, 4].
+        scaled: start with the scores divided by sqrt(d_k) = sqrt(2).
     Returns:
-        An :class:`~attnlib.widgets.base.Explorer` with controls ``s1, s2, v1x, v1y, v2x, v2y`` and
-        a readout of the scores, the weights ``(2,)`` and the output ``(2,)``.
+        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``x, y, scaled, v1x, v1y, v2x,
+        v2y`` and a readout of the scores, ``s1 - s2``, ``a1 = σ(s1 - s2)``, the weights and the output.
     """
-    s = torch.as_tensor(scores, dtype=torch.float64)
-    v = torch.as_tensor(values, dtype=torch.float64)
-    if s.shape != (2,):
-        raise ValueError(f"scores must be two numbers (s1, s2), got shape {tuple(s.shape)}")
-    if v.shape != (2, 2):
-        raise ValueError(f"values must be two 2-D points ((v1x, v1y), (v2x, v2y)), got shape {tuple(v.shape)}")
-    if s.abs().max() > _SCORE_LIM or v.abs().max() > _VALUE_LIM:
-        raise ValueError(f"scores must lie in [-{_SCORE_LIM}, {_SCORE_LIM}] and value coordinates in "
-                         f"[-{_VALUE_LIM}, {_VALUE_LIM}], got scores {s.tolist()} and values {v.tolist()}")
+    qt = torch.as_tensor(query, dtype=torch.float64)
+    vt = torch.as_tensor(values, dtype=torch.float64)
+    if qt.shape != (2,):
+        raise ValueError(f"query must be two numbers (x, y), got shape {tuple(qt.shape)}")
+    if vt.shape != (2, 2):
+        raise ValueError(f"values must be two 2-D points ((v1x, v1y), (v2x, v2y)), got shape {tuple(vt.shape)}")
+    if qt.abs().max() > QUERY_LIM or vt.abs().max() > VALUE_LIM:
+        raise ValueError(f"query coordinates must lie in [-{QUERY_LIM}, {QUERY_LIM}] and value coordinates in "
+                         f"[-{VALUE_LIM}, {VALUE_LIM}], got query {qt.tolist()} and values {vt.tolist()}")
+
+    def value_slider(label, x):
+        return float_slider(label, -VALUE_LIM, VALUE_LIM, float(x), step=VALUE_STEP, readout_format=".0f",
+                            width="200px")
+
     controls = {
-        "s1": float_slider("score s1", -_SCORE_LIM, _SCORE_LIM, float(s[0]), step=0.01, width="260px"),
-        "s2": float_slider("score s2", -_SCORE_LIM, _SCORE_LIM, float(s[1]), step=0.01, width="260px"),
-        "v1x": float_slider("v1 x", -_VALUE_LIM, _VALUE_LIM, float(v[0, 0]), step=0.1, readout_format=".1f",
-                            width="220px"),
-        "v1y": float_slider("v1 y", -_VALUE_LIM, _VALUE_LIM, float(v[0, 1]), step=0.1, readout_format=".1f",
-                            width="220px"),
-        "v2x": float_slider("v2 x", -_VALUE_LIM, _VALUE_LIM, float(v[1, 0]), step=0.1, readout_format=".1f",
-                            width="220px"),
-        "v2y": float_slider("v2 y", -_VALUE_LIM, _VALUE_LIM, float(v[1, 1]), step=0.1, readout_format=".1f",
-                            width="220px"),
+        "x": float_slider("query x", -QUERY_LIM, QUERY_LIM, float(qt[0]), step=QUERY_STEP, readout_format=".1f",
+                          width="240px"),
+        "y": float_slider("query y", -QUERY_LIM, QUERY_LIM, float(qt[1]), step=QUERY_STEP, readout_format=".1f",
+                          width="240px"),
+        "scaled": toggle("divide scores by √d_k = √2", scaled),
+        "v1x": value_slider("v1 x", vt[0, 0]), "v1y": value_slider("v1 y", vt[0, 1]),
+        "v2x": value_slider("v2 x", vt[1, 0]), "v2y": value_slider("v2 y", vt[1, 1]),
     }
-
-    def compute(s1, s2, v1x, v1y, v2x, v2y):
-        z = torch.tensor([s1, s2], dtype=torch.float64)  # (S=2,)
-        vals = torch.tensor([[v1x, v1y], [v2x, v2y]], dtype=torch.float64)  # (S, 2)
-        a = masked_softmax(z)  # (S,)
-        return z, a, vals, a @ vals  # output (2,)
-
-    z0, a0, v0, o0 = compute(*(c.value for c in controls.values()))
-    fig, (ax_w, ax_p) = new_figure(1, 2, figsize=(8.0, 3.4), width_ratios=[0.8, 1.2])
-    bars = plotting.weight_bars(a0, ax=ax_w, labels=["v1", "v2"], ylim=(0.0, 1.15),
-                                title="weights = softmax(s1, s2)", xlabel="value")
-    bar_texts = [ax_w.text(j, 0.0, "", ha="center", va="bottom", fontsize=9) for j in range(2)]
-
-    lim = _VALUE_LIM + 0.5
-    (segment,) = ax_p.plot(v0[:, 0], v0[:, 1], "--", color="C2", lw=1.5, label="segment v1–v2")
-    value_pts = ax_p.scatter(v0[:, 0], v0[:, 1], marker="^", s=70, color="C2", zorder=3, label="values")
-    value_texts = [ax_p.annotate(f"v{j + 1}", tuple(v0[j].tolist()), xytext=(6, -12),
-                                 textcoords="offset points", color="C2") for j in range(2)]
-    out_pt = ax_p.scatter([o0[0]], [o0[1]], marker="*", s=180, color="black", zorder=4,
-                          label="output a1·v1 + a2·v2")
-    out_text = ax_p.annotate("", tuple(o0.tolist()), xytext=(8, 6), textcoords="offset points", fontsize=9)
-    ax_p.set_xlim(-lim, lim)
-    ax_p.set_ylim(-lim, lim)
-    ax_p.set_aspect("equal", adjustable="box")
-    ax_p.axhline(0, color="0.85", lw=0.8, zorder=0)
-    ax_p.axvline(0, color="0.85", lw=0.8, zorder=0)
-    ax_p.set_xlabel("dimension 1")
-    ax_p.set_ylabel("dimension 2")
-    ax_p.set_title("the output mixes the values")
-    ax_p.legend(loc="lower left", fontsize="x-small", framealpha=0.8)
-
-    def update(s1, s2, v1x, v1y, v2x, v2y):
-        z, a, vals, out = compute(s1, s2, v1x, v1y, v2x, v2y)
-        plotting.set_bar_heights(bars, a)
-        for j, t in enumerate(bar_texts):
-            t.set_position((j, float(a[j]) + 0.02))
-            t.set_text(f"{float(a[j]):.3f}")
-        segment.set_data(vals[:, 0].numpy(), vals[:, 1].numpy())
-        value_pts.set_offsets(vals.numpy())
-        for t, p in zip(value_texts, vals.tolist()):
-            t.xy = tuple(p)
-        out_pt.set_offsets(out.numpy()[None, :])
-        out_text.xy = tuple(out.tolist())
-        out_text.set_text(f"({float(out[0]):.2f}, {float(out[1]):.2f})")
-        return {"scores s": z, "weights a": a, "output o": out}
-
-    dynamic = [*bars.patches, *bar_texts, segment, value_pts, *value_texts, out_pt, out_text]
-    return Explorer(controls, update, fig, dynamic=dynamic, columns=["1", "2"], digits=3)
+    k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, 2)
+    origin = torch.zeros(2, 2, dtype=torch.float64)
+    qlim = QUERY_LIM + 0.3
+    matching = Panel([
+        Line([[-qlim, -qlim], [qlim, qlim]], color="0.6", width=1.0, dash=True, label="x = y: a1 = a2"),
+        Arrows(torch.stack([origin, k], 1), color="C0", width=1.2),
+        Points(k, color="C0", marker="s", size=5, labels=["k1", "k2"], label="keys"),
+        Arrows("query_arrow", color="C3", width=1.5),
+        Points("query", color="C3", size=6, label="query q"),
+    ], xlim=(-qlim, qlim), ylim=(-qlim, qlim), equal=True, title="matching: q against k1, k2",
+        xlabel="dimension 1", ylabel="dimension 2", legend="lower right")
+    t = torch.linspace(-_DIFF_LIM, _DIFF_LIM, 131, dtype=torch.float64)
+    sigma = Panel([
+        Line(torch.stack([t, torch.sigmoid(t)], 1), color="C0", width=1.5),
+        Line([[-_DIFF_LIM, 0.5], [_DIFF_LIM, 0.5]], color="0.7", width=1.0, dash=True),
+        Points("sigma_point", color="black", size=6),
+        Text(0.04, 0.92, key="a1", axes=True),
+    ], xlim=(-_DIFF_LIM, _DIFF_LIM), ylim=(0.0, 1.0), title="weight of v1: a1 = σ(s1 − s2)",
+        xlabel="s1 − s2", ylabel="a1")
+    vlim = VALUE_LIM + 0.8
+    content = Panel([
+        Line("values", color="C2", width=1.2, dash=True),  # the segment v1-v2
+        Segments("mix", color="0.35", widths="mix_widths"),
+        Points("values", color="C2", marker="^", size=6, labels=["v1", "v2"], label="values"),
+        Points("output", color="black", marker="*", size=6, label="output o"),
+    ], xlim=(-vlim, vlim), ylim=(-vlim, vlim), equal=True, title="content: o = a1 v1 + a2 v2",
+        xlabel="dimension 1", ylabel="dimension 2", legend="lower left")
+    scene = Scene([matching, sigma, content], cols=3, width=900, height=300, col_widths=[1.0, 1.0, 1.0])
+    args = {"query": [float(c) for c in qt], "values": [[float(c) for c in p] for p in vt], "scaled": bool(scaled)}
+    return Explorer(controls, two_key_frame, scene, name="two_key", args=args,
+                    columns=["1", "2"], digits=3)
