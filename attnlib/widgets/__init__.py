@@ -12,6 +12,8 @@ from attnlib.widgets.base import figure_backend, new_figure  # noqa: F401
 from attnlib.widgets.explorer import Explorer, Frame  # noqa: F401
 from attnlib.widgets.query import query_explorer
 from attnlib.widgets.scaling import scaling_explorer
+from attnlib.widgets.decoding import decoding_explorer
+from attnlib.widgets.online_softmax import online_softmax_explorer
 
 # Not yet ported (each registers itself in base.BUILDERS with @register):
 from attnlib.widgets.pooling import kernel_regression_explorer, additive_attention_explorer  # noqa: F401,E402
@@ -20,12 +22,12 @@ from attnlib.widgets.worked import two_key_explorer  # noqa: F401,E402
 from attnlib.widgets.masking import masking_explorer  # noqa: F401,E402
 from attnlib.widgets.heads import heads_explorer  # noqa: F401,E402
 from attnlib.widgets.positions import positions_explorer  # noqa: F401,E402
-from attnlib.widgets.decoding import decoding_explorer  # noqa: F401,E402
-from attnlib.widgets.online_softmax import online_softmax_explorer  # noqa: F401,E402
 
 #: name -> builder. Porting a builder: add its line here and delete its @register.
 BUILDERS = {
     "query": query_explorer,
     "scaling": scaling_explorer,
+    "decoding": decoding_explorer,
+    "online_softmax": online_softmax_explorer,
     **_base.BUILDERS,
 }
