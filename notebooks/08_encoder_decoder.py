@@ -345,7 +345,7 @@ print("decoder reads:", " ".join(token_labels(example_batch.tgt_in[0])))
 print("must predict :", " ".join(token_labels(example_batch.tgt_out[0])))
 
 # %% [markdown]
-# Training uses Adam on the cross-entropy of the predicted tokens. Every 50 steps the model greedily decodes 512 held-out sequences, and training stops once at least 99% of them come out exactly right. The cell prints how long that took (which differs from machine to machine):
+# Training uses Adam on the cross-entropy of the predicted tokens. Every 50 steps the model greedily decodes 2048 held-out sequences, and training stops once at least 99.5% of them come out exactly right. The cell prints how long that took (which differs from machine to machine):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -407,13 +407,13 @@ print("map shape [steps T, source S]:", list(trace.cross_weights[-1].shape[-2:])
 print("source length  exact-sequence accuracy  letters right (of all source letters)")
 for n in (4, 5, 6, 7, 8):
     batch = make_batch(train_cfg.task, 1000, n, model_cfg.vocab_size, split="test",
-                       generator=torch.Generator().manual_seed(3), device=device)
+                       generator=torch.Generator().manual_seed(10), device=device)
     tokens, _ = greedy_decode(model, batch.src, batch.src_valid_lens)
     letters = (tokens[:, :n] == batch.tgt_out[:, :n]).float().mean().item()
     print(f"{n:13d}  {sequence_accuracy(tokens, batch.tgt_out):23.2f}  {letters:37.2f}")
 
 # %% [markdown]
-# At length 6 nearly every held-out sequence comes out right; at every other length not one of the 1000 does, and at most a third of the letters are right. Being able to compute an answer (the positions exist, the attention could look anywhere) is not the same as having learned the rule for inputs unlike the training data. What it learned is closer to "at output position $t$, read source position $5 - t$" than to "reverse".
+# At length 6 (nearly) every held-out sequence comes out right; at every other length not one of the 1000 does, and at most a third of the letters are right. Being able to compute an answer (the positions exist, the attention could look anywhere) is not the same as having learned the rule for inputs unlike the training data. What it learned is closer to "at output position $t$, read source position $5 - t$" than to "reverse".
 
 # %% [markdown]
 # ## 7. Explorer: decoding position by position
@@ -437,14 +437,14 @@ decoding_explorer(step=0)
 #
 # <details><summary>Answer</summary>
 #
-# With 6 source letters, output position 5 writes the last output letter, which is the *first* source letter, so its cross-attention row peaks at source position 0 (0.83 in the average over heads). Position 6, which writes `</s>`, has no letter to copy, yet it also looks at source position 0, even more (0.95): having just copied the first letter is what tells it the sequence is finished, so reading position 0 is a useful cue. Single heads differ from the average: at some positions one head carries the alignment while others spread out. Untrained, the rows are smeared over the source with no anti-diagonal (its mass is about the uniform 0.17), and the output is not the reversed source.
+# With 6 source letters, output position 5 writes the last output letter, which is the *first* source letter, so its cross-attention row peaks at source position 0 (0.92 in the average over heads). Position 6, which writes `</s>`, has no letter to copy, yet it also looks at source position 0, even more (0.99): having just copied the first letter is what tells it the sequence is finished, so reading position 0 is a useful cue. Single heads differ from the average: at some positions one head carries the alignment while others spread out. Untrained, the rows are smeared over the source with no anti-diagonal (its mass is about the uniform 0.17), and the output is not the reversed source.
 # </details>
 #
 # 2. Train the same model with Pre-LN blocks, `Seq2SeqTransformer(dataclasses.replace(model_cfg, norm_first=True))` (after `set_seed(train_cfg.seed)`, as above). Does it still learn the task, and does the anti-diagonal still appear?
 #
 # <details><summary>Answer</summary>
 #
-# Yes. With one block on each side both orders train easily: in our run the Pre-LN model passed the 99% held-out check after 150 steps, got 0.98 of the 1000 held-out sequences of the cell above right, and put 0.78 of its cross-attention on the anti-diagonal. The gradient experiment of §2 says where Pre-LN's advantage lies: in deep stacks.
+# Yes. With one block on each side both orders train easily: in our run the Pre-LN model passed the 99.5% held-out check after 250 steps, got all of the 1000 held-out sequences of the cell above right, and put 0.81 of its cross-attention on the anti-diagonal. The gradient experiment of §2 says where Pre-LN's advantage lies: in deep stacks.
 # </details>
 #
 # 3. Train on the copy task instead (`dataclasses.replace(train_cfg, task="copy")` for `train_seq2seq`, and `"copy"` in `make_batch`). What shape should the cross-attention map take, and why?
