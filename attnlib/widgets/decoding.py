@@ -166,8 +166,8 @@ def decoding_explorer(source: str = SOURCES[0], *, trained: bool = True, step: i
                         Text(0.02, 0.87, key="wrote", axes=True, size=8, color="C3", va="top")],
                        xlim=(-0.6, vocab - 0.4), ylim=(0.0, 1.05), title="next-token probabilities at t",
                        xlabel="token", xticks=list(range(vocab)), xticklabels=vocab_labels)
-    scene = Scene([self_panel, cross_panel, prob_panel], cols=3, width=960, height=320,
-                  col_widths=[1.0, 1.15, 1.25])
+    scene = Scene([self_panel, cross_panel, prob_panel], cols=3, width=1040, height=320,
+                  col_widths=[1.0, 1.15, 1.55])
     head_options = [("average of heads", None)] + [(f"head {h}", h) for h in range(num_heads)]
     controls = {
         "step": int_slider("output position t", 0, T - 1, step, width="300px"),
