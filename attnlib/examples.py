@@ -215,9 +215,9 @@ class TrainConfig:
     steps: int = 1500
     batch_size: int = 128
     lr: float = 3e-3
-    target_accuracy: float = 0.99
+    target_accuracy: float = 0.995
     eval_every: int = 50
-    eval_size: int = 512
+    eval_size: int = 2048
     grad_clip: float | None = 1.0
     seed: int = 0
 

@@ -61,7 +61,7 @@ for row in complexity_table():
     print(f"{row['layer']:15s} {row['compute']:11s} {row['sequential_steps']:17s} {row['longest_path']}")
 
 # %% [markdown]
-# - **Compute.** A convolution applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$. A recurrent layer (循环神经网络, RNN) applies a $d \times d$ matrix once per position: $n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product: $n^2 d$ (plus the $n d^2$ of its projections, which the table leaves out). So attention is the cheapest of the three while $n < d$, and the most expensive once $n \gg d$.
+# - **Compute.** A convolution (卷积神经网络, CNN) applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$. A recurrent layer (循环神经网络, RNN) applies a $d \times d$ matrix once per position: $n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product: $n^2 d$ (plus the $n d^2$ of its projections, which the table leaves out). So attention is the cheapest of the three while $n < d$, and the most expensive once $n \gg d$.
 # - **Sequential steps.** A CNN and self-attention compute all positions at once; an RNN must finish position $t-1$ before it can start position $t$.
 # - **Longest path.** How many steps a signal from position 0 needs to reach position $n-1$. A convolution only sees $k$ neighbours, so it needs about $n/k$ stacked layers (fewer with dilated convolutions); an RNN passes it through $n-1$ recurrent steps; self-attention connects any two positions in one step.
 #
@@ -107,6 +107,11 @@ rows = layer_costs(ns, d_model=64, kernel_size=3, device=device, repeats=2)
 print(f"{'layer':15s} {'n':>5s} {'time (ms)':>10s} {'peak tensor memory (MiB)':>25s}")
 for r in rows:
     print(f"{r.layer:15s} {r.n:5d} {r.seconds * 1e3:10.2f} {r.peak_bytes / 2**20:25.2f}")
+att_t = {r.n: r.seconds for r in rows if r.layer == "self-attention"}
+for r in rows:
+    if r.layer == "RNN" and r.n <= 1024:
+        print(f"n = {r.n:4d}: RNN time / attention time = {r.seconds / att_t[r.n]:6.1f}, "
+              f"RNN FLOPs / attention FLOPs = {64 / r.n:.3f}")
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -115,7 +120,7 @@ fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
 _ = measured_cost_panels(rows, axes)
 
 # %% [markdown]
-# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$. The dotted guides have slopes 1 and 2. Timings of small layers on a busy CPU are noisy (and on a GPU, tiny kernels are dominated by launch overhead), but memory is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
+# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$. The dotted guides have slopes 1 and 2. Timings of small layers on a busy CPU are noisy (and on a GPU, tiny kernels are dominated by launch overhead), but one timing lesson stands out in the run stored here: at $n = 256$ the RNN takes many times longer than attention although it does $n/d = 4$ times *fewer* FLOPs. Its $n$ steps run one after another, each a tiny $d \times d$ product that leaves the hardware idle; attention's work is two large matrix products that run all positions at once. That is the "sequential steps" column of the table, measured. (Rerun it: the ratios change from run to run and machine to machine, and at larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
 
 # %%
 # C41: what the arithmetic says, and the growth rate of the counted memory
@@ -128,9 +133,8 @@ att_slope = fitted_slope(ns[1:], [r.peak_bytes for r in by_layer["self-attention
 rnn_slope, cnn_slope = (fitted_slope(ns[1:], [r.peak_bytes for r in by_layer[name][1:]]) for name in ("RNN", "CNN"))
 # Exact byte counts, so the slopes are the same on every machine: n^2 terms give 2, n terms 1.
 print(f"fitted slope of the peak memory: attention {att_slope:.2f}, RNN {rnn_slope:.2f}, CNN {cnn_slope:.2f}")
-print("attention's memory grows like n^2 (fitted slope between 1.9 and 2.1):", 1.9 < att_slope < 2.1)
-print("it holds two n x n matrices (scores and softmax) at every n:",
-      all(r.peak_bytes >= 2 * r.largest_intermediate_bytes for r in by_layer["self-attention"]))
+held = min(r.peak_bytes / r.largest_intermediate_bytes for r in by_layer["self-attention"])
+print(f"attention's peak / one n x n matrix, smallest over n: {held:.2f} (>= 2: scores and softmax both alive)")
 
 # %% [markdown]
 # The ratio of attention's to the RNN's compute is $n^2 d / (n d^2) = n/d$: at $n = d = 64$ they are equal, and at $n = 2048$ attention does 32 times more arithmetic. One layer with 8 heads at $n = 32{,}768$ would need $8 \times 32768^2 \times 4$ bytes $= 32$ GiB just for its score matrices:
@@ -141,11 +145,11 @@ for n in (1024, 4096, 16384, 32768, 131072):
     print(f"n = {n:6d}: score matrices of 8 heads = {8 * score_bytes(n, n) / 2**30:8.2f} GiB")
 
 # %% [markdown]
-# So "every position can look at every other one directly" and "suitable for arbitrarily long sequences" are not the same statement. Long inputs call for local attention, sparse attention, linear-attention approximations, or computing exact attention **in blocks**, the last of which is next.
+# A one-step path between any two positions does not make a layer fit for any length: the path is short *because* every pair gets a score, and those $n^2$ scores are what run out of memory. Long inputs call for **local attention (局部注意力)** (each position looks at a window), **sparse attention (稀疏注意力)** (a fixed pattern of pairs), **linear attention (线性注意力)** (an approximation that never forms the $n \times n$ matrix), or computing exact attention **in blocks (分块)**, the last of which is next.
 #
-# ## 3. Blockwise attention with an online softmax
+# ## 3. Blockwise attention with an online softmax (在线 softmax)
 #
-# The $n \times n$ matrix exists only because the softmax needs a whole row at once: its denominator $\sum_j e^{s_j}$ runs over every key, and for numerical safety the row maximum is subtracted first (notebook 03). The trick is to compute both **incrementally**. Split the keys (and values) of one query's row into blocks $B_1, B_2, \ldots$ and keep three running quantities:
+# The $n \times n$ matrix exists only because the softmax needs a whole row at once: its denominator $\sum_j e^{s_j}$ runs over every key, and for numerical safety the row maximum is subtracted first (notebook 03). The trick is to compute both **incrementally**. Split the keys (and values) of one query's row into blocks $B_1, B_2, \ldots$ and keep three running quantities, which start empty, $m^{(0)} = -\infty$, $\ell^{(0)} = 0$, $a^{(0)} = 0$:
 #
 # - the running maximum $m$ of the scores seen so far,
 # - the running sum $\ell = \sum_{j\ \text{seen}} e^{s_j - m}$,
@@ -164,23 +168,47 @@ for n in (1024, 4096, 16384, 32768, 131072):
 # \text{output} = \frac{a^{(\text{last})}}{\ell^{(\text{last})}} .
 # $$
 #
-# The factor $e^{m^{(b-1)} - m^{(b)}} \le 1$ re-expresses the old sums relative to the new maximum (it is 1 when the maximum did not change). By induction, after every block $\ell = \sum_{j\ \text{seen}} e^{s_j - m}$ exactly, so after the last block $a/\ell = \sum_j \operatorname{softmax}(s)_j\, v_j$: the same number full attention computes, not an approximation. Only an $L \times \text{block}$ slice of scores exists at any time. (This is the idea behind FlashAttention-style kernels, which also keep the blocks in fast on-chip memory.)
+# The factor $e^{m^{(b-1)} - m^{(b)}} \le 1$ re-expresses the old sums relative to the new maximum (it is 1 when the maximum did not change, and 0 at the first block, where there is nothing to rescale yet). By induction, after every block $\ell = \sum_{j\ \text{seen}} e^{s_j - m}$ exactly, so after the last block $a/\ell = \sum_j \operatorname{softmax}(s)_j\, v_j$: the same number full attention computes, not an approximation. Only a slice of the scores exists at any time: `attnlib.blockwise.blockwise_attention` also tiles the queries (256 rows at a time, or the block size if larger), so the live slice is at most tile × block, the same whatever $n$. (This is the idea behind FlashAttention-style kernels, which also keep the blocks in fast on-chip memory.)
 #
-# The running quantities after each block, for one query row of 10 keys in blocks of 4, against the prefix softmax computed directly:
+# The running quantities after each block, for one query row of 12 keys in blocks of 4, against the prefix softmax computed directly. The draw is chosen so that each later block holds a larger score than all before it, so the rescaling happens twice:
 
 # %%
-# C42: the running max and running sum after each block equal the max and sum over the keys seen so far
-q1 = torch.randn(1, 8, dtype=torch.float64).to(device)        # one query
-k1 = torch.randn(10, 8, dtype=torch.float64).to(device)       # ten keys
-v1 = torch.randn(10, 3, dtype=torch.float64).to(device)
+# C42: the online softmax block by block, from the empty start; the maximum rises in blocks 1 and 2
+gen = torch.Generator().manual_seed(26)                       # a draw where each later block holds a larger score
+q1 = torch.randn(1, 8, generator=gen, dtype=torch.float64).to(device)    # one query
+k1 = torch.randn(12, 8, generator=gen, dtype=torch.float64).to(device)   # twelve keys
+v1 = torch.randn(12, 3, generator=gen, dtype=torch.float64).to(device)
 s = (q1 @ k1.T / math.sqrt(8))[0]                             # (S,) all scores, for checking only
+m_old, l_old = -math.inf, 0.0
+print("start              : m = -inf, l = 0, a = 0 (no key read yet)")
 for step in blockwise_attention_steps(q1, k1, v1, block_size=4):
     seen = s[: step.key_stop]
     m, l = step.running_max[0].item(), step.running_sum[0].item()
-    print(f"keys 0..{step.key_stop - 1}: m = {m:.4f} (max of seen {seen.max().item():.4f}), "
-          f"l = {l:.4f} (Σ exp(s - m) over seen {torch.exp(seen - m).sum().item():.4f})")
+    print(f"block {step.block} (keys {step.key_start}..{step.key_stop - 1:2d}): block max {s[step.key_start:step.key_stop].max().item():.4f}, "
+          f"m {m_old:.4f} -> {m:.4f}, rescale factor exp(m_old - m_new) = {math.exp(m_old - m):.4f}")
+    print(f"{'':21s}l {l_old:.4f} -> {l:.4f}   (Σ exp(s - m) over keys 0..{step.key_stop - 1}: "
+          f"{torch.exp(seen - m).sum().item():.4f})")
+    m_old, l_old = m, l
 full_out, _ = dot_product_attention(q1, k1, v1)
-print("output equals full attention:", torch.allclose(step.output, full_out, atol=1e-12))
+err = (step.output - full_out).abs().max().item()
+print(f"output a / l vs full attention: max |diff| {'<' if err < 1e-12 else '>='} 1e-12 (float64 rounding)")
+
+# %% [markdown]
+# In block 1 the maximum rises from 0.1055 to 0.7341, so the old sum is multiplied by $e^{0.1055 - 0.7341} = 0.5333$ before the new block's terms are added, and the sum still grows (2.6990 → 3.1924). In block 2 the maximum rises again, the factor is 0.4944, and this time the sum goes *down* (3.1924 → 2.9961). It can go down only at such a block: where the maximum holds, the factor is 1 and the block only adds positive terms. Even at a rise it need not go down, because the new block adds at least $e^{0} = 1$ (its own maximum), as block 1 shows.
+#
+# One more case needs care: a block in which a query sees **no key at all** (causal attention's future, or padding). Its scores are all $-\infty$, so if every block so far was hidden, $m_{\text{old}} = m_{\text{new}} = -\infty$ and the factor $e^{-\infty - (-\infty)}$ is NaN: notebook 05's fully masked row again. The library subtracts 0 instead of $m$ while $m$ is still $-\infty$, so such a block leaves $m = -\infty$, $\ell = 0$, $a = 0$ untouched. Hiding the first block of keys from the query above:
+
+# %%
+# C42: a block with no visible key (the mask hides keys 0..3): the state stays empty, no NaN
+allowed = torch.ones(1, 12, dtype=torch.bool).to(device)     # True = may attend
+allowed[:, :4] = False                                       # the whole first block is hidden
+print("the naive factor exp(m_old - m_new) with both -inf:", math.exp(-math.inf - (-math.inf)))
+for step in blockwise_attention_steps(q1, k1, v1, allowed, block_size=4):
+    print(f"block {step.block}: m = {step.running_max[0].item():.4f}, l = {step.running_sum[0].item():.4f}")
+masked_full, _ = dot_product_attention(q1, k1, v1, allowed)
+err = (step.output - masked_full).abs().max().item()
+print(f"output vs full attention with the same mask: max |diff| {'<' if err < 1e-12 else '>='} 1e-12, "
+      f"NaNs in the output: {int(step.output.isnan().sum())}")
 
 # %% [markdown]
 # Now on batched multi-head inputs, for several block sizes, with and without the causal mask, against our written-out attention and PyTorch's `F.scaled_dot_product_attention`:
@@ -195,13 +223,14 @@ for causal in (False, True):
     sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     for block in (8, 32, 100, 128):
         out = blockwise_attention(q, k, v, block_size=block, is_causal=causal)
-        ok = (out - full).abs().max().item() < 1e-5 and (out - sdpa).abs().max().item() < 1e-5
-        print(f"causal={causal!s:5s} block={block:3d}: max |blockwise - full| < 1e-5 and vs SDPA: {ok}")
+        err = max((out - full).abs().max().item(), (out - sdpa).abs().max().item())
+        # float32: each output sums 128 terms of size ~1, so rounding stays far below 1e-5
+        print(f"causal={causal!s:5s} block={block:3d}: max |blockwise - full or SDPA| {'<' if err < 1e-5 else '>='} 1e-5")
 
 # %% [markdown]
 # ### How much memory it saves
 #
-# The largest score array: full attention holds $L \times S$ numbers, blockwise attention $L \times \text{block}$. With $L = S = n$ and a fixed block, the first grows like $n^2$, the second like $n$:
+# The largest score array: full attention holds $L \times S$ numbers, blockwise attention $L \times \text{block}$ per query tile (below, one tile holds all $L$ rows, as in the explorer). With $L = S = n$ and a fixed block, the first grows like $n^2$, the second like $n$:
 
 # %%
 # C42: the largest intermediate, by arithmetic (float32, one head)
@@ -226,18 +255,19 @@ for n in (512, 1024, 2048):
 # %%
 # C42: the saving
 written, blockwise = memory[2048]
-print("at n = 2048, blockwise needs less than 1/4 of the written-out memory:", blockwise < written / 4)
+print(f"at n = 2048, blockwise / written-out peak memory = {blockwise / written:.3f} (< 1/4)")
+print(f"from n = 1024 to 2048: written-out x{memory[2048][0] / memory[1024][0]:.2f}, blockwise x{memory[2048][1] / memory[1024][1]:.2f}")
 
 # %% [markdown]
 # ## 4. Explorer: the online softmax, block by block
 #
 # Four queries attend over 24 keys. Move **block size** and watch, for the chosen **query i**:
 #
-# - left: its scores, the block boundaries (dotted) and the **running max** $m$ after each block (red): it only ever steps up;
-# - middle: the **running sum** $\ell$ after each block; it *drops* whenever a new, larger maximum rescales it by $e^{m_{\text{old}} - m_{\text{new}}}$, and it always ends on the full softmax's denominator (dashed), whatever the block size;
-# - right: the bytes of the largest score array, full $L \times S$ against one $L \times \text{block}$.
+# - left: its scores, the block boundaries (dotted) and the **running max** $m$ after each block (red): it only ever steps up; a red triangle marks each block where it rose, which is where the old sums get rescaled;
+# - middle: the **running sum** $\ell$ after each block. It can go down only at a block with a triangle (a new, larger maximum multiplies it by $e^{m_{\text{old}} - m_{\text{new}}} < 1$), and it always ends on the full softmax's denominator (dashed), whatever the block size;
+# - right: the **running output** $a/\ell$ (both components of the value), which lands on full attention's output (dashed) after the last block.
 #
-# The readout shows the numbers, including the largest difference between the blockwise and the full output (around $10^{-16}$ in float64).
+# Tick **shuffle the key order** to read the same keys in another order: the path changes, the end point does not. Untick **rescale** to see the classic bug, adding each block's $e^{s_j - m_{\text{new}}}$ to sums still measured against an older maximum: the sum and the output end off their dashed lines. The readout lists the numbers after each block, the output and its largest difference from full attention (around $10^{-16}$ in float64 when rescaling is on), and the bytes of the score arrays: $L \times S$ against one $L \times \text{block}$ slice.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -246,18 +276,18 @@ online_softmax_explorer()
 # %% [markdown]
 # ## Exercises
 #
-# 1. **(explorer)** Set the block size to 1. What is the running sum after the first block, and why? Then set it to 24 (one block). How many points does the middle panel show, and where is it?
+# 1. **(explorer)** Set the block size to 1. What is the running sum after the first block, and why? Then set it to 24 (one block). What do the middle and right panels show?
 #
 # <details><summary>Answer</summary>
 #
-# With one key per block, after the first block $m = s_1$ and $\ell = e^{s_1 - s_1} = 1$. Every later block either adds $e^{s_j - m} < 1$ (no new maximum) or rescales $\ell$ and then adds exactly 1 for the new maximum. With one block of all 24 keys there is a single point, sitting on the dashed line: one block is ordinary softmax, and the "largest score array" bar equals the full one.
+# With one key per block, after the first block $m = s_1$ and $\ell = e^{s_1 - s_1} = 1$. Every later block either adds $e^{s_j - m} < 1$ (no new maximum) or rescales $\ell$ and then adds exactly 1 for the new maximum. With one block of all 24 keys each panel is a single flat step, sitting on its dashed line: one block is ordinary softmax, and the readout's one-block bytes equal the full $L \times S$ bytes.
 # </details>
 #
-# 2. In the explorer, find a block where the running sum goes *down*. What happened to the running maximum at that block?
+# 2. In the explorer, find a block where the running sum goes *down*. What happened to the running maximum at that block? Then untick **rescale**: for which block sizes is the output still right?
 #
 # <details><summary>Answer</summary>
 #
-# The maximum increased: the block contains a score larger than all scores before it. The old sum is multiplied by $e^{m_{\text{old}} - m_{\text{new}}} < 1$ so that it is measured relative to the new maximum, and the new block adds less than that shrinkage removed. The red staircase in the left panel steps up at exactly that block.
+# The maximum increased: the block contains a score larger than all scores before it. The old sum is multiplied by $e^{m_{\text{old}} - m_{\text{new}}} < 1$ so that it is measured relative to the new maximum, and the new block adds less than that shrinkage removed. The red staircase in the left panel steps up at exactly that block (a triangle). Without rescaling, the output is right only when the maximum never rises after the first block: with one block of all 24 keys, or when the first block already holds the largest score; otherwise the old terms keep too much weight.
 # </details>
 #
 # 3. A model has 12 layers and 12 heads and is run on $n = 8192$ tokens in float16. How much memory would the attention score matrices of **one** layer take if they were all held at once, and how much with blocks of 128 keys?

@@ -31,16 +31,17 @@ def trained():
 
 def test_c40_tiny_model_learns_reversal(trained):
     model, history = trained
-    assert history.reached and history.final_accuracy >= TRAIN.target_accuracy == 0.99
+    assert history.reached and history.final_accuracy >= TRAIN.target_accuracy == 0.995
     assert history.steps == len(history.losses) and history.steps < TRAIN.steps
     assert history.eval_steps[-1] == history.steps and history.seconds > 0
     assert history.losses[-1] < history.losses[0] / 10
-    # 2000 fresh held-out sequences: a model guessing letters gets 10**-6 of them right. The
-    # early stop at the first evaluation >= 99% leaves the fresh accuracy a little lower
-    # (0.98-1.0 over seeds and CPU kernels); 0.97 is 5 binomial standard errors below 0.98.
+    # 2000 fresh held-out sequences: a model guessing letters gets 10**-6 of them right. Training
+    # stops at the first check of 2048 held-out sequences >= 99.5%, so the fresh accuracy is near
+    # that (measured 0.9990-1.0 on three fresh draws, on the default and the AVX2 CPU kernels);
+    # 0.99 is 4 binomial standard errors (sqrt(0.995 * 0.005 / 2000) = 0.0016) below 0.995.
     test = make_batch("reverse", 2000, TRAIN.seq_len, MODEL.vocab_size, split="test")
     tokens, _ = greedy_decode(model, test.src, test.src_valid_lens)
-    assert sequence_accuracy(tokens, test.tgt_out) >= 0.97
+    assert sequence_accuracy(tokens, test.tgt_out) >= 0.99
 
 
 def test_c40_cross_attention_is_anti_diagonal(trained):

@@ -1,4 +1,4 @@
-"""The decoding explorer: what it shows against the trace and the causal mask."""
+"""The decoding explorer: what it shows against an independent decode, the causal mask and the models."""
 
 from __future__ import annotations
 
@@ -6,64 +6,86 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.decoding import trace_greedy_decoding
-from attnlib.examples import DEFAULT_SOURCE, Seq2SeqConfig, untrained_reversal_model
+from attnlib.examples import DEFAULT_SOURCE, trained_reversal_model, untrained_reversal_model
 from attnlib.masks import causal_mask
-from attnlib.seq2seq import Seq2SeqTransformer
-from attnlib.toy_tasks import token_labels
+from attnlib.seq2seq import greedy_decode
+from attnlib.toy_tasks import BOS, EOS, NUM_SPECIAL, token_labels
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.decoding import decoding_explorer, visible_rows
-
-pytestmark = pytest.mark.usefixtures("agg_figures")
+from attnlib.widgets.decoding import SOURCES, decoding_explorer, visible_rows
 
 
-def test_registered_and_builds_without_arguments():
+@pytest.fixture(scope="module")
+def explorer():
+    return decoding_explorer()
+
+
+def _ids(letters):
+    return torch.tensor([NUM_SPECIAL + ord(c) - ord("a") for c in letters.split()])
+
+
+def _reference(model, src):
+    """Greedy decode with the library's batched decoder, then one teacher-forced pass: (tokens, self, cross, probs)."""
+    tokens, _ = greedy_decode(model, src[None])  # (1, T)
+    tgt_in = torch.cat([torch.tensor([[BOS]]), tokens[:, :-1]], 1)  # (1, T)
+    with torch.no_grad():
+        out = model(src[None], tgt_in)
+    return (tokens[0], out.decoder_self_weights[-1][0].double(), out.cross_weights[-1][0].double(),
+            out.logits[0].double().softmax(-1))
+
+
+def test_registered_and_defaults(explorer):
     assert BUILDERS["decoding"] is decoding_explorer
-    ex = decoding_explorer()
     T = len(DEFAULT_SOURCE) + 1
-    assert ex.values() == {"step": T, "head": -1}
-    assert ex.state()["step t"] == T
-    assert ex.render().shape[2] == 4
+    assert explorer.values() == {"step": T - 1, "source": SOURCES[0], "trained": True, "head": None}
+    assert _ids(SOURCES[0]).tolist() == list(DEFAULT_SOURCE)
+    assert explorer.state()["position t"] == T - 1
 
 
-def test_without_a_model_it_shows_the_untrained_notebook_model():
-    ex = decoding_explorer()
-    expected = trace_greedy_decoding(untrained_reversal_model(), torch.tensor(DEFAULT_SOURCE))
-    assert torch.equal(ex.trace.tokens, expected.tokens)
-    torch.testing.assert_close(ex.trace.cross_weights[-1], expected.cross_weights[-1])
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("trained", [True, False])
+def test_c39_rows_are_an_independent_decode(explorer, source, trained):
+    model = trained_reversal_model() if trained else untrained_reversal_model()
+    src = _ids(source)
+    tokens, selfw, cross, probs = _reference(model, src)
+    out, inp = token_labels(tokens), token_labels(torch.cat([torch.tensor([BOS]), tokens[:-1]]))
+    for t, head in [(0, None), (2, 0), (6, 3), (4, None)]:
+        state = explorer.state(step=t, source=source, trained=trained, head=head)
+        c = cross.mean(0) if head is None else cross[head]  # (T, S)
+        s = selfw.mean(0) if head is None else selfw[head]  # (T, T)
+        # float32 model weights, averaged in float64 here and in the builder: equal to float32 rounding
+        np.testing.assert_allclose(state["cross-attention row (source positions 0..S-1)"], c[t].numpy(),
+                                   rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(state["self-attention row (inputs 0..T-1)"], s[t].numpy(), rtol=1e-6, atol=1e-7)
+        assert state["writes"] == out[t] and state["reads"] == inp[t]
+        assert state["p(written token)"] == pytest.approx(float(probs[t, tokens[t]]), rel=1e-6)
+        assert state["most attended source position"].startswith(f"{int(c[t].argmax())} ")
+        assert sum(state["cross-attention row (source positions 0..S-1)"]) == pytest.approx(1.0, abs=1e-6)
 
 
-def test_c39_readout_rows_are_the_trace_rows():
-    ex = decoding_explorer()
-    trace = ex.trace
-    cross = trace.cross_weights[-1]  # (H, T, S)
-    selfw = trace.self_weights[-1]  # (H, T, T)
-    out = token_labels(trace.tokens)
-    inp = token_labels(trace.tgt_in)
-    for step, head in [(1, -1), (3, 0), (7, 3), (4, -1)]:
-        state = ex.set(step=step, head=head)
-        c = cross.mean(0) if head == -1 else cross[head]
-        s = selfw.mean(0) if head == -1 else selfw[head]
-        np.testing.assert_allclose(state["cross-attention row (source positions 0..S-1)"],
-                                   c[step - 1].double().numpy(), rtol=1e-6)
-        np.testing.assert_allclose(state["self-attention row (inputs 0..t-1)"],
-                                   s[step - 1, :step].double().numpy(), rtol=1e-6)
-        assert state["writes"] == out[step - 1] and state["reads"] == inp[step - 1]
-        top = int(c[step - 1].argmax())
-        assert state["most attended source position"].startswith(f"{top} ")
-        assert sum(state["cross-attention row (source positions 0..S-1)"]) == pytest.approx(1.0)
+def test_c40_trained_reverses_the_offered_sources_and_untrained_does_not(explorer):
+    for source in SOURCES:
+        letters = source.split()
+        trained = [explorer.state(step=t, source=source, trained=True)["writes"] for t in range(7)]
+        assert trained == letters[::-1] + ["</s>"]
+    untrained = [explorer.state(step=t, trained=False)["writes"] for t in range(7)]
+    assert untrained != SOURCES[0].split()[::-1] + ["</s>"]
 
 
-def test_c36_images_show_only_decoded_rows_and_the_causal_triangle():
-    ex = decoding_explorer()
-    T, S = ex.trace.num_steps, ex.trace.src.shape[0]
-    ex.set(step=3, head=-1)
-    shown_self = ~np.ma.getmaskarray(ex.images["self"].get_array()).reshape(T, T)
-    shown_cross = ~np.ma.getmaskarray(ex.images["cross"].get_array()).reshape(T, S)
-    expected_self = causal_mask(T).numpy() & (np.arange(T)[:, None] < 3)
-    assert (shown_self == expected_self).all()
-    assert shown_cross[:3].all() and not shown_cross[3:].any()
-    assert shown_cross.shape == (T, S)
+def test_c36_hidden_cells_are_the_future_and_undecoded_rows(explorer):
+    T = 7
+    for t in (0, 2, 6):
+        arrays = explorer.compute(step=t).arrays
+        expected_self = causal_mask(T).numpy() & (np.arange(T)[:, None] <= t)
+        assert (~arrays["self_hidden"] == expected_self).all()
+        assert (~arrays["cross_hidden"][: t + 1]).all() and arrays["cross_hidden"][t + 1:].all()
+        # the future gets exactly zero weight in the causal self-attention
+        assert np.abs(np.triu(arrays["self"], 1)).max() == 0.0
+        np.testing.assert_allclose(arrays["probs"].sum(), 1.0, rtol=1e-12)
+
+
+def test_head_none_is_the_mean_over_heads(explorer):
+    heads = [np.asarray(explorer.compute(head=h).arrays["cross"]) for h in range(4)]
+    np.testing.assert_allclose(explorer.compute(head=None).arrays["cross"], np.mean(heads, 0), rtol=1e-12)
 
 
 def test_visible_rows_against_masks():
@@ -75,24 +97,26 @@ def test_visible_rows_against_masks():
         visible_rows(4, 3, 5, causal=False)
 
 
-def test_takes_a_model_and_source():
-    torch.manual_seed(0)
-    cfg = Seq2SeqConfig(vocab_size=9, d_model=16, num_heads=2, d_ff=16, num_decoder_layers=2)
-    m = Seq2SeqTransformer(cfg).eval()
-    ex = decoding_explorer(m, [3, 4, 5], step=2, head=1, layer=0)
-    assert ex.values() == {"step": 2, "head": 1}
-    np.testing.assert_allclose(ex.state()["cross-attention row (source positions 0..S-1)"],
-                               ex.trace.cross_weights[0][1, 1].double().numpy(), rtol=1e-6)
+def test_other_sources():
+    ex = decoding_explorer("a b c", sources=("a b c", "c b a"), step=1, head=1)
+    assert ex.values() == {"step": 1, "source": "a b c", "trained": True, "head": 1}
+    assert ex.args["sources"] == ["a b c", "c b a"]
+    tokens, _, cross, _ = _reference(trained_reversal_model(), _ids("a b c"))
+    np.testing.assert_allclose(ex.state()["cross-attention row (source positions 0..S-1)"], cross[1, 1].numpy(),
+                               rtol=1e-6, atol=1e-7)
+    assert tokens[-1].item() == EOS or len(tokens) == 4
 
 
 @pytest.mark.parametrize("kwargs, err, match", [
-    (dict(src=[3, 1, 4]), ValueError, "symbol ids"),
-    (dict(src=[3, 40]), ValueError, "symbol ids"),
-    (dict(step=0), ValueError, "step"),
-    (dict(step=99), ValueError, "step"),
+    (dict(source="z z"), ValueError, "source must be one of"),
+    (dict(sources=("a k",), source="a k"), ValueError, "letters"),
+    (dict(sources=("a b", "a b c"), source="a b"), ValueError, "one length"),
+    (dict(step=-1), ValueError, "step"),
+    (dict(step=7), ValueError, "step"),
     (dict(head=4), ValueError, "head"),
-    (dict(layer=1), ValueError, "layer"),
-    (dict(model=torch.nn.Linear(2, 2)), TypeError, "Seq2SeqTransformer"),
+    (dict(head=-1), ValueError, "head"),
+    (dict(trained=1), TypeError, "trained"),
+    (dict(sources=(1, 2), source=1), TypeError, "sources"),
 ])
 def test_bad_arguments(kwargs, err, match):
     with pytest.raises(err, match=match):

@@ -1,77 +1,108 @@
-"""The online-softmax explorer: running max/sum against a hand-computed softmax, memory in bytes."""
+"""The online-softmax explorer: running max/sum/output against a hand-computed prefix softmax, the bug switch."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlib.blockwise import online_softmax_trace
 from attnlib.widgets import BUILDERS
 from attnlib.widgets.online_softmax import online_softmax_explorer
 
 
-pytestmark = pytest.mark.usefixtures("agg_figures")
+@pytest.fixture(scope="module")
+def explorer():
+    return online_softmax_explorer()
 
 
-def test_registered_and_builds_without_arguments():
+def _per_block(stairs):
+    """The value held over each key, from a (2S, 2) staircase."""
+    return np.asarray(stairs)[::2, 1]
+
+
+def _keys(ex, shuffled):
+    k, v = ex.data["k"], ex.data["v"]
+    if shuffled:
+        k, v = k[ex.data["perm"]], v[ex.data["perm"]]
+    return k, v
+
+
+def test_registered_and_defaults(explorer):
     assert BUILDERS["online_softmax"] is online_softmax_explorer
-    ex = online_softmax_explorer()
-    assert ex.values() == {"block_size": 4, "query": 0}
-    assert ex.state()["blocks"] == 6  # 24 keys in blocks of 4
-    assert ex.render().shape[2] == 4
+    assert explorer.values() == {"block_size": 4, "query": 0, "shuffled": False, "rescale": True}
+    state = explorer.state()
+    assert state["blocks"] == 6  # 24 keys in blocks of 4
+    # the default view rescales: the maximum rises in a later block (issue 11)
+    assert state["blocks where m rose (rescaled)"] >= 1
 
 
-@pytest.mark.parametrize("block_size, query", [(1, 0), (4, 1), (5, 2), (7, 3), (24, 0)])
-def test_c42_running_max_and_sum_match_prefix_softmax(block_size, query):
-    """After each block, m is the max of the scores seen and l = sum exp(s - m) over them."""
-    ex = online_softmax_explorer()
-    state = ex.set(block_size=block_size, query=query)
-    q, k = ex.data["q"], ex.data["k"]
-    s = (q[query] @ k.T) / np.sqrt(q.shape[-1])  # (S,) computed here, independently
+@pytest.mark.parametrize("block_size, query, shuffled", [(1, 0, False), (4, 1, True), (5, 2, False),
+                                                         (7, 3, True), (24, 0, False)])
+def test_c42_running_max_sum_and_output_match_prefix_softmax(explorer, block_size, query, shuffled):
+    """After each block, m is the max of the scores seen, l = Σ exp(s − m) and a/l the prefix softmax's output."""
+    f = explorer.compute(block_size=block_size, query=query, shuffled=shuffled, rescale=True)
+    q = explorer.data["q"]
+    k, v = _keys(explorer, shuffled)
+    s = (q[query] @ k.T) / math.sqrt(q.shape[-1])  # (S,) computed here, independently
     S = k.shape[0]
+    m_want, l_want, o_want = np.zeros(S), np.zeros(S), np.zeros((S, 2))
+    for start in range(0, S, block_size):
+        e = min(start + block_size, S)
+        seen = s[:e]
+        m_want[start:e] = float(seen.max())
+        l_want[start:e] = float(torch.exp(seen - seen.max()).sum())
+        o_want[start:e] = (torch.softmax(seen, 0) @ v[:e]).numpy()
+    np.testing.assert_allclose(_per_block(f.arrays["m_stairs"]), m_want, rtol=1e-12)
+    np.testing.assert_allclose(_per_block(f.arrays["l_stairs"]), l_want, rtol=1e-12)
+    np.testing.assert_allclose(_per_block(f.arrays["o0"]), o_want[:, 0], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(_per_block(f.arrays["o1"]), o_want[:, 1], rtol=1e-10, atol=1e-13)
     ends = list(range(block_size, S, block_size)) + [S]
-    assert state["blocks"] == len(ends)
-    m_expected = [float(s[:e].max()) for e in ends]
-    l_expected = [float(torch.exp(s[:e] - s[:e].max()).sum()) for e in ends]
-    np.testing.assert_allclose(state["running max m after each block"], m_expected, rtol=1e-12)
-    np.testing.assert_allclose(state["running sum l after each block"], l_expected, rtol=1e-12)
-    rescale = np.exp(np.array([m_expected[0]] + m_expected[:-1]) - np.array(m_expected))
-    np.testing.assert_allclose(state["rescale exp(m_old − m_new) at each block"], rescale, rtol=1e-12)
-    # the last running sum is the full softmax's denominator
-    assert l_expected[-1] == pytest.approx(float(torch.exp(s - s.max()).sum()), rel=1e-12)
+    assert f.readout["blocks"] == len(ends)
+    m_blocks = np.array([float(s[:e].max()) for e in ends])
+    assert f.readout["blocks where m rose (rescaled)"] == int((np.diff(m_blocks) > 0).sum())
+    assert f.readout["full softmax's Σ exp(s − max)"] == pytest.approx(float(torch.exp(s - s.max()).sum()), rel=1e-12)
 
 
 @pytest.mark.parametrize("block_size", [1, 3, 8, 24])
-def test_c42_output_equals_full_attention(block_size):
-    ex = online_softmax_explorer()
-    state = ex.set(block_size=block_size)
-    q, k, v = ex.data["q"], ex.data["k"], ex.data["v"]
-    ref = F.scaled_dot_product_attention(q, k, v)  # (L, Dv), an independent reference
-    out = online_softmax_trace(q, k, v, block_size=block_size).output
-    torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
-    assert state["max |blockwise − full| over all outputs"] < 1e-12
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_c42_output_equals_sdpa_whatever_the_order(explorer, block_size, shuffled):
+    q, k, v = explorer.data["q"], explorer.data["k"], explorer.data["v"]
+    ref = F.scaled_dot_product_attention(q, k, v)  # (L, Dv), an independent reference, original order
+    for i in range(q.shape[0]):
+        r = explorer.state(block_size=block_size, query=i, shuffled=shuffled, rescale=True)
+        np.testing.assert_allclose(r["output a/l after the last block"], ref[i].numpy(), rtol=1e-12, atol=1e-14)
+        assert r["max |a/l − full| for query i"] < 1e-12  # float64: ~1e-16 per operation, 24 terms
 
 
-def test_memory_readout_in_bytes():
-    ex = online_softmax_explorer()
-    state = ex.set(block_size=6)
+def test_forgetting_to_rescale_gives_the_wrong_answer_exactly_when_the_max_rises(explorer):
+    q = explorer.data["q"]
+    k, v = _keys(explorer, False)
+    s = (q[0] @ k.T) / math.sqrt(q.shape[-1])  # (S,)
+    # the bug's sum for blocks of 4, written out: each block's Σ exp(s − m_now), never rescaled
+    want, m = 0.0, -math.inf
+    for start in range(0, 24, 4):
+        m = max(m, float(s[start:start + 4].max()))
+        want += float(torch.exp(s[start:start + 4] - m).sum())
+    bad = explorer.compute(block_size=4, query=0, rescale=False)
+    assert _per_block(bad.arrays["l_stairs"])[-1] == pytest.approx(want, rel=1e-12)
+    assert bad.readout["max |a/l − full| for query i"] > 1e-3
+    # one block holds every key: nothing to rescale, so the "bug" is harmless
+    assert explorer.state(block_size=24, rescale=False)["max |a/l − full| for query i"] < 1e-12
+
+
+def test_memory_readout_in_bytes(explorer):
+    state = explorer.state(block_size=6)
     assert state["score bytes: full L×S"] == 4 * 24 * 4
     assert state["score bytes: one block L×block"] == 4 * 6 * 4
-    heights = [p.get_height() for p in ex.figure.axes[2].patches]
-    assert heights == [4 * 24 * 4, 4 * 6 * 4]
 
 
-def test_trace_shapes():
-    torch.manual_seed(0)
-    q, k, v = torch.randn(3, 4), torch.randn(10, 4), torch.randn(10, 2)
-    tr = online_softmax_trace(q, k, v, block_size=4)
-    assert tr.block_end.tolist() == [4, 8, 10]
-    assert tuple(tr.running_max.shape) == (3, 3) and tuple(tr.running_sum.shape) == (3, 3)
-    torch.testing.assert_close(tr.running_max[-1], (q @ k.T / 2).amax(-1))
-    with pytest.raises(AttributeError):  # a frozen result
-        tr.output = None
+def test_block_boundaries_are_drawn_between_blocks(explorer):
+    walls = np.asarray(explorer.compute(block_size=5).arrays["walls"])  # (S-1, 2, 2)
+    xs = sorted(float(x) for x in walls[:, 0, 0] if x > -1)
+    assert xs == [4.5, 9.5, 14.5, 19.5]
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -89,4 +120,10 @@ def test_bad_arguments(kwargs, match):
 @pytest.mark.parametrize("kwargs", [dict(block_size=2.0), dict(query="0"), dict(num_keys=None)])
 def test_bad_argument_types_are_typeerrors(kwargs):
     with pytest.raises(TypeError, match="must be an int"):
+        online_softmax_explorer(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [dict(shuffled=1), dict(rescale="yes")])
+def test_bad_switch_types_are_typeerrors(kwargs):
+    with pytest.raises(TypeError, match="must be a bool"):
         online_softmax_explorer(**kwargs)

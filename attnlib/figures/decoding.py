@@ -31,13 +31,13 @@ def cross_attention_panel(trace: DecodingTrace, ax=None, *, layer: int = -1,
     weights = trace.cross_weights[layer]  # (H, T, S)
     w = weights.mean(0) if head is None else weights[head]  # (T, S)
     steps, src_len = w.shape
-    rows = [f"{t + 1}: →{o}" for t, o in enumerate(token_labels(trace.tokens))]
+    rows = [f"{t}: →{o}" for t, o in enumerate(token_labels(trace.tokens))]  # 0-based, as the notebook
     if title is None:
-        who = "average of heads" if head is None else f"head {head + 1}"
+        who = "average of heads" if head is None else f"head {head}"
         title = f"cross-attention [{steps} × {src_len}], {who}"
     return plotting.heatmap(w, ax=ax, row_labels=rows, col_labels=token_labels(trace.src), vmin=0.0,
                             vmax=1.0, title=title, xlabel="source token j",
-                            ylabel="step t: writes", colorbar_label="weight")
+                            ylabel="position t: writes", colorbar_label="weight")
 
 
 # Not pixel-tested: the trained weights are committed (attnlib/data/reversal.pt), but the float32
@@ -56,5 +56,5 @@ def decoding_cross_attention_figure():
                           title="before training")
     cross_attention_panel(trace_greedy_decoding(trained_reversal_model(), src), ax=ax_after,
                           title="after training: anti-diagonal")
-    fig.suptitle("Reversal: output step t reads source position n−1−t (C40)", fontsize=10)
+    fig.suptitle("Reversal: output position t reads source position n−1−t", fontsize=10)
     return fig

@@ -90,6 +90,6 @@ def sequence_costs_figure():
         ax.set_yscale("log")
         ax.set_xlabel("sequence length n")
         ax.legend(fontsize="small")
-    fig.suptitle("Full attention grows like n² in compute and memory; blocks keep memory linear (C41, C42)",
+    fig.suptitle("Full attention grows like n² in compute and memory; blocks keep memory linear",
                  fontsize=10)
     return fig

@@ -1,52 +1,36 @@
-"""Interactive explorers for the notebooks; see :mod:`attnlib.widgets.explorer` for how to write one.
+"""Interactive explorers for the notebooks; ``attnlib/widgets/PORTING.md`` says how to write one.
 
-``BUILDERS`` maps a name to a builder returning an explorer (every builder is callable with no
-arguments). New-framework builders (:class:`~attnlib.widgets.explorer.Explorer`) are listed here
-explicitly, one line each; builders not yet ported still use ``attnlib.widgets.base`` (ipympl) and
-its ``@register``, whose entries are merged in below until the last one is ported.
+``BUILDERS`` maps a name to a builder returning an :class:`~attnlib.widgets.explorer.Explorer`
+(every builder is callable with no arguments: its defaults are the notebook's teaching setting).
 """
 
-from attnlib.widgets import base as _base
-from attnlib.widgets.base import Explorer as LegacyExplorer  # noqa: F401
-from attnlib.widgets.base import figure_backend, new_figure  # noqa: F401
-from attnlib.widgets.explorer import Explorer, Frame  # noqa: F401
+from attnlib.widgets.decoding import decoding_explorer
+from attnlib.widgets.explorer import Explorer, Frame
 from attnlib.widgets.head_view import head_view_explorer
+from attnlib.widgets.heads import heads_explorer
+from attnlib.widgets.jacobian import jacobian_explorer
+from attnlib.widgets.masking import masking_explorer
+from attnlib.widgets.online_softmax import online_softmax_explorer
 from attnlib.widgets.pooling import additive_attention_explorer, kernel_regression_explorer
+from attnlib.widgets.positions import positions_explorer
 from attnlib.widgets.query import query_explorer
 from attnlib.widgets.scaling import scaling_explorer
-from attnlib.widgets.heads import heads_explorer
-from attnlib.widgets.positions import positions_explorer
-
-# Not yet ported (each registers itself in base.BUILDERS with @register):
-from attnlib.widgets.jacobian import jacobian_explorer  # noqa: F401,E402
-from attnlib.widgets.jacobian import jacobian_explorer
-
-# Not yet ported (each registers itself in base.BUILDERS with @register):
-from attnlib.widgets.pooling import kernel_regression_explorer, additive_attention_explorer  # noqa: F401,E402
-from attnlib.widgets.worked import two_key_explorer  # noqa: F401,E402
-from attnlib.widgets.masking import masking_explorer  # noqa: F401,E402
 from attnlib.widgets.worked import two_key_explorer
-from attnlib.widgets.masking import masking_explorer
 
-# Not yet ported (each registers itself in base.BUILDERS with @register):
-from attnlib.widgets.pooling import kernel_regression_explorer, additive_attention_explorer  # noqa: F401,E402
-from attnlib.widgets.jacobian import jacobian_explorer  # noqa: F401,E402
-from attnlib.widgets.heads import heads_explorer  # noqa: F401,E402
-from attnlib.widgets.positions import positions_explorer  # noqa: F401,E402
-from attnlib.widgets.decoding import decoding_explorer  # noqa: F401,E402
-from attnlib.widgets.online_softmax import online_softmax_explorer  # noqa: F401,E402
+__all__ = ["BUILDERS", "Explorer", "Frame"]
 
-#: name -> builder. Porting a builder: add its line here and delete its @register.
+#: name -> builder, in course order (the browser test and the benchmarks use these names).
 BUILDERS = {
-    "head_view": head_view_explorer,
-    "kernel_regression": kernel_regression_explorer,
-    "additive_attention": additive_attention_explorer,
-    "query": query_explorer,
-    "scaling": scaling_explorer,
-    "heads": heads_explorer,
-    "positions": positions_explorer,
-    "jacobian": jacobian_explorer,
-    "two_key": two_key_explorer,
-    "masking": masking_explorer,
-    **_base.BUILDERS,
+    "kernel_regression": kernel_regression_explorer,  # 00
+    "additive_attention": additive_attention_explorer,  # 00
+    "query": query_explorer,  # 01
+    "scaling": scaling_explorer,  # 02
+    "jacobian": jacobian_explorer,  # 03
+    "two_key": two_key_explorer,  # 04
+    "masking": masking_explorer,  # 05
+    "heads": heads_explorer,  # 06
+    "positions": positions_explorer,  # 07
+    "decoding": decoding_explorer,  # 08
+    "online_softmax": online_softmax_explorer,  # 09
+    "head_view": head_view_explorer,  # 10
 }

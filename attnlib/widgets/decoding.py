@@ -1,9 +1,13 @@
 """The decoding explorer: step through greedy decoding and watch both attention maps fill in.
 
-Teaches C36 (the decoder's self-attention is causal: step t sees inputs 0..t only), C39 (the
-cross-attention map is [target length, source length]: row t is where step t looked in the source)
-and C40 (a model trained on reversal looks along the anti-diagonal). Everything is decoded once, at
-build time (:func:`attnlib.decoding.trace_greedy_decoding`); the slider only reveals rows.
+Teaches C36 (the decoder's self-attention is causal: position t sees inputs 0..t only), C39 (the
+cross-attention map is [target length, source length]: row t is where position t looked in the
+source) and C40 (a model trained on reversal looks along the anti-diagonal; the same model before
+training does not). Both models are notebook 08's: the trained one from the weights shipped with
+attnlib (:func:`attnlib.examples.trained_reversal_model`, no training here), the untrained one its
+seeded initialisation. Every (model, source) pair is decoded once, at build time
+(:func:`attnlib.decoding.trace_greedy_decoding`); the position slider only reveals rows.
+Positions are 0-based everywhere: output position t reads decoder input t and writes token t.
 """
 
 from __future__ import annotations
@@ -13,12 +17,23 @@ import torch
 
 from attnlib import plotting
 from attnlib.decoding import DecodingTrace, trace_greedy_decoding
-from attnlib.examples import DEFAULT_SOURCE, untrained_reversal_model
-from attnlib.seq2seq import Seq2SeqTransformer
+from attnlib.examples import trained_reversal_model, untrained_reversal_model
 from attnlib.toy_tasks import NUM_SPECIAL, token_labels
-from attnlib.widgets.base import Explorer, dropdown, int_slider, new_figure, register
+from attnlib.widgets.controls import dropdown, int_slider, toggle
+from attnlib.widgets.explorer import Explorer
+from attnlib.widgets.scene import Bars, Frame, Heatmap, Line, Panel, Scene, Text, cells
 
-__all__ = ["decoding_explorer", "visible_rows"]
+__all__ = ["decoding_explorer", "visible_rows", "SOURCES"]
+
+#: The sources the explorer offers, as letters (all of the training length 6): the notebook's
+#: held-out example, a pair-repeating one, one letter six times (no alignment can be read off the
+#: letters) and a run of neighbours.
+SOURCES = ("b g a e j d", "a a b b c c", "c c c c c c", "a b c d e f")
+
+
+def _ids(letters: str) -> list[int]:
+    """Token ids of a space-separated string of letters ``a..`` (ids start at NUM_SPECIAL)."""
+    return [NUM_SPECIAL + ord(ch) - ord("a") for ch in letters.split()]
 
 
 def visible_rows(num_rows: int, num_cols: int, step: int, *, causal: bool) -> np.ndarray:
@@ -42,119 +57,127 @@ def visible_rows(num_rows: int, num_cols: int, step: int, *, causal: bool) -> np
     return shown
 
 
-def _written(out_lab: list[str], t: int) -> str:
-    return "wrote: " + " ".join(out_lab[:t])
+def _box(t: int, n_cols: int) -> np.ndarray:
+    """The outline of row t of a heatmap (cells span ±0.5), as a closed polyline ``(5, 2)``."""
+    x0, x1, y0, y1 = -0.5, n_cols - 0.5, t - 0.5, t + 0.5
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]])
 
 
-def _mesh(ax, weights, shown, row_labels, col_labels, *, title, xlabel):
-    """A heatmap as a ``QuadMesh`` (row 0 on top): redrawing a few cells is much cheaper than
-    resampling an image, which keeps a slider move fast. Hidden cells are drawn grey."""
-    import matplotlib
-
-    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="0.85")
-    mesh = ax.pcolormesh(plotting.masked(weights, shown), cmap=cmap, vmin=0.0, vmax=1.0)
-    rows, cols = shown.shape
-    ax.set_xlim(0, cols)
-    ax.set_ylim(rows, 0)
-    ax.set_xticks(np.arange(cols) + 0.5, labels=col_labels)
-    ax.set_yticks(np.arange(rows) + 0.5, labels=row_labels)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("step t")
-    return mesh
+def _decode(model, src: torch.Tensor) -> tuple[DecodingTrace, torch.Tensor]:
+    """The greedy trace of ``src`` and the next-token probabilities at every position ``(T, V)``."""
+    trace = trace_greedy_decoding(model, src)
+    with torch.no_grad():
+        logits = model(src[None], trace.tgt_in[None]).logits[0]  # (T, V)
+    return trace, logits.double().softmax(-1)
 
 
-def _head_options(num_heads: int):
-    return [("average of heads", -1)] + [(f"head {h + 1}", h) for h in range(num_heads)]
+def decoding_explorer(source: str = SOURCES[0], *, trained: bool = True, step: int | None = None,
+                      head: int | None = None, sources=SOURCES) -> Explorer:
+    """Greedy decoding of notebook 08's reversal model, position by position (C36, C39, C40).
 
-
-@register("decoding")
-def decoding_explorer(model: Seq2SeqTransformer | None = None, src=DEFAULT_SOURCE, *,
-                      step: int | None = None, head: int = -1, layer: int = -1) -> Explorer:
-    """A slider over greedy-decoding steps: causal self-attention and cross-attention, row by row.
+    Left: the decoder's causal self-attention; middle: the cross-attention over the source (rows
+    not yet decoded, and the future in self-attention, hatched); right: the next-token
+    probabilities at position t. Controls: the position slider (fast), the source, the
+    trained/untrained model and the head (each recomputes).
 
     Args:
-        model: a trained :class:`~attnlib.seq2seq.Seq2SeqTransformer` (None:
-            :func:`attnlib.examples.untrained_reversal_model`, so its maps show no alignment yet).
-        src: the source sequence, token ids ``>= NUM_SPECIAL`` (a tensor or a sequence of ints).
-        step: starting step in ``[1, T]`` (default: T, everything decoded).
-        head: starting head, ``-1`` for the average over heads.
-        layer: which decoder layer's maps to show (default the last).
+        source: the starting source, one of ``sources``.
+        trained: start with the trained model (the shipped weights) or the untrained one.
+        step: starting output position t, 0-based, in ``[0, T)`` (default: the last, ``T - 1``).
+        head: starting head (0-based), or None for the average over heads.
+        sources: the sources offered, space-separated letters ``a..j``, all of one length.
 
     Returns:
-        An :class:`~attnlib.widgets.base.Explorer` with controls ``step`` and ``head`` and a
-        readout of what step t read and wrote, its cross-attention row over the source and the
-        source position it looked at most.
+        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``step``, ``source``,
+        ``trained``, ``head`` and a readout of what position t read and wrote, its probability,
+        the cross-attention row over the source, the source position it looked at most, and the
+        self-attention row.
     """
-    if model is None:
-        model = untrained_reversal_model()
-    if not isinstance(model, Seq2SeqTransformer):
-        raise TypeError(f"model must be a Seq2SeqTransformer or None, got {type(model).__name__}")
-    device = next(model.parameters()).device
-    src = torch.as_tensor(src, dtype=torch.long).reshape(-1).to(device)  # (S,)
-    if src.numel() < 1 or int(src.min()) < NUM_SPECIAL or int(src.max()) >= model.vocab_size:
-        raise ValueError(f"src must hold symbol ids in [{NUM_SPECIAL}, {model.vocab_size}), got {src.tolist()}")
-    trace: DecodingTrace = trace_greedy_decoding(model, src)
-    num_layers = len(trace.cross_weights)
-    if not -num_layers <= layer < num_layers:
-        raise ValueError(f"layer must be in [{-num_layers}, {num_layers}), got {layer}")
-    self_w = plotting.to_numpy(trace.self_weights[layer])  # (H, T, T)
-    cross_w = plotting.to_numpy(trace.cross_weights[layer])  # (H, T, S)
-    num_heads, T, S = cross_w.shape
-    if not -1 <= head < num_heads:
-        raise ValueError(f"head must be -1 (average) or in [0, {num_heads}), got {head}")
-    step = T if step is None else int(step)
-    if not 1 <= step <= T:
-        raise ValueError(f"step must be in [1, {T}], got {step}")
-    self_mean, cross_mean = self_w.mean(0), cross_w.mean(0)  # (T, T), (T, S)
-    src_lab = token_labels(trace.src)
-    in_lab = token_labels(trace.tgt_in)
-    out_lab = token_labels(trace.tokens)
+    sources = tuple(sources)
+    if not sources or not all(isinstance(s, str) for s in sources):
+        raise TypeError(f"sources must be a non-empty sequence of strings, got {sources!r}")
+    if source not in sources:
+        raise ValueError(f"source must be one of {sources}, got {source!r}")
+    if not isinstance(trained, bool):
+        raise TypeError(f"trained must be a bool, got {type(trained).__name__}")
+    models = {True: trained_reversal_model(), False: untrained_reversal_model()}
+    vocab = models[True].vocab_size
+    ids = {}
+    for s in sources:
+        letters = _ids(s)
+        if not letters or min(letters) < NUM_SPECIAL or max(letters) >= vocab:
+            raise ValueError(f"sources must hold letters a..{chr(ord('a') + vocab - NUM_SPECIAL - 1)} "
+                             f"separated by spaces, got {s!r}")
+        ids[s] = torch.tensor(letters)
+    lengths = {len(v) for v in ids.values()}
+    if len(lengths) != 1:
+        raise ValueError(f"sources must all have one length (the picture's size), got lengths {sorted(lengths)}")
+    traces = {(s, tr): _decode(models[tr], ids[s]) for s in sources for tr in (True, False)}
+    num_heads, T, S = traces[(source, trained)][0].cross_weights[-1].shape
+    if head is not None and not (isinstance(head, int) and 0 <= head < num_heads):
+        raise ValueError(f"head must be None (average of heads) or an int in [0, {num_heads}), got {head!r}")
+    step = T - 1 if step is None else step
+    if not (isinstance(step, int) and 0 <= step < T):
+        raise ValueError(f"step must be an int in [0, {T - 1}], got {step!r}")
+    data = {}
+    for key, (trace, probs) in traces.items():
+        data[key] = dict(self_w=plotting.to_numpy(trace.self_weights[-1]).astype(np.float64),  # (H, T, T)
+                         cross_w=plotting.to_numpy(trace.cross_weights[-1]).astype(np.float64),  # (H, T, S)
+                         probs=plotting.to_numpy(probs),  # (T, V)
+                         src=token_labels(trace.src), reads=token_labels(trace.tgt_in),
+                         writes=token_labels(trace.tokens), tokens=trace.tokens.tolist())
 
-    controls = {
-        "step": int_slider("decoding step t", 1, T, step, width="320px"),
-        "head": dropdown("head", _head_options(num_heads), head, width="220px"),
-    }
-    fig, (ax_self, ax_cross) = new_figure(1, 2, figsize=(8.0, 3.5), width_ratios=[T, S + 1.5])
-    src_text = " ".join(src_lab)
-    # Tick labels are static, so they name positions only: the tokens appear in the caption
-    # as they are written, never ahead of the step that writes them.
-    rows = [str(t + 1) for t in range(T)]
-    im_self = _mesh(ax_self, self_mean, visible_rows(T, T, step, causal=True), rows, [str(j) for j in range(T)],
-                    title="decoder self-attention (causal)", xlabel="decoder input j")
-    im_cross = _mesh(ax_cross, cross_mean, visible_rows(T, S, step, causal=False), rows, src_lab,
-                     title=f"cross-attention [{T} steps × {S} source]", xlabel="source token j")
-    fig.colorbar(im_cross, ax=ax_cross, label="weight")
-    from matplotlib.patches import Rectangle
-
-    box_self = ax_self.add_patch(Rectangle((0, step - 1), T, 1, fill=False, ec="red", lw=1.5))
-    box_cross = ax_cross.add_patch(Rectangle((0, step - 1), S, 1, fill=False, ec="red", lw=1.5))
-    # The source line is static (drawn once); only the short "wrote:" line changes per step.
-    fig.suptitle(f"source: {src_text}", x=0.02, ha="left", fontsize=9, family="monospace")
-    caption = fig.text(0.35, 0.985, _written(out_lab, T), ha="left", va="top", fontsize=9, color="C3")
-
-    def update(step, head):
-        t = int(step)
-        sw = self_mean if head == -1 else self_w[head]  # (T, T)
-        cw = cross_mean if head == -1 else cross_w[head]  # (T, S)
-        im_self.set_array(plotting.masked(sw, visible_rows(T, T, t, causal=True)))
-        im_cross.set_array(plotting.masked(cw, visible_rows(T, S, t, causal=False)))
-        box_self.set_y(t - 1)
-        box_cross.set_y(t - 1)
-        caption.set_text(_written(out_lab, t))
-        row = cw[t - 1]  # (S,)
+    def compute(step, source, trained, head):
+        t, d = int(step), data[(source, bool(trained))]
+        sw = d["self_w"].mean(0) if head is None else d["self_w"][head]  # (T, T)
+        cw = d["cross_w"].mean(0) if head is None else d["cross_w"][head]  # (T, S)
+        row = cw[t]  # (S,)
         top = int(np.argmax(row))
-        return {
-            "step t": t,
-            "reads": in_lab[t - 1],
-            "writes": out_lab[t - 1],
-            "cross-attention row (source positions 0..S-1)": row,
-            "most attended source position": f"{top} ({src_lab[top]})",
-            "self-attention row (inputs 0..t-1)": sw[t - 1, :t],
-        }
+        written = d["tokens"][t]
+        return Frame(
+            arrays={"self": sw, "self_hidden": ~visible_rows(T, T, t + 1, causal=True),
+                    "cross": cw, "cross_hidden": ~visible_rows(T, S, t + 1, causal=False),
+                    "self_box": _box(t, T), "cross_box": _box(t, S), "probs": d["probs"][t]},
+            readout={
+                "position t": t,
+                "reads": d["reads"][t],
+                "writes": d["writes"][t],
+                "p(written token)": float(d["probs"][t, written]),
+                "cross-attention row (source positions 0..S-1)": row,
+                "most attended source position": f"{top} ({d['src'][top]})",
+                "reversal needs source position": str(S - 1 - t) if t < S else "none (writes </s>)",
+                "self-attention row (inputs 0..T-1)": sw[t],
+            },
+            texts={"src": "source: " + " ".join(d["src"]),
+                   "wrote": "wrote: " + " ".join(d["writes"][: t + 1])})
 
-    ex = Explorer(controls, update, fig, dynamic=[im_self, im_cross, box_self, box_cross, caption],
-                  digits=2)
-    ex.trace = trace  # what was decoded, for tests and for readers who want the numbers
-    ex.images = {"self": im_self, "cross": im_cross}
+    positions = [str(t) for t in range(T)]
+    vocab_labels = token_labels(range(vocab))
+    self_panel = Panel([Heatmap("self", hidden="self_hidden", cmap="viridis"),
+                        Line("self_box", color="C3", width=2.0)],
+                       title="decoder self-attention (causal)", xlabel="decoder input j",
+                       ylabel="output position t", **cells(T, T, positions, positions))
+    cross_panel = Panel([Heatmap("cross", hidden="cross_hidden", cmap="viridis", colorbar=True),
+                         Line("cross_box", color="C3", width=2.0)],
+                        title=f"cross-attention [{T} × {S}]", xlabel="source position j",
+                        **cells(T, S, positions, [str(j) for j in range(S)]))
+    prob_panel = Panel([Bars("probs", color="C0"),
+                        Text(0.02, 0.95, key="src", axes=True, size=8, color="0.2", va="top"),
+                        Text(0.02, 0.87, key="wrote", axes=True, size=8, color="C3", va="top")],
+                       xlim=(-0.6, vocab - 0.4), ylim=(0.0, 1.05), title="next-token probabilities at t",
+                       xlabel="token", xticks=list(range(vocab)), xticklabels=vocab_labels)
+    scene = Scene([self_panel, cross_panel, prob_panel], cols=3, width=1040, height=320,
+                  col_widths=[1.0, 1.15, 1.55])
+    head_options = [("average of heads", None)] + [(f"head {h}", h) for h in range(num_heads)]
+    controls = {
+        "step": int_slider("output position t", 0, T - 1, step, width="300px"),
+        "source": dropdown("source", list(sources), source, width="220px"),
+        "trained": toggle("trained model", trained),
+        "head": dropdown("head", head_options, head, width="200px"),
+    }
+    args = dict(source=source, trained=trained, step=step, head=head)
+    if sources != SOURCES:
+        args["sources"] = list(sources)
+    ex = Explorer(controls, compute, scene, name="decoding", args=args, digits=2)
+    ex.traces = {key: tr for key, (tr, _) in traces.items()}  # what was decoded, for tests and readers
     return ex

@@ -1,9 +1,12 @@
-"""The online-softmax explorer: blockwise attention's running max and running sum, block by block.
+"""The online-softmax explorer: blockwise attention's running max, sum and output, block by block.
 
-Teaches C42: reading the keys in blocks and keeping, per query, a running maximum ``m`` and a
-running sum ``l = sum exp(score - m)`` (rescaled whenever ``m`` grows) gives exactly full
-attention, while only an ``(L, block)`` slice of scores ever exists instead of the ``(L, S)``
-matrix. Built on :func:`attnlib.blockwise.online_softmax_trace`.
+Teaches C42: reading the keys in blocks and keeping, per query, a running maximum ``m``, a
+running sum ``l = sum exp(score - m)`` and a running numerator ``a = sum exp(score - m) v``
+(both rescaled by ``exp(m_old - m_new)`` whenever ``m`` grows) gives exactly full attention,
+whatever the block size and the key order, while only an ``(L, block)`` slice of scores exists at a
+time. The "forget to rescale" switch shows the classic bug: the old sums stay measured against an
+old maximum, and the output is wrong. The correct trace is :func:`attnlib.blockwise.blockwise_attention_steps`;
+the buggy one is written out here (:func:`unrescaled_trace`).
 """
 
 from __future__ import annotations
@@ -14,139 +17,183 @@ import torch
 from attnlib import plotting
 from attnlib._checks import check_int
 from attnlib.attention import dot_product_attention
-from attnlib.blockwise import online_softmax_trace
+from attnlib.blockwise import blockwise_attention_steps
 from attnlib.costs import score_bytes
 from attnlib.scoring import scaled_dot_score
-from attnlib.widgets.base import Explorer, int_slider, new_figure, register
+from attnlib.widgets.controls import int_slider, toggle
+from attnlib.widgets.explorer import Explorer
+from attnlib.widgets.scene import Bars, Frame, Line, Panel, Points, Scene, Segments
 
-__all__ = ["online_softmax_explorer"]
+__all__ = ["online_softmax_explorer", "unrescaled_trace", "block_trace"]
 
-
-def _boundaries(block_size: int, num_keys: int, lo: float, hi: float):
-    """x, y of the vertical lines between blocks (NaN-separated, one Line2D for all)."""
-    xs, ys = [], []
-    for b in range(block_size, num_keys, block_size):
-        xs += [b - 0.5, b - 0.5, np.nan]
-        ys += [lo, hi, np.nan]
-    return np.array(xs, dtype=float), np.array(ys, dtype=float)
+_OFF = -100.0  # x of a guide that is not in use: outside every panel, so it is clipped away
 
 
-def _bar_verts(heights: np.ndarray, width: float = 0.8) -> list[np.ndarray]:
-    """Rectangles from 0 to each height, centred on 0, 1, 2, ... (vertices for a PolyCollection)."""
-    h = np.asarray(heights, dtype=float)
-    x0 = np.arange(h.size) - width / 2
-    return [np.array([[a, 0.0], [a + width, 0.0], [a + width, b], [a, b]]) for a, b in zip(x0, h)]
+def block_trace(q, k, v, block_size: int) -> dict[str, np.ndarray]:
+    """The library's online softmax after every block: ``m``, ``l`` ``(N, L)``, output ``(N, L, Dv)``, ends ``(N,)``."""
+    steps = list(blockwise_attention_steps(q, k, v, block_size=block_size))
+    return {"end": np.array([s.key_stop for s in steps]),
+            "m": np.stack([plotting.to_numpy(s.running_max) for s in steps]),
+            "l": np.stack([plotting.to_numpy(s.running_sum) for s in steps]),
+            "out": np.stack([plotting.to_numpy(s.output) for s in steps])}
 
 
-def _steps_xy(block_end: np.ndarray, values: np.ndarray):
-    """A staircase: the value after each block, held from its first key to its last."""
-    starts = np.concatenate([[0], block_end[:-1]]) - 0.5
-    ends = block_end - 0.5
-    x = np.stack([starts, ends], 1).reshape(-1)
-    y = np.repeat(values, 2)
-    return x, y
+def unrescaled_trace(scores: np.ndarray, v: np.ndarray, block_size: int) -> dict[str, np.ndarray]:
+    """The classic bug: the online softmax *without* the factor ``exp(m_old - m_new)``.
+
+    Each block's terms ``exp(s - m_new)`` are added to sums that are still relative to older
+    maxima, so the result is not softmax unless the maximum never rises after the first block.
+
+    Args:
+        scores: ``(L, S)`` scores; v: ``(S, Dv)`` values; block_size: keys per block.
+    Returns:
+        As :func:`block_trace`.
+    """
+    L, S = scores.shape
+    m, l, a = np.full(L, -np.inf), np.zeros(L), np.zeros((L, v.shape[1]))
+    out = {"end": [], "m": [], "l": [], "out": []}
+    for start in range(0, S, block_size):
+        s = scores[:, start:start + block_size]  # (L, b)
+        m = np.maximum(m, s.max(1))
+        p = np.exp(s - m[:, None])  # (L, b)
+        l, a = l + p.sum(1), a + p @ v[start:start + block_size]  # no rescaling of l and a
+        for key, val in (("end", min(start + block_size, S)), ("m", m), ("l", l), ("out", a / l[:, None])):
+            out[key].append(val)
+    return {key: np.array(val) for key, val in out.items()}
 
 
-@register("online_softmax")
-def online_softmax_explorer(block_size: int = 4, query: int = 0, *, num_queries: int = 4,
-                            num_keys: int = 24, d_k: int = 8, seed: int = 0) -> Explorer:
-    """A block-size slider over blockwise attention of a few queries (C42).
+def _stairs(end: np.ndarray, values: np.ndarray, num_keys: int) -> np.ndarray:
+    """``(2 S, 2)`` staircase: the value after each block, held over that block's keys."""
+    per_key = np.repeat(values, np.diff(np.concatenate([[0], end])))  # (S,)
+    x = np.stack([np.arange(num_keys) - 0.5, np.arange(num_keys) + 0.5], 1).reshape(-1)
+    return np.stack([x, np.repeat(per_key, 2)], 1)
 
-    Left: query i's scores over the keys (bars), the blocks (grey lines) and the running max
-    after each block (red staircase). Middle: the running sum ``l`` after each block, with the
-    full softmax's denominator dashed. Right: bytes of the largest score array, full ``L × S``
-    against one ``L × block``. All numbers come from one draw of a local generator.
+
+def _fmt(x: np.ndarray) -> str:
+    return ", ".join(f"{float(u):.3f}" for u in x)
+
+
+def online_softmax_explorer(block_size: int = 4, query: int = 0, *, shuffled: bool = False,
+                            rescale: bool = True, num_queries: int = 4, num_keys: int = 24,
+                            d_k: int = 8, seed: int = 0) -> Explorer:
+    """Block-size and query sliders over blockwise attention, with key-order and rescaling switches (C42).
+
+    Left: query i's scores over the keys (bars), the blocks (dotted lines), the running max after
+    each block (red staircase) and the blocks where it rose (red triangles: there the old sums are
+    rescaled). Middle: the running sum ``l`` after each block, with the full softmax's
+    denominator dashed. Right: the running output ``a / l`` (its two components) against full
+    attention's (dashed). All numbers come from one draw of a local generator.
 
     Args:
         block_size: starting keys per block, in ``[1, num_keys]``.
         query: starting query index, in ``[0, num_queries)``.
+        shuffled: start with the keys (and their values) in a fixed shuffled order.
+        rescale: start with the correct update (False: the bug that forgets ``exp(m_old − m_new)``).
         num_queries: L (1 ... 16).
         num_keys: S (2 ... 64).
         d_k: width of queries and keys.
         seed: seed of the local generator (the global one is untouched).
 
     Returns:
-        An :class:`~attnlib.widgets.base.Explorer` with controls ``block_size`` and ``query`` and a
-        readout of the running max and sum per block, the largest difference from full attention
-        and the bytes of the score arrays.
+        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``block_size``, ``query``,
+        ``shuffled`` and ``rescale`` and a readout of the running max, sum and rescaling factor
+        after each block, the output against full attention's, and the bytes of the score arrays.
     """
     check_int("num_queries", num_queries, min=1, max=16)
     check_int("num_keys", num_keys, min=2, max=64)
     check_int("block_size", block_size, min=1, max=num_keys)
     check_int("query", query, min=0, max=num_queries - 1)
+    check_int("d_k", d_k, min=1, max=64)
+    for name, flag in (("shuffled", shuffled), ("rescale", rescale)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
     L, S = num_queries, num_keys
     gen = torch.Generator().manual_seed(seed)
     q = 1.5 * torch.randn(L, d_k, generator=gen, dtype=torch.float64)  # (L, Dk): spread-out scores
     k = torch.randn(S, d_k, generator=gen, dtype=torch.float64)  # (S, Dk)
-    v = torch.randn(S, 4, generator=gen, dtype=torch.float64)  # (S, Dv)
-    scores = plotting.to_numpy(scaled_dot_score(q, k))  # (L, S), for the picture only
-    full_out, full_w = dot_product_attention(q, k, v)  # (L, Dv), (L, S): the reference
-    traces = {b: online_softmax_trace(q, k, v, block_size=b) for b in range(1, S + 1)}  # S <= 64
-    # One block holding every key: its running sum is the full softmax's Σ exp(s − max).
-    denominators = plotting.to_numpy(traces[S].running_sum[-1])  # (L,)
-    sum_top = max(float(t.running_sum.max()) for t in traces.values())
+    v = torch.randn(S, 2, generator=gen, dtype=torch.float64)  # (S, Dv)
+    perm = torch.randperm(S, generator=gen)  # (S,) the shuffled key order
+    order = {False: torch.arange(S), True: perm}
+    full_out, _ = dot_product_attention(q, k, v)  # (L, Dv): the reference, order-free
+    full_out = plotting.to_numpy(full_out)
+    scores = {sh: plotting.to_numpy(scaled_dot_score(q, k[o])) for sh, o in order.items()}  # (L, S)
+    denominators = np.exp(scores[False] - scores[False].max(1, keepdims=True)).sum(1)  # (L,)
+    traces = {}
+    for sh, o in order.items():
+        for b in range(1, S + 1):
+            traces[(b, sh, True)] = block_trace(q, k[o], v[o], b)
+            traces[(b, sh, False)] = unrescaled_trace(scores[sh], plotting.to_numpy(v[o]), b)
+    s_lo = min(float(x.min()) for x in scores.values()) - 0.3
+    s_hi = max(float(x.max()) for x in scores.values()) + 0.3
+    l_top = 1.12 * max(float(t["l"].max()) for t in traces.values())
+    outs = np.concatenate([t["out"].reshape(-1) for t in traces.values()] + [full_out.reshape(-1)])
+    o_lo, o_hi = float(outs.min()) - 0.15, float(outs.max()) + 0.15
 
+    def compute(block_size, query, shuffled, rescale):
+        b, i = int(block_size), int(query)
+        tr = traces[(b, bool(shuffled), bool(rescale))]
+        end, m, l, out = tr["end"], tr["m"][:, i], tr["l"][:, i], tr["out"][:, i]  # (N,), (N,), (N,), (N, Dv)
+        m_old = np.concatenate([[-np.inf], m[:-1]])
+        factor = np.exp(m_old - m)  # (N,): 0 at the first block (nothing to rescale), 1 if m held
+        rose = np.flatnonzero(factor[1:] < 1.0) + 1  # blocks (after the first) where m rose
+        starts = np.concatenate([[0], end[:-1]])  # (N,)
+        walls = np.full((S - 1, 2, 2), _OFF)
+        walls[: len(end) - 1, :, 0] = starts[1:, None] - 0.5
+        walls[: len(end) - 1, :, 1] = [s_lo, s_hi]
+        marks = np.full((S, 2), _OFF)
+        marks[: len(rose), 0] = starts[rose] - 0.5
+        marks[: len(rose), 1] = m[rose]
+        frame_out = out[-1]
+        return Frame(
+            arrays={"scores": scores[bool(shuffled)][i], "walls": walls, "m_stairs": _stairs(end, m, S),
+                    "rose": marks, "l_stairs": _stairs(end, l, S),
+                    "l_full": [[-0.5, denominators[i]], [S - 0.5, denominators[i]]],
+                    "o0": _stairs(end, out[:, 0], S), "o1": _stairs(end, out[:, 1], S),
+                    "o0_full": [[-0.5, full_out[i, 0]], [S - 0.5, full_out[i, 0]]],
+                    "o1_full": [[-0.5, full_out[i, 1]], [S - 0.5, full_out[i, 1]]]},
+            readout={
+                "blocks": len(end),
+                "blocks where m rose (rescaled)": len(rose),
+                "running max m after each block": _fmt(m),
+                "rescale exp(m_old − m_new) at each block": "start, " + _fmt(factor[1:]) if len(end) > 1 else "start",
+                "running sum l after each block": _fmt(l),
+                "full softmax's Σ exp(s − max)": float(denominators[i]),
+                "output a/l after the last block": frame_out,
+                "full attention's output": full_out[i],
+                "max |a/l − full| for query i": float(np.abs(frame_out - full_out[i]).max()),
+                "score bytes: full L×S": score_bytes(L, S),
+                "score bytes: one block L×block": score_bytes(L, b),
+            })
+
+    key_ticks = list(range(0, S, 4))
+    score_panel = Panel([Line([[-0.5, 0.0], [S - 0.5, 0.0]], color="0.6", width=0.6),
+                         Bars("scores", color="C0", label="score s_ij"),
+                         Segments("walls", color="0.35", width=1.0),
+                         Line("m_stairs", color="C3", width=2.0, label="running max m"),
+                         Points("rose", color="C3", marker="^", size=6, label="m rose: rescale")],
+                        xlim=(-0.7, S - 0.3), ylim=(s_lo, s_hi), title="scores of query i, in blocks",
+                        xlabel="key position j (reading order)", ylabel="score", xticks=key_ticks,
+                        legend="lower right")
+    sum_panel = Panel([Line("l_full", color="0.3", width=1.0, dash=True, label="full Σ exp(s − max)"),
+                       Line("l_stairs", color="C2", width=2.0, label="running sum l")],
+                      xlim=(-0.7, S - 0.3), ylim=(0.0, l_top), title="running sum after each block",
+                      xlabel="key position j", xticks=key_ticks, legend="upper left")
+    out_panel = Panel([Line("o0_full", color="C0", width=1.0, dash=True),
+                       Line("o1_full", color="C1", width=1.0, dash=True),
+                       Line("o0", color="C0", width=2.0, label="a/l, component 1"),
+                       Line("o1", color="C1", width=2.0, label="a/l, component 2")],
+                      xlim=(-0.7, S - 0.3), ylim=(o_lo, o_hi), title="running output (dashed: full)",
+                      xlabel="key position j", xticks=key_ticks, legend="lower right")
+    scene = Scene([score_panel, sum_panel, out_panel], cols=3, width=960, height=300,
+                  col_widths=[1.3, 1.0, 1.0])
     controls = {
         "block_size": int_slider("block size (keys per block)", 1, S, block_size, width="320px"),
         "query": int_slider("query i", 0, L - 1, query, width="220px"),
+        "shuffled": toggle("shuffle the key order", shuffled),
+        "rescale": toggle("rescale old sums by exp(m_old − m_new)", rescale),
     }
-    fig, (ax_s, ax_l, ax_m) = new_figure(1, 3, figsize=(8.6, 3.2), width_ratios=[2.2, 1.6, 1.0])
-    lo, hi = float(scores.min()) - 0.3, float(scores.max()) + 0.3
-    from matplotlib.collections import PolyCollection
-
-    # One collection for all bars: a single artist is much cheaper to redraw than S patches.
-    bars = ax_s.add_collection(PolyCollection(_bar_verts(scores[query]), facecolors="C0", alpha=0.7,
-                                              label="score s_ij"))
-    ax_s.set_xlim(-0.7, S - 0.3)
-    ax_s.set_ylim(lo, hi)
-    ax_s.axhline(0.0, color="0.6", lw=0.6)
-    (walls,) = ax_s.plot(*_boundaries(block_size, S, lo, hi), color="0.45", lw=1.0, ls=":")
-    (mline,) = ax_s.plot([], [], color="C3", lw=2.0, label="running max m")
-    ax_s.set_title("scores of query i, in blocks")
-    ax_s.set_xlabel("key j")
-    ax_s.set_ylabel("score")
-    ax_s.legend(loc="lower right", fontsize="small")
-
-    (lline,) = ax_l.plot([], [], "o-", color="C2", ms=4, label="running sum l")
-    (lfull,) = ax_l.plot([-0.5, S - 0.5], [denominators[query]] * 2, "--", color="0.3",
-                         lw=1.0, label="full softmax's Σ exp(s − max)")
-    ax_l.set_xlim(-0.5, S - 0.5)
-    ax_l.set_ylim(0.0, sum_top * 1.15)
-    ax_l.set_title("running sum after each block")
-    ax_l.set_xlabel("keys read")
-    ax_l.legend(loc="upper left", fontsize="small")
-
-    full_bytes = score_bytes(L, S)
-    mem = ax_m.bar([0, 1], [full_bytes, score_bytes(L, block_size)], color=["C1", "C0"],
-                   tick_label=["full\nL×S", "one block\nL×block"])
-    ax_m.set_ylim(0, full_bytes * 1.15)
-    ax_m.set_title("largest score array")
-    ax_m.set_ylabel("bytes (float32)")
-
-    def update(block_size, query):
-        b, i = int(block_size), int(query)
-        tr = traces[b]
-        ends = plotting.to_numpy(tr.block_end)
-        m_i = plotting.to_numpy(tr.running_max[:, i])  # (N,)
-        l_i = plotting.to_numpy(tr.running_sum[:, i])  # (N,)
-        bars.set_verts(_bar_verts(scores[i]))
-        walls.set_data(*_boundaries(b, S, lo, hi))
-        mline.set_data(*_steps_xy(ends, m_i))
-        lline.set_data(ends - 0.5, l_i)
-        lfull.set_ydata([denominators[i]] * 2)
-        block_bytes = score_bytes(L, b)
-        plotting.set_bar_heights(mem, [full_bytes, block_bytes])
-        return {
-            "blocks": len(ends),
-            "running max m after each block": m_i,
-            "running sum l after each block": l_i,
-            "rescale exp(m_old − m_new) at each block": np.exp(np.concatenate([[m_i[0]], m_i[:-1]]) - m_i),
-            "max |blockwise − full| over all outputs": float((tr.output - full_out).abs().max()),
-            "score bytes: full L×S": full_bytes,
-            "score bytes: one block L×block": block_bytes,
-        }
-
-    ex = Explorer(controls, update, fig, dynamic=[bars, walls, mline, lline, lfull, *mem.patches],
-                  digits=3)
-    ex.data = {"q": q, "k": k, "v": v, "scores": scores, "full_out": full_out, "full_weights": full_w}
+    ex = Explorer(controls, compute, scene, name="online_softmax",
+                  args=dict(block_size=block_size, query=query, shuffled=shuffled, rescale=rescale,
+                            num_queries=num_queries, num_keys=num_keys, d_k=d_k, seed=seed), digits=3)
+    ex.data = {"q": q, "k": k, "v": v, "perm": perm}
     return ex
