@@ -66,7 +66,7 @@ device = default_device()
 # %% [markdown]
 # ## 2. The variance of $q\cdot k$ (方差)
 #
-# Take a deliberately simple model, only meant to show how things scale: every component $q_r$ and $k_r$ is drawn independently, with mean 0 and variance 1, and $q$ is independent of $k$.
+# Take a deliberately simple model, only meant to show how things scale: every component $q_r$ and $k_r$ is drawn independently from one distribution (independent and identically distributed, **i.i.d.**, 独立同分布), with mean 0 and variance 1, and $q$ is independent of $k$.
 #
 # **One term.** For a single product $q_r k_r$, independence gives
 # $\mathbb{E}[q_r k_r] = \mathbb{E}[q_r]\,\mathbb{E}[k_r] = 0$ and
@@ -116,7 +116,7 @@ z = (table.variance - torch.tensor(widths, dtype=torch.float64)).abs() / table.s
 print(f"largest |Var − d_k| / SE over the six widths: {z.max().item():.2f} (chance alone stays below about 3)")
 
 # %% [markdown]
-# The ratio column $\operatorname{Var}/d_k$ hovers around 1 at every width: the variance really grows in proportion to $d_k$. The last column says how many standard errors each estimate is from the theory; numbers below 2 or so are what chance alone produces.
+# The ratio column $\operatorname{Var}/d_k$ hovers around 1 at every width: the variance really grows in proportion to $d_k$. The last column says how many standard errors each estimate is from the theory. Chance alone puts an estimate more than 2 SE away about once in 20 and more than 3 SE away about once in 370, so among six widths one value above 2 (here 2.19 at $d_k = 64$) is unremarkable; a value above 3 would be a reason to doubt the theory.
 #
 # The error bar grows with $d_k$, and the column SE/$d_k$ shows it as a fraction of $d_k$. That fraction is largest at $d_k = 1$: there the score is a single product of two normals, whose heavy tails (fourth moment $\mathbb{E}[(q_rk_r)^4] = 9$) give $\operatorname{SE}/d_k \approx \sqrt{8/n} \approx 2.8\%$. It falls to about $\sqrt{3.5/n} \approx 1.9\%$ at $d_k = 4$ and settles at $\sqrt{2/n} \approx 1.4\%$ once the dot product is close to normal (exercise 3 derives all three). The scaled column has the same relative error bars, since it is the same samples divided by $\sqrt{d_k}$.
 #
@@ -137,7 +137,7 @@ _ = variance_errorbars(table, ax)
 # - its **max weight** $\max_j a_j$: $1/S$ for a uniform row over $S$ keys, 1 for a one-hot row;
 # - its **entropy (熵)** $H(a) = -\sum_j a_j \log a_j$: $\log S$ for a uniform row, 0 for a one-hot row.
 #
-# Here are two queries, each against 16 random keys at $d_k = 512$, once with the raw dot product and once with the scaled one. Beside the max weight and the entropy we print $\lVert J\rVert_F$, the size of the softmax Jacobian that section 5 will use: how much the row's weights move when its scores move.
+# Here are two queries, each against 16 random keys at $d_k = 512$, once with the raw dot product and once with the scaled one. Beside the max weight and the entropy we print $\lVert J\rVert_F$, the size of the softmax Jacobian (雅可比矩阵) that section 5 will use: how much the row's weights move when its scores move.
 
 # %%
 # C06, C14: two rows at d_k = 512 — raw scores saturate the softmax (one fully, one onto two keys)
@@ -191,9 +191,9 @@ fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.6), layout="constrained")
 _ = sharpness_curves(raw, scl, axes)
 
 # %% [markdown]
-# With the raw dot product the mean entropy falls from 2.49 nats at $d_k = 1$ (close to uniform, $\log 16 \approx 2.77$) to 0.08 nats at $d_k = 1024$, and the mean max weight climbs from 0.17 to 0.97. With the scale, both stay put (entropy between 2.35 and 2.49 nats): the scaled scores have variance 1 at every width, so the rows look alike whatever $d_k$ is. The raw $\lVert J\rVert_F$ column first rises (0.286 → 0.334 at $d_k = 4$) and only then falls: the rows sharpen from near-uniform onto a few keys, the two-way-split effect above, before they approach one-hot.
+# With the raw dot product the mean entropy falls from 2.49 nats at $d_k = 1$ (close to uniform, $\log 16 \approx 2.77$) to 0.08 nats at $d_k = 1024$, and the mean max weight climbs from 0.17 to 0.97. With the scale, both stay nearly put (entropy between 2.35 and 2.49 nats, max weight between 0.17 and 0.25): the scaled scores have variance 1 at every width, so the rows look alike whatever $d_k$ is. The raw $\lVert J\rVert_F$ column first rises (0.286 → 0.334 at $d_k = 4$) and only then falls: the rows sharpen from near-uniform onto a few keys, the two-way-split effect above, before they approach one-hot.
 #
-# ## 5. Why saturation hurts: the gradient vanishes
+# ## 5. Why saturation hurts: the gradient vanishes (梯度消失)
 #
 # The last column of the table, $\lVert J\rVert_F$, is the size of the softmax **Jacobian** $J = \operatorname{diag}(a) - aa^\top$, the matrix that carries gradients from the weights back to the scores (notebook 03 derives it). For a one-hot row every entry of $J$ is 0 (and near one-hot, every entry is tiny, as for the seed-6 row above): nudging any score changes no weight, so the scores — and through them $W_Q$ and $W_K$ — receive almost no learning signal. That is the real reason for the scale: at initialisation, when $Q$ and $K$ are roughly random, the raw scores of a wide head would push the network into this flat region before it has learnt anything.
 #
@@ -215,6 +215,8 @@ for label, scale in [("raw q·k    ", 1.0), ("q·k / √d_k ", 1 / math.sqrt(d_k
           f"mean max weight = {max_weight(a.detach()).mean().item():.3f}")
 
 # %% [markdown]
+# The raw rows pass about a fifth of the gradient the scaled rows pass (0.054 against 0.287 per row), and their mean $\lVert J\rVert_F$ falls by the same factor (0.063 against 0.306): the size of $J$ is what sets the gradient.
+#
 # > **Common mistake**: reading the $\sqrt{d_k}$ argument as a guarantee that every attention layer's scores have variance 1.
 # > The derivation assumed independent components with mean 0 and variance 1, and $q$ independent of $k$. Trained queries and keys satisfy none of this exactly: their components have other variances, and a query is often *meant* to line up with some key. The scale fixes the dependence on $d_k$; it does not normalise the scores. Notebook 10 measures this in a trained model (see `10_real_heads.ipynb`, §6 "Var(q·k)/d_k in trained heads"): there $\operatorname{Var}(q\cdot k)/d_k$ is far from 1 in many heads. Two departures from the model, measured here on random numbers:
 
@@ -234,7 +236,7 @@ for name, (qq, kk) in cases.items():
     print(f"{name:36s} Var(q·k/√d_k) = {z.var().item():6.2f}   mean = {z.mean().item():+6.2f}")
 
 # %% [markdown]
-# With variance-4 components the scaled score has variance $\sigma^4 = 16$, and with correlated $q$ and $k$ the scores are no longer centred at 0 at all. The scale is a sensible default that removes the width effect; what actually keeps trained scores in a good range is the combination of the scale with initialisation, normalisation layers and learning.
+# With variance-4 components the scaled score has variance $\sigma^4 = 16$, and with correlated $q$ and $k$ the scores are no longer centred at 0 at all: each term $q_r(q_r + 0.5k_r)$ has mean 1 and variance $2 + 0.25 = 2.25$, so the scaled score has mean $\sqrt{64} = 8$ and variance 2.25 (measured: 7.99 and 2.28). The scale is a sensible default that removes the width effect; what actually keeps trained scores in a good range is the combination of the scale with initialisation, normalisation layers and learning.
 #
 # ## 6. Try it: the scaling explorer
 #
@@ -270,6 +272,8 @@ for scale in ["1", "1/√d_k", "1/d_k"]:
 # <details><summary>Answer</summary>
 #
 # The red curve reaches 1 nat at about $d_k = 16$: it is about 1.25 nats at $d_k = 8$ and 0.99 at $d_k = 16$ (the table of section 4, from other random draws, gives 1.36 and 0.92). With $1/\sqrt{d_k}$ the histogram's x-axis stays at $\pm 5$ (variance 1) at every $d_k$, and the marker sits on the flat blue curve, between 2.27 and 2.49 nats: the rows look alike whatever the width. With $1/d_k$ the axis shrinks to $\pm 5/\sqrt{d_k}$ ($\pm 0.156$ at $d_k = 1024$) and the marker climbs the grey curve to $\log 16 \approx 2.77$: every row is nearly uniform, and $\lVert J\rVert_F$ sits at the uniform value 0.242.
+#
+# The single row on the right is one query, and it need not sharpen at every step: with the factor at 1 its max weight is 0.92 at $d_k = 256$, only 0.38 at $d_k = 512$ (there its three largest scores happen to lie within 0.5 of one another, so the weight splits 0.38, 0.38, 0.24) and 1.00 at $d_k = 1024$. The mean curves below it, over 256 rows, are what falls steadily.
 # </details>
 #
 # 2. Suppose the components of $q$ and $k$ are independent with mean 0 but variance $\sigma^2$. What is $\operatorname{Var}(q\cdot k)$, and what would you divide by to bring it back to 1? Check your answer against the "variance 4" line of section 5.
@@ -283,7 +287,7 @@ for scale in ["1", "1/√d_k", "1/d_k"]:
 #
 # <details><summary>Answer</summary>
 #
-# For a nearly normal sample with variance $\sigma^2 = d_k$, $\operatorname{SE}(s^2) = \sqrt{2\sigma^4/(n-1)} \approx d_k\sqrt{2/n}$. With $n = 10\,000$ that is $0.0141\,d_k$: 14.5 at $d_k = 1024$, close to the 14.3 in the table. (The exact fourth moment is $3d_k^2 + 6d_k$, which adds a small correction for small $d_k$: at $d_k = 1$ the SE is $\sqrt{8/n} \approx 0.028$.)
+# For a nearly normal sample with variance $\sigma^2 = d_k$, $\operatorname{SE}(s^2) = \sqrt{2\sigma^4/(n-1)} \approx d_k\sqrt{2/n}$. With $n = 10\,000$ that is $0.0141\,d_k$: 14.5 at $d_k = 1024$, close to the 14.3 in the table. (The exact fourth moment is $3d_k^2 + 6d_k$, which adds a correction for small $d_k$: $\operatorname{Var}(s^2) \approx (m_4 - d_k^2)/n = (2d_k^2 + 6d_k)/n$, so $\operatorname{SE}/d_k \approx \sqrt{(2 + 6/d_k)/n}$: $\sqrt{8/n} \approx 0.028$ at $d_k = 1$, $\sqrt{3.5/n} \approx 0.019$ at $d_k = 4$, and $\sqrt{2/n}$ for large $d_k$.)
 # </details>
 #
 # 4. A query is compared with itself: what are the mean and variance of $q\cdot q$ when $q$ has $d_k$ independent $N(0,1)$ components?

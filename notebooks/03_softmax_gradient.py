@@ -80,7 +80,7 @@ for c in [0.0, 10.0, -7.5, 500.0]:
 # %% [markdown]
 # ## 2. Overflow (溢出), and the numerically stable (数值稳定) form
 #
-# The formula as written is fine on paper and fragile in a computer. In float32, $e^{x}$ is only representable up to $x \approx 88.7$; beyond that it becomes `inf`. A row of logits near 1000 — perfectly possible in an unscaled, wide head or after a bad initialisation — then gives $\infty/\infty$, which is `nan`.
+# The formula as written is fine on paper and fragile in a computer. In float32, $e^{x}$ is only representable up to $x \approx 88.7$; beyond that it becomes `inf`. That limit is not far away: without the scale, the raw scores of a 1024-wide head with unit-variance components have standard deviation 32 (notebook 02), so 88.7 is less than 3 standard deviations out, and trained weights can push scores further. Once a logit overflows, the denominator is $\infty$ and that logit's weight is $\infty/\infty$, which is `nan`; in the cell below every logit is near 1000, so the whole row is `nan`.
 #
 # The fix uses shift invariance: subtract the row maximum $m = \max_j z_j$ before exponentiating,
 #
@@ -169,7 +169,7 @@ print("diagonal only a(1-a) * g: ", rounded(a * (1 - a) * g, 4))
 # %% [markdown]
 # ## 4. Saturation: when the gradient vanishes (梯度消失)
 #
-# When one weight approaches 1 and the rest approach 0, every entry of $J$ goes to 0: the diagonal $a_j(1-a_j)$ is tiny both for $a_j \approx 1$ and for $a_j \approx 0$, and so are all products $a_j a_r$. The scores then get almost no gradient, however large the upstream gradient $\partial L/\partial a$ that arrives — as long as that upstream gradient stays bounded, which it does when the weights are used *linearly*, as attention uses them ($O = AV$). Largest possible entry: $a_j(1-a_j) \le 1/4$, reached at $a_j = 1/2$.
+# When one weight approaches 1 and the rest approach 0, every entry of $J$ goes to 0: the diagonal $a_j(1-a_j)$ is tiny both for $a_j \approx 1$ and for $a_j \approx 0$, and so are all products $a_j a_r$. The scores then get almost no gradient from any upstream gradient $\partial L/\partial a$ of ordinary size. Attention delivers exactly that, because it uses its weights *linearly*: $O = AV$, so $\partial L/\partial A = GV^\top$ carries no factor that grows as a weight shrinks. Largest possible entry: $a_j(1-a_j) \le 1/4$, reached at $a_j = 1/2$.
 #
 # Below, the same five logits are stretched so that their standard deviation (their **spread** $\sigma$, proportional to 1/temperature) grows: $\sigma = 0$ gives a uniform row, large $\sigma$ a nearly one-hot one.
 
@@ -185,7 +185,7 @@ for sigma in [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]:
 
 # %% [markdown]
 # > **Common mistake**: concluding that a saturated softmax always kills learning.
-# > In a classifier the softmax is followed by the cross-entropy $\mathrm{CE} = -\log a_y$ ($y$ the correct class). Its upstream gradient $\partial\mathrm{CE}/\partial a_y = -1/a_y$ is *not* bounded: it grows exactly as fast as $J$ shrinks, and the two combine to $\partial\mathrm{CE}/\partial z = a - y_{\text{one-hot}}$, which does not vanish when the row is confidently wrong. Below, the $\sigma = 8$ row of the table (key 1 takes 0.9986) with the correct answer at key 2:
+# > In a classifier the softmax is followed by the cross-entropy $\mathrm{CE} = -\log a_y$ ($y$ the correct class). Its upstream gradient $\partial\mathrm{CE}/\partial a_y = -1/a_y$ is *not* bounded: it grows exactly as fast as row $y$ of $J$ (every entry of which carries the factor $a_y$) shrinks, and the two combine to $\partial\mathrm{CE}/\partial z = a - y_{\text{one-hot}}$, which does not vanish when the row is confidently wrong. Below, the $\sigma = 8$ row of the table (key 1 takes 0.9986) with the correct answer at key 2:
 
 # %%
 # C14's limit: a saturated row passes almost nothing to a linear loss, but plenty to cross-entropy
@@ -193,7 +193,7 @@ z8 = spread_logits(z0, 8.0).detach().requires_grad_(True)      # (S,) the satura
 y = 1                                                          # the correct key is key 2 (index 1)
 (g_lin,) = torch.autograd.grad(masked_softmax(z8)[y], z8)       # L = a_y, used linearly
 (g_ce,) = torch.autograd.grad(-torch.log(masked_softmax(z8)[y]), z8)   # L = CE = -log a_y
-a8, y_onehot = masked_softmax(z8).detach(), torch.nn.functional.one_hot(torch.tensor(y), len(z0)).to(dtype)
+a8, y_onehot = masked_softmax(z8).detach(), torch.nn.functional.one_hot(torch.tensor(y), len(z0)).to(device=device, dtype=dtype)
 print("weights a:              ", rounded(a8, 4))
 print(f"L = a_2:      dL/dz = {rounded(g_lin, 4)}   ‖dL/dz‖ = {g_lin.norm().item():.4f}")
 print(f"L = -log a_2: dL/dz = {rounded(g_ce, 4)}   ‖dL/dz‖ = {g_ce.norm().item():.4f}")
@@ -240,7 +240,7 @@ print(f"top two tied, σ = 8.0: weights {[round(x, 3) + 0.0 for x in tie['weight
 # %% [markdown]
 # ## 6. The three gradient paths through attention
 #
-# Now the whole single-head layer, $Z = QK^\top/\sqrt{d_k}$, $A = \operatorname{softmax}(Z)$ row by row, $O = AV$, with some loss $L$ downstream and its upstream gradient $G = \partial L/\partial O$ (same shape as $O$). Seed 000 §7 counts **three gradient paths**, to $V$, to $Q$ and to $K$; $\partial L/\partial A$ and $\partial L/\partial Z$ are intermediates on the way to $Q$ and $K$, not paths of their own. Follow the graph backwards, with $s = 1/\sqrt{d_k}$:
+# Now the whole single-head layer, $Z = QK^\top/\sqrt{d_k}$, $A = \operatorname{softmax}(Z)$ row by row, $O = AV$, with some loss $L$ downstream and its upstream gradient $G = \partial L/\partial O$ (same shape as $O$). Seed 000 §7 counts **three gradient paths (梯度通路)**, to $V$, to $Q$ and to $K$; $\partial L/\partial A$ and $\partial L/\partial Z$ are intermediates on the way to $Q$ and $K$, not paths of their own. Follow the graph backwards, with $s = 1/\sqrt{d_k}$:
 #
 # 1. $O = AV$ is a matrix product, so the **content path** gets $\dfrac{\partial L}{\partial V} = A^\top G$, and the weights get $\dfrac{\partial L}{\partial A} = G V^\top$.
 # 2. Each row goes through softmax, so row $i$ of $H = \partial L/\partial Z$ is $J_i^\top (\partial L/\partial A)_i$ with $J_i = \operatorname{diag}(a_i) - a_i a_i^\top$. Since $J_i$ is symmetric this simplifies to $H = A \odot \big(\partial L/\partial A - \operatorname{rowsum}(A \odot \partial L/\partial A)\big)$.
