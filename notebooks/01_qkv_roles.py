@@ -111,7 +111,7 @@ print("self-attention weights:", tuple(w_self.shape), " output:", tuple(out_self
 # %% [markdown]
 # In **cross-attention (交叉注意力)** the queries come from one sequence and the keys and values from another, so $S_q \neq S_k$ is perfectly fine. The weight matrix has one row per query and one column per key: $S_q \times S_k$.
 #
-# This is how a Transformer decoder reads its encoder (seed 004, §9.16). With the encoder output $Y = (y_1,\dots,y_n)$ and the decoder's current representation $H_{\text{dec}}$,
+# This is how a Transformer **decoder (解码器)** reads the output of its **encoder (编码器)** (seed 004, §9.16). With the encoder output $Y = (y_1,\dots,y_n)$ and the decoder's current representation $H_{\text{dec}}$,
 #
 # $$
 # Q = H_{\text{dec}} W_Q, \qquad K = Y W_K, \qquad V = Y W_V, \qquad
