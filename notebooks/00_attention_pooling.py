@@ -56,15 +56,15 @@ device = default_device()
 # - a **volitional cue (随意线索)** comes from our current goal: "I am looking for my keys", so the eye searches for keys;
 # - a **nonvolitional cue (不随意线索)** comes from the scene itself: a bright red object among grey ones catches the eye whether or not we want it to.
 #
-# Convolutions, pooling layers and ordinary fully connected layers process their input with fixed parameters. Nothing in them states, for each output, *what it is looking for*. Attention adds exactly that: an explicit **query** that biases which inputs are selected.
+# A convolution, a pooling layer or a fully connected layer applies the same learned weights whatever the current goal is: no part of its input says "this is what I want right now". Attention gives the layer such an input, the **query**, and lets it decide which of the other inputs count for this output.
 #
 # ### Query, Key and Value
 #
 # Every candidate input is stored as a pair $(k_i, v_i)$, and a query $q$ arrives:
 #
-# - **Query (查询)** $q$: the information we are currently after, the goal of the search;
-# - **Key (键)** $k_i$: the index of candidate $i$, the part that is compared with the query;
-# - **Value (值)** $v_i$: the content candidate $i$ actually carries, which ends up in the output.
+# - **Query (查询)** $q$: a description of what is wanted at this moment;
+# - **Key (键)** $k_i$: the label candidate $i$ shows to the query; only keys are compared with the query;
+# - **Value (值)** $v_i$: what candidate $i$ contributes if it is picked; only values reach the output.
 #
 # In this language the query carries the volitional cue. The nonvolitional cue is a key's own salience: how much it stands out regardless of what is asked, which is all that a layer without a query (fixed pooling, a fully connected layer) can respond to.
 #
@@ -117,7 +117,7 @@ print(f"smallest weight {weights.min().item():.3g} (> 0), largest {weights.max()
 print("sum of weights:", round(weights.sum().item(), 6))
 
 # %% [markdown]
-# The weight of the score −20 is tiny but not zero: $e^{-20}/\sum_j e^{s_j} \approx 3\times10^{-11}$. "Strictly between 0 and 1" is a statement about real numbers, though. A float32 number cannot be smaller than about $1.4\times10^{-45} \approx e^{-103}$, so a score more than about 103 below the row's maximum gives a weight of exactly 0:
+# The weight of the score −20 is tiny but not zero: $e^{-20}/\sum_j e^{s_j} \approx 3\times10^{-11}$. "Strictly between 0 and 1" is a statement about real numbers, though. The smallest positive float32 number is about $1.4\times10^{-45} \approx e^{-103.3}$, and anything below half of it rounds to 0, so a score more than about 104 below the row's maximum gives a weight of exactly 0:
 
 # %%
 # C21: in float32, exp underflows: a score 110 below the maximum gets weight exactly 0.0
@@ -126,7 +126,7 @@ print("scores [0, -110] -> float32 weights", far.tolist())
 print(f"exp(-110) = {math.exp(-110):.2g}, below float32's smallest positive number {2.0 ** -149:.2g}")
 
 # %% [markdown]
-# Softmax reads a **larger** score as **more relevant**. Dot products, cosine similarities and learned networks already produce scores of that kind. A *distance* $d(q, k_i)$ runs the other way, since a nearer key is more relevant. It has to be flipped into a score that grows as the distance shrinks, for example $s_i = -d(q, k_i)$, or the Gaussian kernel's $-\tfrac12 d(q, k_i)^2$.
+# The softmax hands the most weight to the **largest** score. That suits a dot product, a cosine or a learned scoring network, where bigger already means "a better match". A *distance* $d(q, k_i)$ means the opposite: the smaller it is, the better the match. So a distance must first be turned around into a score that rises as the distance falls, such as $s_i = -d(q, k_i)$ or, for the Gaussian kernel, $-\tfrac12 d(q, k_i)^2$.
 #
 # > **Common mistake:** feeding a positive distance straight into the softmax. The softmax then gives the largest weight to the **farthest** key, the opposite of what was meant.
 
@@ -145,7 +145,7 @@ for name, s in [("+distance (wrong)", dist),
 # %% [markdown]
 # ## 3. Non-parametric attention pooling (§9.3)
 #
-# **Non-parametric attention pooling (非参数注意力池化)** uses a similarity or kernel fixed in advance to hand out the weights; nothing in the scoring rule is learned. Given training pairs $\{(x_i, y_i)\}_{i=1}^{n}$, the prediction at a new input $x$ is
+# In **non-parametric attention pooling (非参数注意力池化)** the score is a formula we choose before seeing any data, a similarity or a kernel; there is no weight in it for training to adjust. Given training pairs $\{(x_i, y_i)\}_{i=1}^{n}$, the prediction at a new input $x$ is
 #
 # $$ f(x) = \sum_{i=1}^{n} \alpha(x, x_i)\, y_i . $$
 #
@@ -215,18 +215,18 @@ _ = kernel_regression_panels(x_train, y_train, grid_full, fits, w_grid, y_true=t
 # Left of the first training point ($x_1 \approx 0.55$) all three fits stay far from the true curve, which falls to $f(0) = 0$. This is not bad luck. A Nadaraya–Watson prediction is a weighted *average* of the $y_i$, with positive weights summing to 1, so it always lies between the smallest and the largest $y_i$ (the same "inside the hull" property as the output of any attention layer). It cannot follow a trend past the data: outside it the nearest points take over. With a narrow kernel the fit is flat at the end point's $y$; with a wide one it changes slowly; neither follows the true curve down to 0. The "MSE vs true f" column above was measured only between the first and the last training point, so it does not see this:
 
 # %%
-# C22: outside the data a Nadaraya-Watson fit stays flat and inside [min y_i, max y_i]
+# C22: outside the data a Nadaraya-Watson fit cannot follow the trend and stays inside [min y_i, max y_i]
 print(f"y_i range: [{y_train.min().item():.3f}, {y_train.max().item():.3f}];  first x_i = {x_train.min().item():.3f}")
 edge = torch.tensor([0.0, 0.25, 0.5]).to(device)
 print("  x      true f   " + "   ".join(f"fit σ={s:<4g}" for s in (0.05, 0.2, 1.0)))
 fits_edge = [nadaraya_watson(edge, x_train, y_train, bandwidth=s)[0] for s in (0.05, 0.2, 1.0)]
 for i, x in enumerate(edge.tolist()):
     print(f"{x:4.2f}   {toy_function(edge[i]).item():7.3f}   " + "   ".join(f"{f[i].item():10.3f}" for f in fits_edge))
-inside = (grid_full >= x_train.min()) & (grid_full <= x_train.max())
 y_full = toy_function(grid_full)
 for s in (0.05, 0.2, 1.0):
     err = (nadaraya_watson(grid_full, x_train, y_train, bandwidth=s)[0] - y_full) ** 2
-    print(f"σ = {s:<4g}  MSE vs true f on [0, 5]: {err.mean().item():.3f}   on the data's range only: {err[inside].mean().item():.3f}")
+    err_inside = (nadaraya_watson(grid, x_train, y_train, bandwidth=s)[0] - y_grid) ** 2   # the table's grid
+    print(f"σ = {s:<4g}  MSE vs true f on [0, 5]: {err.mean().item():.3f}   on the data's range only (table): {err_inside.mean().item():.3f}")
 
 # %% [markdown]
 # ### Try it
@@ -283,7 +283,7 @@ w_dot = masked_softmax(2.0 * x1 * x_train)      # the "dot" row written out: x *
 print(f"dot by hand, softmax(2 x x_i): largest weight {w_dot.max().item():.4f} at x_i = {x_train[int(w_dot.argmax())].item():.3f}")
 
 # %% [markdown]
-# "Non-parametric" describes the **scoring rule** only: it has nothing to learn. It does not mean that a model using such pooling has no parameters anywhere else.
+# Keep the word "non-parametric" where it belongs: it is about the **scoring rule**. A network can pool with a fixed kernel and still learn every layer around that pooling.
 #
 # ## 5. Additive attention (§9.4)
 #
@@ -314,7 +314,7 @@ lin_err = (dot_score(2 * queries @ W_Q, keys @ W_K) - 2 * s_proj).abs().max().it
 print(f"max |s(2q) - 2 s(q)| {'<' if lin_err < 1e-4 else '>='} 1e-4  (zero up to float32 rounding)")
 
 # %% [markdown]
-# So what does additive attention add? The projected dot product $\tilde q \cdot \tilde k = q\,(W_Q W_K^\top)\,k^\top$ is **linear in $q$** for a fixed key (and linear in $k$ for a fixed query): its score over the space of queries is a flat plane. **Additive attention (可加性注意力)** replaces it with a small learned network with a $\tanh$ inside, so the score can be a curved, learned function of query and key together. That, not the widths, is the reason to use it. It was common in the RNN encoder–decoder models (Bahdanau et al., 2015), next to the multiplicative scores of Luong et al. (2015); the original Transformer uses the scaled dot product instead (notebook 02), which is faster and needs no extra parameters.
+# So what does additive attention add? The projected dot product $\tilde q \cdot \tilde k = q\,(W_Q W_K^\top)\,k^\top$ is **linear in $q$** for a fixed key (and linear in $k$ for a fixed query): its score over the space of queries is a flat plane. **Additive attention (可加性注意力)** replaces it with a small learned network with a $\tanh$ inside, so the score can be a curved, learned function of query and key together. That, not the widths, is the reason to use it. It was common in the RNN encoder–decoder (编码器–解码器) models (Bahdanau et al., 2015), next to the multiplicative scores of Luong et al. (2015); the original Transformer uses the scaled dot product instead (notebook 02), which has no parameters of its own beside the projections and runs as one matrix product.
 #
 # With $W_q \in \mathbb{R}^{h\times d_q}$, $W_k \in \mathbb{R}^{h\times d_k}$ and $w_v \in \mathbb{R}^{h}$, the score of query $i$ against key $j$ is
 #
@@ -322,9 +322,9 @@ print(f"max |s(2q) - 2 s(q)| {'<' if lin_err < 1e-4 else '>='} 1e-4  (zero up to
 #
 # | parameter | job |
 # |---|---|
-# | $W_q$ | maps a query into a shared hidden space of width $h$ |
-# | $W_k$ | maps a key into the same hidden space |
-# | $w_v$ | turns a hidden vector into one number, the score |
+# | $W_q$ | carries a query ($d_q$ numbers) to $h$ hidden features |
+# | $W_k$ | carries a key ($d_k$ numbers) to the same $h$ features, so the two can be added |
+# | $w_v$ | weighs the $h$ features after the $\tanh$ and adds them up: one score per pair |
 #
 # (The seed writes the last vector as $\boldsymbol v$. We call it $w_v$ so it is not confused with the values.)
 #
@@ -339,11 +339,12 @@ print("queries ", tuple(queries.shape), " keys", tuple(keys.shape), " values", t
 print("features", tuple(features.shape), "= [batch, n_q, n_k, h]")
 print("weights ", tuple(weights.shape), " output", tuple(out.shape))
 
-# one score written out by hand: e_ij = w_v . tanh(W_q q_i + W_k k_j), for batch 0, query 1, key 2
+# one score written out by hand: e_ij = w_v . tanh(W_q q_i + W_k k_j), for the 2nd query and the 3rd key
+# of batch 0 (indices [0, 1] and [0, 2] in 0-based Python)
 with torch.no_grad():
-    e_12 = additive.w_v.weight[0] @ torch.tanh(additive.w_q.weight @ queries[0, 1] + additive.w_k.weight @ keys[0, 2])
-    gap = (e_12 - additive.scores(queries, keys)[0, 1, 2]).abs().item()
-    print(f"e_12 by hand = {e_12.item():.3f};  |by hand - module| {'<' if gap < 1e-6 else '>='} 1e-6")
+    e_23 = additive.w_v.weight[0] @ torch.tanh(additive.w_q.weight @ queries[0, 1] + additive.w_k.weight @ keys[0, 2])
+    gap = (e_23 - additive.scores(queries, keys)[0, 1, 2]).abs().item()
+    print(f"e_23 by hand = {e_23.item():.3f};  |by hand - module| {'<' if gap < 1e-6 else '>='} 1e-6")
     print("weights of batch 0 (rows: queries, columns: keys):")
     for row in weights[0]:
         print("  ", rounded(row, 3))
@@ -388,14 +389,14 @@ for name in ("additive weight", "dot weight"):
 #
 # <details><summary>Answer</summary>
 #
-# The key farthest from the query wins: for queries on the left the rightmost training point dominates, and for queries on the right the leftmost one does. The fitted curve has nothing to do with the data near the query. Negating the distance ("−distance") fixes it.
+# The key farthest from the query wins: for queries up to $x = 2.65$ the rightmost training point ($x_i = 4.85$) has the largest weight, from $x = 2.70$ on the leftmost one ($x_i = 0.549$) does; the switch is at the midpoint of the two. At the starting $\sigma = 0.5$ the fitted curve is an average dominated by the far end of the data: 1.69 for every query up to $x = 1$ and 2.67 from $x = 4$ on, whatever the data near the query say (the true $f(1) = 2.68$, $f(4) = 1.52$). Negating the distance ("−distance") fixes it.
 # </details>
 #
 # 2. **(explorer)** With the Gaussian score, move the width $\sigma$ from its smallest value (0.05) to its largest (5). Describe the fitted curve at both ends. Watch the readout's "train MSE" and "MSE vs true f": which one only grows, and at which $\sigma$ is the other one smallest? What does the effective number of neighbours do?
 #
 # <details><summary>Answer</summary>
 #
-# At $\sigma = 0.05$ the curve chases individual points, noise included (about 3.6 effective neighbours at $x = 2.5$). Its training error is the smallest of the range (0.069), but it wiggles away from the true function between points (MSE vs true f 0.066). At $\sigma = 5$ the effective number of neighbours is almost 40: every point gets nearly the same weight, and the curve flattens towards the mean of $y$ (train MSE 0.593, MSE vs true f 0.627). The training error only grows with $\sigma$; the error against the true function is smallest in between, 0.031 at $\sigma \approx 0.2$.
+# At $\sigma = 0.05$ the curve chases individual points, noise included (about 3.6 effective neighbours at $x = 2.5$). Its training error is the smallest of the range (0.069), but it wiggles away from the true function between points (MSE vs true f 0.066). At $\sigma = 5$ the effective number of neighbours is almost 40: every point gets nearly the same weight, and the curve flattens towards the mean of $y$ (train MSE 0.593, MSE vs true f 0.627). The training error only grows with $\sigma$; the error against the true function is smallest in between: 0.029 at the slider's $\sigma = 0.158$ (0.031 at $\sigma = 0.2$, the best width of the coarser table above).
 # </details>
 #
 # 3. Why is the "cosine" fit a flat line on this data, and what would change if some $x_i$ were negative?

@@ -51,7 +51,7 @@ device = default_device()
 # %% [markdown]
 # ## 1. Why three projections?
 #
-# Attention is a *soft lookup*: a position has something it wants to find, it compares that need with every candidate, and it reads back a weighted mixture of what the candidates hold. The features that decide **whether a candidate matches** are not necessarily the features that should be **carried back** once it does. So one learned **projection (投影)**, a matrix multiplication that maps each input vector to a new vector, prepares the question, another prepares what is compared against it, and a third prepares what is delivered:
+# Attention is a *soft lookup*: a position has something it wants to find, it compares that need with every candidate, and it reads back a weighted mixture of what the candidates hold. Take the pronoun "it" looking for the noun it stands for: to decide **which** noun fits, agreement in number or animacy is what counts; what "it" needs **back** from that noun is its meaning. The two jobs call for different features. So one learned **projection (投影)**, a matrix multiplication that maps each input vector to a new vector, prepares the question, another prepares what is compared against it, and a third prepares what is delivered:
 #
 # $$
 # Q = X_q W_Q, \qquad K = X_s W_K, \qquad V = X_s W_V .
@@ -63,7 +63,7 @@ device = default_device()
 # - **Key (键)** $k_j$: how candidate $j$ presents itself for matching.
 # - **Value (值)** $v_j$: the content candidate $j$ hands over when it is read.
 #
-# These names describe *where each tensor enters the computation*. Nothing tells the network in advance that some feature is "a subject" or "a search field"; the roles come from the arithmetic.
+# The three names say only *which slot of the formula a tensor fills*. Training is never told what a query or a key should encode (no grammatical labels, no index fields); whatever they come to mean is learned because of the slot they sit in.
 #
 # For a single head, $W_Q, W_K \in \mathbb{R}^{d\times d_k}$ and $W_V \in \mathbb{R}^{d\times d_v}$. The score $q_i\cdot k_j$ is a dot product, so queries and keys must share the inner width $d_k$. Values are only multiplied by weights, so their width $d_v$ is free.
 
@@ -111,7 +111,7 @@ print("self-attention weights:", tuple(w_self.shape), " output:", tuple(out_self
 # %% [markdown]
 # In **cross-attention (交叉注意力)** the queries come from one sequence and the keys and values from another, so $S_q \neq S_k$ is perfectly fine. The weight matrix has one row per query and one column per key: $S_q \times S_k$.
 #
-# This is how a Transformer decoder reads its encoder (seed 004, §9.16). With the encoder output $Y = (y_1,\dots,y_n)$ and the decoder's current representation $H_{\text{dec}}$,
+# This is how a Transformer **decoder (解码器)** reads the output of its **encoder (编码器)** (seed 004, §9.16). With the encoder output $Y = (y_1,\dots,y_n)$ and the decoder's current representation $H_{\text{dec}}$,
 #
 # $$
 # Q = H_{\text{dec}} W_Q, \qquad K = Y W_K, \qquad V = Y W_V, \qquad
@@ -173,7 +173,7 @@ print("softmax of dot:", rounded(masked_softmax(dot_score(q, keys)), 4))
 #
 # This is a **bilinear form (双线性形式)** with matrix $M$ (of rank at most $d_k$). The model does not compare raw embeddings with a fixed similarity; it *learns* $M$, the rule that says which features of position $i$ should look for which features of position $j$.
 #
-# > **Common mistake:** assuming "$i$ reads $j$" scores the same as "$j$ reads $i$". Nothing forces $M$ to be symmetric, so in general the **scores** differ, $e_{ij} \neq e_{ji}$. The **weights** are asymmetric for a second reason as well: each row of scores goes through its own softmax, with its own normaliser $Z_i = \sum_r \exp(e_{ir})$, so $a_{ij} \neq a_{ji}$ even when $e_{ij} = e_{ji}$ (Exercise 2). Either way, a word can attend strongly to another that pays it little attention back.
+# > **Common mistake:** assuming "$i$ reads $j$" scores the same as "$j$ reads $i$". Nothing forces $M$ to be symmetric, so in general the **scores** differ, $e_{ij} \neq e_{ji}$. The **weights** are asymmetric for a second reason as well: each row of scores goes through its own softmax, with its own normaliser $Z_i = \sum_r \exp(e_{ir})$, so $a_{ij} \neq a_{ji}$ even when $e_{ij} = e_{ji}$ (Exercise 3). Either way, a word can attend strongly to another that pays it little attention back.
 
 # %%
 # C04: e_ij = x_i W_Q W_K^T x_j^T is not symmetric in general
@@ -223,9 +223,9 @@ for name, S_ in [("tied", E_tied), ("untied", E)]:
 #
 # where softmax acts on each row. Three things follow from this form:
 #
-# - **Long-range links:** any two positions are compared directly, however far apart they are.
-# - **Dynamic weights:** the mixing weights are computed from the content, unlike a convolution's fixed kernel.
-# - **Parallelism:** there is no step-by-step hidden state as in an RNN; all rows are computed at once.
+# - **Long-range dependencies (长程依赖):** any two positions are compared directly, however far apart they are.
+# - **Dynamic weights (动态权重):** the mixing weights are computed from the content, unlike a convolution's fixed kernel.
+# - **Parallel computation (并行计算):** there is no step-by-step hidden state as in an RNN; all rows are computed at once.
 #
 # The lecture's two-dimensional picture (§9.8.3) uses two queries, $q_1=(1,2)$ and $q_2=(1,1)$, two keys, $k_1=(1,0)$ and $k_2=(0,1)$, and $d_k=2$; notebook 04 works through its numbers. The explorer below starts from $q_1$ and those two keys, plus a third key $k_3 = (-1, -1)$ that points away from the query and so takes only about 2% of the weight. Drag the query and watch how the scores, the weights and the output respond. The output is always a weighted average of the values, so it stays inside their triangle.
 #
@@ -303,7 +303,7 @@ print("change K:  max |weights diff| =", round((w_k - w0).abs().max().item(), 4)
 #
 # `attnlib` writes the computation out step by step so every intermediate can be inspected. PyTorch ships a fused version, `torch.nn.functional.scaled_dot_product_attention`. Both should give the same output, with or without masks (boolean: `True` = may attend; float: added to the scores; causal).
 #
-# With fewer queries than keys ($n = 4 < m = 6$ below) "causal" needs a convention. Both libraries align the mask at the **top left**: query $i$ sees keys $0, \dots, i$, so the last query sees only 4 of the 6 keys. Decoding with a cache of earlier keys needs the other convention, **bottom-right** alignment (query $i$ sees keys up to $i + m - n$, so the last query sees them all); notebook 05 builds it.
+# With fewer queries than keys ($n = 4 < m = 6$ below) "causal" needs a convention. Both libraries align the mask at the **top left**: query $i$ sees keys $0, \dots, i$, so the last query sees only 4 of the 6 keys. Decoding with a cache of earlier keys needs the other convention, **bottom-right** alignment (query $i$ sees keys up to $i + m - n$, so the last query sees them all). The cell below prints how many keys each query sees under both conventions; only the top-left one is compared with PyTorch here.
 
 # %%
 # C27: shapes, and equality with torch.nn.functional.scaled_dot_product_attention
@@ -323,12 +323,13 @@ cases = {
     "scale = 1": {"scale": 1.0},
 }
 print("causal, top-left: keys each query may see:", causal_mask(n, m).sum(-1).tolist())
+print("causal, bottom-right (decoding with a cache):", torch.ones(n, m).tril(m - n).sum(-1).int().tolist())
 diffs = {}
 for name, kwargs in cases.items():
     ours, w = dot_product_attention(q, k, v, **kwargs)
     ref = F.scaled_dot_product_attention(q, k, v, **kwargs)
     diffs[name] = (ours - ref).abs().max().item()
-    # float32 values of size ~1, summed over <= 6 keys: rounding differences are ~1e-7, far below 1e-5
+    # float32 values of size ~1, summed over d_k = 8 features and <= 6 keys: rounding differences are ~1e-7, far below 1e-5
     print(f"{name:13s} out {tuple(ours.shape)}  weights {tuple(w.shape)}  max |diff| {'<' if diffs[name] < 1e-5 else '>='} 1e-5")
 
 # %% [markdown]
