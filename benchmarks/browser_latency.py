@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     rows = []
     print(f"browser latency: Chromium + JupyterLab, {args.presses} key presses, a {args.drag_seconds:g} s drag "
           f"at 60 Hz per explorer")
-    header = f"{'notebook':<26} {'explorer':<10} {'key->px ms':>10} {'p90':>6} {'drag fps':>8} {'keep-up':>8} {'lag ms':>7}"
+    header = f"{'notebook':<26} {'explorer':<18} {'key->px ms':>10} {'p90':>6} {'drag fps':>8} {'keep-up':>8} {'lag ms':>7}"
     print(header)
     print("-" * len(header))
     try:
@@ -170,13 +170,13 @@ def main(argv=None) -> int:
                     ex = explorers.nth(i)
                     if ex.locator(".widget-slider .noUi-handle").count() == 0 or ex.locator(CANVAS).count() == 0:
                         continue
-                    kind = "canvas" if ex.locator(".attnlib-canvas").count() else "ipympl"
+                    kind = ex.locator(".attnlib-canvas").first.get_attribute("data-builder") or "?"
                     time.sleep(0.5)
                     keys = [k for k in key_latencies(page, ex, args.presses)]
                     d = drag(page, ex, args.drag_seconds)
                     med, p90 = statistics.median(keys), float(np.percentile(keys, 90))
                     rows.append((med, d["keep"], d["lag"]))
-                    print(f"{n:<26} {kind:<10} {med:>10.0f} {p90:>6.0f} {d['fps']:>8.1f} {d['keep']:>7.0%} {d['lag']:>7.0f}")
+                    print(f"{n:<26} {kind:<18} {med:>10.0f} {p90:>6.0f} {d['fps']:>8.1f} {d['keep']:>7.0%} {d['lag']:>7.0f}")
                     sys.stdout.flush()
                 lab.api(f"sessions/{session['id']}", method="DELETE")
                 page.context.close()

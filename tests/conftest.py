@@ -58,12 +58,3 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(old)
-
-
-@pytest.fixture
-def agg_figures():
-    """Explorers draw on a plain Agg canvas (no Jupyter kernel in unit tests)."""
-    from attnlib.widgets.base import figure_backend
-
-    with figure_backend("agg"):
-        yield

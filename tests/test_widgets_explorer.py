@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.widgets import BUILDERS, Explorer, base
+from attnlib.widgets import BUILDERS, Explorer
 from attnlib.widgets.controls import dropdown, float_slider, int_slider, selection_slider, toggle
 from attnlib.widgets.explorer import readout_html
 from attnlib.widgets.render import render
@@ -23,7 +23,7 @@ from attnlib.widgets.scene import (Arrows, Bars, Frame, Heatmap, Line, Panel, Po
                                    Text, cells)
 from attnlib.widgets.testing import control_values, decode_set, readout_numbers
 
-CANVAS = sorted(n for n in BUILDERS if n not in base.BUILDERS)
+CANVAS = sorted(BUILDERS)
 
 
 def _tiny(**kw):
