@@ -22,29 +22,60 @@ inputs); ``plotting`` (drawing from data, no math); ``figures`` (one key picture
 
 from .additive import AdditiveAttention
 from .attention import dot_product_attention
-from .device import default_device, set_seed
-from .gradients import attention_backward
-from .masks import causal_mask, padding_mask
-from .scoring import (SCORE_FUNCTIONS, ScoreAsymmetry, cosine_score, dot_score,
-                      euclidean_distance, gaussian_score, nadaraya_watson, neg_euclidean_score,
-                      scaled_dot_score, score_asymmetry)
-from .softmax import masked_softmax, softmax_jacobian
 
 # Model parts: heads, positions, blocks, a tiny trainable model, long sequences.
 from .blockwise import BlockwiseStep, blockwise_attention, blockwise_attention_steps
-from .costs import (CostRow, allocated_bytes, complexity_table, layer_costs, median_time,
-                    written_out_attention)
-from .multihead import (MultiHeadAttention, head_projection, merge_heads,
-                        multihead_by_separate_heads, one_wide_head, split_heads)
-from .positional import (PositionalEncoding, offset_rotation, permute_tokens,
-                         sinusoidal_encoding, sinusoidal_frequencies)
+from .costs import (
+    CostRow,
+    allocated_bytes,
+    complexity_table,
+    layer_costs,
+    median_time,
+    written_out_attention,
+)
 from .decoding import DecodingTrace, anti_diagonal_mass, trace_greedy_decoding
+from .device import default_device, set_seed
 from .examples import Seq2SeqConfig, TrainConfig
+from .gradients import attention_backward
+from .masks import causal_mask, padding_mask
+from .multihead import (
+    MultiHeadAttention,
+    head_projection,
+    merge_heads,
+    multihead_by_separate_heads,
+    one_wide_head,
+    split_heads,
+)
+from .positional import (
+    PositionalEncoding,
+    offset_rotation,
+    permute_tokens,
+    sinusoidal_encoding,
+    sinusoidal_frequencies,
+)
+from .scoring import (
+    SCORE_FUNCTIONS,
+    ScoreAsymmetry,
+    cosine_score,
+    dot_score,
+    euclidean_distance,
+    gaussian_score,
+    nadaraya_watson,
+    neg_euclidean_score,
+    scaled_dot_score,
+    score_asymmetry,
+)
 from .seq2seq import Seq2SeqOutput, Seq2SeqTransformer, eval_mode, greedy_decode
+from .softmax import masked_softmax, softmax_jacobian
 from .toy_tasks import ToyBatch, make_batch, token_labels
 from .training import TrainHistory, evaluate, sequence_accuracy, train_seq2seq
-from .transformer import (DecoderBlock, EncoderBlock, FeedForward, batch_norm_tokens,
-                          layer_norm, norm_context_dependence)
-
+from .transformer import (
+    DecoderBlock,
+    EncoderBlock,
+    FeedForward,
+    batch_norm_tokens,
+    layer_norm,
+    norm_context_dependence,
+)
 
 __version__ = "0.1.0"

@@ -25,8 +25,9 @@ __all__ = [
 ]
 
 
-def check_tensor(name: str, x, *, ndim_min: int | None = None, ndim: int | None = None,
-                 floating: bool = True) -> torch.Tensor:
+def check_tensor(
+    name: str, x, *, ndim_min: int | None = None, ndim: int | None = None, floating: bool = True
+) -> torch.Tensor:
     """Check that ``x`` is a tensor (floating point unless ``floating=False``) of enough dims."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
@@ -72,8 +73,15 @@ def check_same_dtype(**tensors: torch.Tensor | None) -> None:
             )
 
 
-def check_last_dim_match(name_a: str, a: torch.Tensor, name_b: str, b: torch.Tensor,
-                         what: str, dim_a: int = -1, dim_b: int = -1) -> None:
+def check_last_dim_match(
+    name_a: str,
+    a: torch.Tensor,
+    name_b: str,
+    b: torch.Tensor,
+    what: str,
+    dim_a: int = -1,
+    dim_b: int = -1,
+) -> None:
     """Check ``a.shape[dim_a] == b.shape[dim_b]``; the message calls that size ``what``."""
     if a.shape[dim_a] != b.shape[dim_b]:
         raise ValueError(
@@ -82,8 +90,12 @@ def check_last_dim_match(name_a: str, a: torch.Tensor, name_b: str, b: torch.Ten
         )
 
 
-def check_mask(name: str, mask, target_shape: torch.Size | tuple, device: torch.device,
-               ) -> torch.Tensor:
+def check_mask(
+    name: str,
+    mask,
+    target_shape: torch.Size | tuple,
+    device: torch.device,
+) -> torch.Tensor:
     """Check a boolean or float mask that must broadcast to ``target_shape`` ``(..., L, S)``."""
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor or None, got {type(mask).__name__}")
@@ -107,8 +119,9 @@ def check_mask(name: str, mask, target_shape: torch.Size | tuple, device: torch.
     return mask
 
 
-def check_valid_lens(valid_lens, batch_shape: tuple, num_queries: int, num_keys: int,
-                     device: torch.device) -> torch.Tensor:
+def check_valid_lens(
+    valid_lens, batch_shape: tuple, num_queries: int, num_keys: int, device: torch.device
+) -> torch.Tensor:
     """Check ``valid_lens``: integers in [0, S], shape ``(B,)`` or ``(B, L)`` matching the batch."""
     if not isinstance(valid_lens, torch.Tensor):
         raise TypeError(f"valid_lens must be a torch.Tensor, got {type(valid_lens).__name__}")
@@ -204,5 +217,7 @@ def check_has_keys(name: str, x: torch.Tensor, dim: int = -2, **others: torch.Te
     """
     if x.shape[dim] == 0:
         shapes = ", ".join(f"{n} {tuple(t.shape)}" for n, t in {name: x, **others}.items())
-        raise ValueError(f"attention needs at least one key, but {name} has S = 0 keys along "
-                         f"dim {dim} ({shapes})")
+        raise ValueError(
+            f"attention needs at least one key, but {name} has S = 0 keys along "
+            f"dim {dim} ({shapes})"
+        )

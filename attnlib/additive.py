@@ -5,8 +5,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import (check_has_keys, check_last_dim_match, check_positive_int,
-                      check_probability, check_same_device, check_tensor)
+from ._checks import (
+    check_has_keys,
+    check_last_dim_match,
+    check_positive_int,
+    check_probability,
+    check_same_device,
+    check_tensor,
+)
 from .softmax import masked_softmax
 
 __all__ = ["AdditiveAttention"]
@@ -45,8 +51,7 @@ class AdditiveAttention(nn.Module):
             )
         if key.shape[-1] != self.d_k:
             raise ValueError(
-                f"key has width {key.shape[-1]} but d_k={self.d_k} "
-                f"(key shape {tuple(key.shape)})"
+                f"key has width {key.shape[-1]} but d_k={self.d_k} (key shape {tuple(key.shape)})"
             )
 
     def features(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
@@ -60,9 +65,15 @@ class AdditiveAttention(nn.Module):
         """e_ij = vᵀ tanh(W_q q_i + W_k k_j): ``(B, L, S)``."""
         return self.w_v(self.features(query, key)).squeeze(-1)  # (B, L, S)
 
-    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                attn_mask: torch.Tensor | None = None, *,
-                valid_lens: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        attn_mask: torch.Tensor | None = None,
+        *,
+        valid_lens: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Attend from the queries to the keys and pool the values.
 
         Args:

@@ -7,8 +7,15 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ._checks import (check_has_keys, check_last_dim_match, check_mask, check_same_device,
-                      check_same_dtype, check_scale, check_tensor)
+from ._checks import (
+    check_has_keys,
+    check_last_dim_match,
+    check_mask,
+    check_same_device,
+    check_same_dtype,
+    check_scale,
+    check_tensor,
+)
 from .masks import causal_mask
 from .softmax import masked_softmax
 
@@ -34,11 +41,17 @@ def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
         ) from None
 
 
-def dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                          attn_mask: torch.Tensor | None = None, *,
-                          valid_lens: torch.Tensor | None = None, is_causal: bool = False,
-                          scale: float | None = None, dropout_p: float = 0.0,
-                          ) -> tuple[torch.Tensor, torch.Tensor]:
+def dot_product_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    *,
+    valid_lens: torch.Tensor | None = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+    dropout_p: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(q kᵀ · scale + mask) v, returning the output and the weights.
 
     Args:

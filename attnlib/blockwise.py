@@ -26,8 +26,13 @@ from ._checks import check_mask, check_positive_int, check_scale, check_valid_le
 from .attention import check_qkv
 from .softmax import valid_lens_mask
 
-__all__ = ["BlockwiseStep", "OnlineSoftmaxTrace", "blockwise_attention",
-           "blockwise_attention_steps", "online_softmax_trace"]
+__all__ = [
+    "BlockwiseStep",
+    "OnlineSoftmaxTrace",
+    "blockwise_attention",
+    "blockwise_attention_steps",
+    "online_softmax_trace",
+]
 
 _QUERY_TILE = 256  # query rows per tile in blockwise_attention (8 heads x 256 x 128 fits L2)
 
@@ -55,8 +60,11 @@ class BlockwiseStep:
     def output(self) -> torch.Tensor:
         """``(..., L, Dv)`` attention output over the keys seen so far (0 where none visible)."""
         denom = self.running_sum.unsqueeze(-1)  # (..., L, 1)
-        return torch.where(denom > 0, self.numerator / denom.clamp_min(torch.finfo(
-            denom.dtype).tiny), torch.zeros_like(self.numerator))
+        return torch.where(
+            denom > 0,
+            self.numerator / denom.clamp_min(torch.finfo(denom.dtype).tiny),
+            torch.zeros_like(self.numerator),
+        )
 
 
 def _prepare(q, k, v, block_size, attn_mask, valid_lens, scale):
@@ -66,7 +74,9 @@ def _prepare(q, k, v, block_size, attn_mask, valid_lens, scale):
     check_scale(scale)
     num_queries, num_keys = q.shape[-2], k.shape[-2]
     if num_keys == 0:
-        raise ValueError(f"k and v must hold at least one key, got S = 0 (k shape {tuple(k.shape)})")
+        raise ValueError(
+            f"k and v must hold at least one key, got S = 0 (k shape {tuple(k.shape)})"
+        )
     lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     shape = (*lead, num_queries, num_keys)
     if attn_mask is not None:
@@ -83,8 +93,9 @@ def _prepare(q, k, v, block_size, attn_mask, valid_lens, scale):
     return (1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)), attn_mask
 
 
-def _online_blocks(q, k, v, *, block_size, is_causal, attn_mask, scale,
-                   query_offset=0) -> Iterator[BlockwiseStep]:
+def _online_blocks(
+    q, k, v, *, block_size, is_causal, attn_mask, scale, query_offset=0
+) -> Iterator[BlockwiseStep]:
     """The online softmax of queries ``q`` (rows ``query_offset ..``) over key blocks.
 
     ``scale`` is already a number and the inputs are checked. Written out of place, as in the
@@ -126,11 +137,17 @@ def _online_blocks(q, k, v, *, block_size, is_causal, attn_mask, scale,
         yield BlockwiseStep(block, start, stop, m, l, acc)
 
 
-def blockwise_attention_steps(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                              attn_mask: torch.Tensor | None = None, *,
-                              valid_lens: torch.Tensor | None = None, is_causal: bool = False,
-                              scale: float | None = None,
-                              block_size: int = 128) -> Iterator[BlockwiseStep]:
+def blockwise_attention_steps(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    *,
+    valid_lens: torch.Tensor | None = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+    block_size: int = 128,
+) -> Iterator[BlockwiseStep]:
     """Run blockwise attention one key block at a time, yielding the online-softmax state.
 
     Use it to watch the running maximum and running sum of every query change block by block;
@@ -143,8 +160,9 @@ def blockwise_attention_steps(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         modified by later steps, so steps can be collected in a list.
     """
     scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, scale)
-    yield from _online_blocks(q, k, v, block_size=block_size, is_causal=is_causal,
-                              attn_mask=attn_mask, scale=scale)
+    yield from _online_blocks(
+        q, k, v, block_size=block_size, is_causal=is_causal, attn_mask=attn_mask, scale=scale
+    )
 
 
 @dataclass(frozen=True)
@@ -157,8 +175,9 @@ class OnlineSoftmaxTrace:
     output: torch.Tensor  # (..., L, Dv) the output after the last block
 
 
-def online_softmax_trace(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
-                         block_size: int, is_causal: bool = False) -> OnlineSoftmaxTrace:
+def online_softmax_trace(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, block_size: int, is_causal: bool = False
+) -> OnlineSoftmaxTrace:
     """The online-softmax state of :func:`blockwise_attention_steps` after every block, stacked.
 
     Args:
@@ -178,10 +197,17 @@ def online_softmax_trace(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
     )
 
 
-def blockwise_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                        attn_mask: torch.Tensor | None = None, *,
-                        valid_lens: torch.Tensor | None = None, is_causal: bool = False,
-                        scale: float | None = None, block_size: int = 128) -> torch.Tensor:
+def blockwise_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    *,
+    valid_lens: torch.Tensor | None = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+    block_size: int = 128,
+) -> torch.Tensor:
     """softmax(q kᵀ · scale + mask) v computed over key blocks with an online softmax.
 
     Gives the same output as full attention (:func:`attnlib.dot_product_attention`, with the
@@ -220,9 +246,16 @@ def blockwise_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                 mask = mask[..., rows, :]
             mask = mask[..., :key_stop]
         last = None
-        for last in _online_blocks(q[..., rows, :], k[..., :key_stop, :], v[..., :key_stop, :],
-                                   block_size=block_size, is_causal=is_causal, attn_mask=mask,
-                                   scale=scale, query_offset=row):
+        for last in _online_blocks(  # noqa: B007  (only the last state is kept)
+            q[..., rows, :],
+            k[..., :key_stop, :],
+            v[..., :key_stop, :],
+            block_size=block_size,
+            is_causal=is_causal,
+            attn_mask=mask,
+            scale=scale,
+            query_offset=row,
+        ):
             pass
         if last is not None:
             out[..., rows, :] = last.output.to(q.dtype)

@@ -63,17 +63,25 @@ def complexity_table() -> list[dict[str, str]]:
         Rows ``{"layer", "compute", "sequential_steps", "longest_path"}``.
     """
     return [
-        {"layer": "CNN", "compute": "O(k·n·d²)", "sequential_steps": "O(1)",
-         "longest_path": "O(n/k)"},
-        {"layer": "RNN", "compute": "O(n·d²)", "sequential_steps": "O(n)",
-         "longest_path": "O(n)"},
-        {"layer": "self-attention", "compute": "O(n²·d)", "sequential_steps": "O(1)",
-         "longest_path": "O(1)"},
+        {
+            "layer": "CNN",
+            "compute": "O(k·n·d²)",
+            "sequential_steps": "O(1)",
+            "longest_path": "O(n/k)",
+        },
+        {"layer": "RNN", "compute": "O(n·d²)", "sequential_steps": "O(n)", "longest_path": "O(n)"},
+        {
+            "layer": "self-attention",
+            "compute": "O(n²·d)",
+            "sequential_steps": "O(1)",
+            "longest_path": "O(1)",
+        },
     ]
 
 
 # ---------------------------------------------------------------------------------------------
 # The arithmetic: bytes and multiply-adds from the formulas, and the growth rate of a cost.
+
 
 def score_bytes(num_queries: int, num_keys: int, *, dtype: torch.dtype = torch.float32) -> int:
     """Bytes of one ``(num_queries, num_keys)`` block of attention scores in ``dtype``.
@@ -118,12 +126,21 @@ class TheoreticalCosts:
 
     @property
     def memory(self) -> dict[str, np.ndarray]:  # {curve: bytes of the largest array}
-        return {"self-attention": self.attention_bytes, "blockwise attention": self.blockwise_bytes,
-                "RNN / CNN output": self.output_bytes}
+        return {
+            "self-attention": self.attention_bytes,
+            "blockwise attention": self.blockwise_bytes,
+            "RNN / CNN output": self.output_bytes,
+        }
 
 
-def theoretical_costs(ns: Sequence[int], *, d_model: int = 512, kernel_size: int = 3,
-                      block_size: int = 128, bytes_per_number: int = 4) -> TheoreticalCosts:
+def theoretical_costs(
+    ns: Sequence[int],
+    *,
+    d_model: int = 512,
+    kernel_size: int = 3,
+    block_size: int = 128,
+    bytes_per_number: int = 4,
+) -> TheoreticalCosts:
     """Multiply-adds and largest-array bytes of one layer at each n (see :class:`TheoreticalCosts`).
 
     Args:
@@ -133,18 +150,27 @@ def theoretical_costs(ns: Sequence[int], *, d_model: int = 512, kernel_size: int
         block_size: keys per block for blockwise attention.
         bytes_per_number: 4 for float32.
     """
-    for name, value in (("d_model", d_model), ("kernel_size", kernel_size),
-                        ("block_size", block_size), ("bytes_per_number", bytes_per_number)):
+    for name, value in (
+        ("d_model", d_model),
+        ("kernel_size", kernel_size),
+        ("block_size", block_size),
+        ("bytes_per_number", bytes_per_number),
+    ):
         check_positive_int(name, value)
     n = np.asarray(ns, dtype=np.float64).reshape(-1)
     if n.size == 0 or (n < 1).any():
         raise ValueError(f"ns must hold sequence lengths >= 1, got {n.tolist()}")
     d, k, size = float(d_model), float(kernel_size), float(bytes_per_number)
     n.setflags(write=False)
-    return TheoreticalCosts(ns=n, cnn_macs=k * n * d**2, rnn_macs=n * d**2, attention_macs=n**2 * d,
-                            attention_bytes=n**2 * size,
-                            blockwise_bytes=n * np.minimum(block_size, n) * size,
-                            output_bytes=n * d * size)
+    return TheoreticalCosts(
+        ns=n,
+        cnn_macs=k * n * d**2,
+        rnn_macs=n * d**2,
+        attention_macs=n**2 * d,
+        attention_bytes=n**2 * size,
+        blockwise_bytes=n * np.minimum(block_size, n) * size,
+        output_bytes=n * d * size,
+    )
 
 
 def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
@@ -174,6 +200,7 @@ def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:
 # ---------------------------------------------------------------------------------------------
 # Exact memory: the bytes of the tensors a call creates.
 
+
 class TensorBytes(TorchDispatchMode):
     """Counts the storage bytes of the tensors ATen operations create while it is active.
 
@@ -198,8 +225,11 @@ class TensorBytes(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        inputs = {id(t.untyped_storage()) for t in tree_flatten((args, kwargs))[0]
-                  if isinstance(t, torch.Tensor) and t.layout == torch.strided}
+        inputs = {
+            id(t.untyped_storage())
+            for t in tree_flatten((args, kwargs))[0]
+            if isinstance(t, torch.Tensor) and t.layout == torch.strided
+        }
         for t in tree_flatten(out)[0]:
             if not isinstance(t, torch.Tensor) or t.layout != torch.strided or t.is_meta:
                 continue
@@ -262,6 +292,7 @@ def cuda_peak_bytes(fn: Callable[[], object], *, device: torch.device | str = "c
 # ---------------------------------------------------------------------------------------------
 # Time, and the three layers measured side by side.
 
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -269,8 +300,13 @@ def _sync(device: torch.device) -> None:
         torch.mps.synchronize()
 
 
-def median_time(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1,
-                device: torch.device | str = "cpu") -> float:
+def median_time(
+    fn: Callable[[], object],
+    *,
+    repeats: int = 5,
+    warmup: int = 1,
+    device: torch.device | str = "cpu",
+) -> float:
     """Median wall-clock seconds of ``fn()`` over ``repeats`` (>= 1) runs after ``warmup`` (>= 0)
     untimed runs; an accelerator ``device`` is synchronised before and after each run."""
     check_positive_int("repeats", repeats)
@@ -289,8 +325,9 @@ def median_time(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1,
     return statistics.median(times)
 
 
-def written_out_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                          scale: float | None = None) -> torch.Tensor:
+def written_out_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float | None = None
+) -> torch.Tensor:
     """``softmax(q kᵀ · scale) v`` exactly as written: the full ``(..., L, S)`` matrix exists.
 
     Args:
@@ -344,9 +381,16 @@ def _fill(module: nn.Module) -> nn.Module:
     return module
 
 
-def layer_costs(ns: Sequence[int], *, d_model: int = 64, kernel_size: int = 3,
-                batch_size: int = 1, device: torch.device | str = "cpu",
-                dtype: torch.dtype = torch.float32, repeats: int = 3) -> list[CostRow]:
+def layer_costs(
+    ns: Sequence[int],
+    *,
+    d_model: int = 64,
+    kernel_size: int = 3,
+    batch_size: int = 1,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float32,
+    repeats: int = 3,
+) -> list[CostRow]:
     """Time one self-attention, ``nn.RNN`` and ``nn.Conv1d`` layer's forward as n grows, and count its memory (C41).
 
     Self-attention is single-head written-out attention of the sequence with itself
@@ -386,13 +430,24 @@ def layer_costs(ns: Sequence[int], *, d_model: int = 64, kernel_size: int = 3,
             x = _deterministic((batch_size, n, d_model), device, dtype)  # (B, n, d)
             xt = x.transpose(1, 2).contiguous()  # (B, d, n) as Conv1d wants
             cases = [
-                ("self-attention", lambda: written_out_attention(x, x, x),
-                 batch_size * n * n * size, 2 * 2 * batch_size * n * n * d_model),
-                ("RNN", lambda: rnn(x)[0],
-                 batch_size * n * d_model * size, 2 * 2 * batch_size * n * d_model * d_model),
-                ("CNN", lambda: cnn(xt),
-                 batch_size * n * d_model * size,
-                 2 * kernel_size * batch_size * n * d_model * d_model),
+                (
+                    "self-attention",
+                    lambda: written_out_attention(x, x, x),
+                    batch_size * n * n * size,
+                    2 * 2 * batch_size * n * n * d_model,
+                ),
+                (
+                    "RNN",
+                    lambda: rnn(x)[0],
+                    batch_size * n * d_model * size,
+                    2 * 2 * batch_size * n * d_model * d_model,
+                ),
+                (
+                    "CNN",
+                    lambda: cnn(xt),
+                    batch_size * n * d_model * size,
+                    2 * kernel_size * batch_size * n * d_model * d_model,
+                ),
             ]
             for name, fn, largest, flops in cases:
                 seconds = median_time(fn, repeats=repeats, warmup=1, device=device)

@@ -47,8 +47,9 @@ class DecodingTrace:
 
 
 @torch.no_grad()
-def trace_greedy_decoding(model: Seq2SeqTransformer, src: torch.Tensor, *,
-                          max_len: int | None = None) -> DecodingTrace:
+def trace_greedy_decoding(
+    model: Seq2SeqTransformer, src: torch.Tensor, *, max_len: int | None = None
+) -> DecodingTrace:
     """Greedy-decode one source sequence and collect the decoder's attention at every step.
 
     Args:
@@ -64,8 +65,9 @@ def trace_greedy_decoding(model: Seq2SeqTransformer, src: torch.Tensor, *,
     check_tensor("src", src, ndim_min=1, floating=False)
     if src.dim() == 2:
         if src.shape[0] != 1:
-            raise ValueError(f"src must be one sequence (S,) or (1, S), got shape "
-                             f"{tuple(src.shape)}")
+            raise ValueError(
+                f"src must be one sequence (S,) or (1, S), got shape {tuple(src.shape)}"
+            )
         src = src[0]
     if src.dim() != 1 or src.shape[0] < 1:
         raise ValueError(f"src must be one non-empty sequence (S,), got shape {tuple(src.shape)}")
@@ -79,13 +81,19 @@ def trace_greedy_decoding(model: Seq2SeqTransformer, src: torch.Tensor, *,
     with eval_mode(model):
         out = model(batch, tgt_in)  # per layer (1, H, T, T) and (1, H, T, S) weights
     self_ws, cross_ws = out.decoder_self_weights, out.cross_weights
-    return DecodingTrace(src=src.clone(), tgt_in=tgt_in[0], tokens=tokens[0],
-                         self_weights=[w[0] for w in self_ws],
-                         cross_weights=[w[0] for w in cross_ws])
+    return DecodingTrace(
+        src=src.clone(),
+        tgt_in=tgt_in[0],
+        tokens=tokens[0],
+        self_weights=[w[0] for w in self_ws],
+        cross_weights=[w[0] for w in cross_ws],
+    )
 
 
-def anti_diagonal_mass(weights: torch.Tensor, src_valid_lens: torch.Tensor | None = None,
-                       ) -> float:
+def anti_diagonal_mass(
+    weights: torch.Tensor,
+    src_valid_lens: torch.Tensor | None = None,
+) -> float:
     """Average cross-attention weight that output t puts on source position ``n - 1 - t``.
 
     For reversal, output token t is the source token ``n - 1 - t`` (n the source length), so
@@ -109,12 +117,14 @@ def anti_diagonal_mass(weights: torch.Tensor, src_valid_lens: torch.Tensor | Non
         src_valid_lens = torch.full((batch,), num_keys, dtype=torch.long, device=weights.device)
     check_tensor("src_valid_lens", src_valid_lens, ndim=1, floating=False)
     if src_valid_lens.shape[0] != batch:
-        raise ValueError(f"src_valid_lens has {src_valid_lens.shape[0]} rows but weights has "
-                         f"batch {batch}")
+        raise ValueError(
+            f"src_valid_lens has {src_valid_lens.shape[0]} rows but weights has batch {batch}"
+        )
     lens = src_valid_lens.to(weights.device).long()
     if int(lens.min()) < 1 or int(lens.max()) > min(num_keys, num_rows):
-        raise ValueError(f"src_valid_lens must be in [1, {min(num_keys, num_rows)}], got "
-                         f"{lens.tolist()}")
+        raise ValueError(
+            f"src_valid_lens must be in [1, {min(num_keys, num_rows)}], got {lens.tolist()}"
+        )
     t = torch.arange(num_rows, device=weights.device)  # (T,)
     target = (lens.unsqueeze(1) - 1 - t).clamp(min=0)  # (B, T)
     picked = weights.gather(2, target.unsqueeze(-1)).squeeze(-1)  # (B, T)

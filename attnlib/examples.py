@@ -21,16 +21,26 @@ from .toy_tasks import NUM_SPECIAL, TASKS
 
 __all__ = [
     # 2-D queries, keys and values (notebook 01, the query explorer)
-    "DEFAULT_KEYS", "DEFAULT_VALUES",
+    "DEFAULT_KEYS",
+    "DEFAULT_VALUES",
     # softmax rows (notebook 03, the Jacobian explorer)
     "DEFAULT_LOGITS",
     # a sentence and its projections (notebook 06, the heads explorer)
-    "DEFAULT_TOKENS", "DemoProjections", "demo_projections", "sentence_embeddings",
+    "DEFAULT_TOKENS",
+    "DemoProjections",
+    "demo_projections",
+    "sentence_embeddings",
     # a padded batch (notebook 05, the masking explorer)
-    "DEFAULT_VALID_LENS", "demo_batch",
+    "DEFAULT_VALID_LENS",
+    "demo_batch",
     # the toy encoder-decoder of notebook 08: its settings, weights and demo source
-    "DEFAULT_SOURCE", "Seq2SeqConfig", "TrainConfig", "REVERSAL_WEIGHTS", "reversal_weights_file",
-    "trained_reversal_model", "untrained_reversal_model",
+    "DEFAULT_SOURCE",
+    "Seq2SeqConfig",
+    "TrainConfig",
+    "REVERSAL_WEIGHTS",
+    "reversal_weights_file",
+    "trained_reversal_model",
+    "untrained_reversal_model",
 ]
 
 
@@ -54,8 +64,13 @@ DEFAULT_LOGITS = (2.0, 1.0, 0.2, -0.6, -1.5)
 DEFAULT_TOKENS = ("the", "cat", "sat", "on", "the", "mat")
 
 
-def sentence_embeddings(tokens, d_model: int, *, generator: torch.Generator | None = None,
-                        dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def sentence_embeddings(
+    tokens,
+    d_model: int,
+    *,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
     """Random embeddings for a list of tokens; equal tokens get equal vectors.
 
     Args:
@@ -89,8 +104,9 @@ class DemoProjections:
     w_v: torch.Tensor  # (D, D)
 
 
-def demo_projections(tokens=DEFAULT_TOKENS, *, d_model: int = 16, score_gain: float = 2.0,
-                     seed: int = 0) -> DemoProjections:
+def demo_projections(
+    tokens=DEFAULT_TOKENS, *, d_model: int = 16, score_gain: float = 2.0, seed: int = 0
+) -> DemoProjections:
     """The heads explorer's input and projections, from a private seeded generator.
 
     Args:
@@ -174,12 +190,21 @@ class Seq2SeqConfig:
     norm_first: bool = False
 
     def __post_init__(self):
-        for name in ("vocab_size", "d_model", "num_heads", "d_ff", "num_encoder_layers",
-                     "num_decoder_layers", "max_positions"):
+        for name in (
+            "vocab_size",
+            "d_model",
+            "num_heads",
+            "d_ff",
+            "num_encoder_layers",
+            "num_decoder_layers",
+            "max_positions",
+        ):
             check_positive_int(name, getattr(self, name))
         if self.vocab_size < NUM_SPECIAL + 2:
-            raise ValueError(f"vocab_size must be >= {NUM_SPECIAL + 2} (PAD, BOS, EOS and two "
-                             f"symbols), got {self.vocab_size}")
+            raise ValueError(
+                f"vocab_size must be >= {NUM_SPECIAL + 2} (PAD, BOS, EOS and two "
+                f"symbols), got {self.vocab_size}"
+            )
         if self.d_model % self.num_heads:
             raise ValueError(f"num_heads={self.num_heads} must divide d_model={self.d_model}")
         if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)):

@@ -12,9 +12,15 @@ from .attention import check_qkv
 __all__ = ["attention_backward"]
 
 
-def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, weights: torch.Tensor,
-                       grad_out: torch.Tensor, *, scale: float | None = None,
-                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def attention_backward(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    weights: torch.Tensor,
+    grad_out: torch.Tensor,
+    *,
+    scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Gradients of L through O = softmax(Z) V with Z = q kᵀ · scale, given G = dL/dO.
 
     dL/dV = Aᵀ G,  dL/dA = G Vᵀ,  H = dL/dZ = A ⊙ (dL/dA − rowsum(dL/dA ⊙ A)),

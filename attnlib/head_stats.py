@@ -51,8 +51,10 @@ def stack_attentions(attentions) -> torch.Tensor:
             check_tensor(f"attentions[{i}]", t, ndim=4)
         a = torch.stack(tuple(attentions))
     else:
-        raise TypeError("attentions must be a non-empty tuple of (B, H, L, L) tensors or one "
-                        f"(layers, B, H, L, L) tensor, got {type(attentions).__name__}")
+        raise TypeError(
+            "attentions must be a non-empty tuple of (B, H, L, L) tensors or one "
+            f"(layers, B, H, L, L) tensor, got {type(attentions).__name__}"
+        )
     check_tensor("attentions", a, ndim=5)
     if a.shape[-1] != a.shape[-2]:
         raise ValueError(f"self-attention weights must be square (L, L), got {tuple(a.shape)}")
@@ -61,8 +63,11 @@ def stack_attentions(attentions) -> torch.Tensor:
 
 def real_token_mask(valid_lens: torch.Tensor, length: int) -> torch.Tensor:
     """``(B, L)`` boolean, True at the real tokens ``i < valid_lens[b]``."""
-    if not isinstance(valid_lens, torch.Tensor) or valid_lens.dim() != 1 \
-            or valid_lens.is_floating_point():
+    if (
+        not isinstance(valid_lens, torch.Tensor)
+        or valid_lens.dim() != 1
+        or valid_lens.is_floating_point()
+    ):
         raise TypeError("valid_lens must be an integer tensor of shape (B,)")
     if valid_lens.numel() and (int(valid_lens.min()) < 1 or int(valid_lens.max()) > length):
         raise ValueError(f"valid_lens must lie in [1, L={length}], got {valid_lens.tolist()}")
@@ -72,8 +77,9 @@ def real_token_mask(valid_lens: torch.Tensor, length: int) -> torch.Tensor:
 def _checked(attentions, valid_lens) -> tuple[torch.Tensor, torch.Tensor]:
     a = stack_attentions(attentions)
     if valid_lens.shape[0] != a.shape[1]:
-        raise ValueError(f"valid_lens has {valid_lens.shape[0]} rows but the batch has "
-                         f"{a.shape[1]} sequences")
+        raise ValueError(
+            f"valid_lens has {valid_lens.shape[0]} rows but the batch has {a.shape[1]} sequences"
+        )
     return a, real_token_mask(valid_lens.to(a.device), a.shape[-1])
 
 
@@ -88,8 +94,9 @@ def is_punctuation(token: str) -> bool:
     return bool(token) and all(unicodedata.category(c).startswith("P") for c in token)
 
 
-def token_masks(tokens: list[list[str]], length: int, *,
-                device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
+def token_masks(
+    tokens: list[list[str]], length: int, *, device: torch.device | str | None = None
+) -> dict[str, torch.Tensor]:
     """Boolean ``(B, L)`` masks of the keys that are ``[CLS]``, ``[SEP]`` or punctuation.
 
     Args:
@@ -100,8 +107,11 @@ def token_masks(tokens: list[list[str]], length: int, *,
     Returns:
         ``{"[CLS]": ..., "[SEP]": ..., "punctuation": ...}``; padding is False everywhere.
     """
-    tests = {"[CLS]": lambda t: t == "[CLS]", "[SEP]": lambda t: t == "[SEP]",
-             "punctuation": is_punctuation}
+    tests = {
+        "[CLS]": lambda t: t == "[CLS]",
+        "[SEP]": lambda t: t == "[SEP]",
+        "punctuation": is_punctuation,
+    }
     masks = {}
     for name, test in tests.items():
         rows = [[test(t) for t in seq] + [False] * (length - len(seq)) for seq in tokens]
@@ -122,8 +132,10 @@ def key_share(attentions, valid_lens: torch.Tensor, keys: torch.Tensor) -> torch
     """Mean weight each head puts on the keys where ``keys`` (``(B, L)`` bool) is True: ``(layers, H)``."""
     a, real = _checked(attentions, valid_lens)
     if keys.dtype != torch.bool or tuple(keys.shape) != tuple(real.shape):
-        raise ValueError(f"keys must be a boolean (B, L) = {tuple(real.shape)} mask, got "
-                         f"{keys.dtype} {tuple(keys.shape)}")
+        raise ValueError(
+            f"keys must be a boolean (B, L) = {tuple(real.shape)} mask, got "
+            f"{keys.dtype} {tuple(keys.shape)}"
+        )
     share = (a * keys.to(a.device, a.dtype)[None, :, None, None, :]).sum(-1)  # (layers, B, H, L)
     return _mean_over_queries(share, real)
 
@@ -147,8 +159,9 @@ def offset_share(attentions, valid_lens: torch.Tensor, offset: int) -> torch.Ten
     return _mean_over_queries(diag, ok)
 
 
-def find_offset_heads(attentions, valid_lens: torch.Tensor, offset: int, *,
-                      threshold: float = 0.5) -> list[tuple[int, int, float]]:
+def find_offset_heads(
+    attentions, valid_lens: torch.Tensor, offset: int, *, threshold: float = 0.5
+) -> list[tuple[int, int, float]]:
     """The heads whose mean weight on key ``i + offset`` is at least ``threshold``.
 
     Returns:
@@ -212,8 +225,9 @@ def qk_variance(encoder, ids: torch.Tensor, valid_lens: torch.Tensor) -> QKVaria
             scores = (q @ k.transpose(-2, -1)).transpose(0, 1)  # (H, B, L, L), unscaled
             measured.append(scores[:, pairs].var(dim=1) / attn.head_dim)  # (H,)
             qs, ks = q.transpose(0, 1)[:, real], k.transpose(0, 1)[:, real]  # (H, N, Dh)
-            terms = (qs.pow(2).mean(1) * ks.pow(2).mean(1)
-                     - qs.mean(1).pow(2) * ks.mean(1).pow(2))  # (H, Dh)
+            terms = qs.pow(2).mean(1) * ks.pow(2).mean(1) - qs.mean(1).pow(2) * ks.mean(1).pow(
+                2
+            )  # (H, Dh)
             independent.append(terms.sum(1) / attn.head_dim)  # (H,)
     return QKVariance(torch.stack(measured), torch.stack(independent))
 

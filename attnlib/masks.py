@@ -39,8 +39,9 @@ def padding_mask(valid_lens: torch.Tensor, num_keys: int) -> torch.Tensor:
     return positions < valid_lens.unsqueeze(-1)  # (B, S) or (B, L, S)
 
 
-def causal_mask(num_queries: int, num_keys: int | None = None, *,
-                device: torch.device | str | None = None) -> torch.Tensor:
+def causal_mask(
+    num_queries: int, num_keys: int | None = None, *, device: torch.device | str | None = None
+) -> torch.Tensor:
     """Mask that lets query i see keys j <= i only (no peeking at the future).
 
     Aligned at the top-left like ``F.scaled_dot_product_attention(is_causal=True)``.

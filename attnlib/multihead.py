@@ -113,14 +113,18 @@ class MultiHeadAttention(nn.Module):
                 f"value {tuple(value.shape)}"
             )
         if query.shape[0] != key.shape[0]:
-            raise ValueError(
-                f"query has batch size {query.shape[0]} but key has {key.shape[0]}"
-            )
+            raise ValueError(f"query has batch size {query.shape[0]} but key has {key.shape[0]}")
 
-    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                attn_mask: torch.Tensor | None = None, *,
-                valid_lens: torch.Tensor | None = None, is_causal: bool = False,
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        attn_mask: torch.Tensor | None = None,
+        *,
+        valid_lens: torch.Tensor | None = None,
+        is_causal: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Attend from ``query`` to ``key``/``value`` with H heads.
 
         Args:
@@ -143,13 +147,18 @@ class MultiHeadAttention(nn.Module):
         k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dh)
         v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dh)
         heads, weights = dot_product_attention(
-            q, k, v, attn_mask, valid_lens=valid_lens, is_causal=is_causal,
+            q,
+            k,
+            v,
+            attn_mask,
+            valid_lens=valid_lens,
+            is_causal=is_causal,
             dropout_p=self.dropout if self.training else 0.0,
         )  # (B, H, L, Dh), (B, H, L, S)
         return self.w_o(merge_heads(heads)), weights  # (B, L, D), (B, H, L, S)
 
     @classmethod
-    def from_torch(cls, m: nn.MultiheadAttention) -> "MultiHeadAttention":
+    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy an ``nn.MultiheadAttention(batch_first=True)`` so both give the same outputs.
 
         torch packs W_Q, W_K, W_V into ``in_proj_weight`` ``(3D, D)``; we split it. Note that
@@ -181,17 +190,20 @@ class MultiHeadAttention(nn.Module):
         d = m.embed_dim
         with torch.no_grad():
             for i, lin in enumerate((new.w_q, new.w_k, new.w_v)):
-                lin.weight.copy_(weight[i * d:(i + 1) * d])
+                lin.weight.copy_(weight[i * d : (i + 1) * d])
                 if bias:
-                    lin.bias.copy_(m.in_proj_bias[i * d:(i + 1) * d])
+                    lin.bias.copy_(m.in_proj_bias[i * d : (i + 1) * d])
             new.w_o.weight.copy_(m.out_proj.weight)
             if bias:
                 new.w_o.bias.copy_(m.out_proj.bias)
         return new.train(m.training)
 
 
-def head_projection(linear: nn.Linear, head: int, num_heads: int,
-                    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+def head_projection(
+    linear: nn.Linear,
+    head: int,
+    num_heads: int,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Head r's own projection cut out of a full ``(D, D)`` projection.
 
     Args:
@@ -214,9 +226,13 @@ def head_projection(linear: nn.Linear, head: int, num_heads: int,
     return linear.weight[rows], bias
 
 
-def multihead_by_separate_heads(mha: MultiHeadAttention, query: torch.Tensor, key: torch.Tensor,
-                                value: torch.Tensor, attn_mask: torch.Tensor | None = None,
-                                ) -> tuple[torch.Tensor, torch.Tensor]:
+def multihead_by_separate_heads(
+    mha: MultiHeadAttention,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Multi-head attention computed head by head with h separate small projections (C16).
 
     Each head r projects with its own ``(D, Dh)`` matrices, attends on its own, and the h
@@ -244,9 +260,13 @@ def multihead_by_separate_heads(mha: MultiHeadAttention, query: torch.Tensor, ke
     return mha.w_o(concat), torch.stack(weights, dim=1)  # (B, L, D), (B, H, L, S)
 
 
-def one_wide_head(mha: MultiHeadAttention, query: torch.Tensor, key: torch.Tensor,
-                  value: torch.Tensor, attn_mask: torch.Tensor | None = None,
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
+def one_wide_head(
+    mha: MultiHeadAttention,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The same projections used as ONE head of width D instead of H heads of width D/H (C17).
 
     Same parameter count, but each query gets a single row of weights (scale ``1/sqrt(D)``)
@@ -266,8 +286,12 @@ def one_wide_head(mha: MultiHeadAttention, query: torch.Tensor, key: torch.Tenso
     return mha.w_o(out), weights  # (B, L, D), (B, L, S)
 
 
-def head_weight_maps(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, num_heads: int,
-                     ) -> torch.Tensor:
+def head_weight_maps(
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    num_heads: int,
+) -> torch.Tensor:
     """Each head's self-attention weights when x W_Q and x W_K are cut into heads (C16, C17).
 
     Args:

@@ -84,9 +84,14 @@ def fill_value_in(fill: float, dtype: torch.dtype) -> float:
     return torch.tensor(float(fill), dtype=torch.float64).to(dtype).item()
 
 
-def fill_masked_softmax(scores: torch.Tensor, attn_mask: torch.Tensor | None = None, *,
-                        valid_lens: torch.Tensor | None = None, fill: float = -1e6,
-                        how: str = "replace") -> torch.Tensor:
+def fill_masked_softmax(
+    scores: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    *,
+    valid_lens: torch.Tensor | None = None,
+    fill: float = -1e6,
+    how: str = "replace",
+) -> torch.Tensor:
     """The common sentinel recipe: hide scores with a big negative ``fill``, then a plain softmax.
 
     Everything is computed in the scores' own dtype, as such code does, and ``fill`` is first
@@ -122,11 +127,13 @@ def fill_masked_softmax(scores: torch.Tensor, attn_mask: torch.Tensor | None = N
             raise TypeError(f"attn_mask must be boolean (True = may attend), got {attn_mask.dtype}")
         visible = visible & attn_mask
     if valid_lens is not None:
-        check_valid_lens(valid_lens, tuple(scores.shape[:-2]), scores.shape[-2], scores.shape[-1],
-                         scores.device)
+        check_valid_lens(
+            valid_lens, tuple(scores.shape[:-2]), scores.shape[-2], scores.shape[-1], scores.device
+        )
         visible = visible & valid_lens_mask(valid_lens, scores.shape)
-    sentinel = torch.tensor(float(fill), dtype=torch.float64).to(device=scores.device,
-                                                                  dtype=scores.dtype)
+    sentinel = torch.tensor(float(fill), dtype=torch.float64).to(
+        device=scores.device, dtype=scores.dtype
+    )
     if how == "replace":
         z = torch.where(visible, scores, sentinel)  # (..., L, S), a new tensor
     else:
@@ -148,7 +155,9 @@ def classify_row(weights: torch.Tensor, scores: torch.Tensor, *, atol: float = 1
     check_tensor("weights", weights, ndim=1)
     check_tensor("scores", scores, ndim=1)
     if weights.shape != scores.shape:
-        raise ValueError(f"weights has shape {tuple(weights.shape)} but scores has {tuple(scores.shape)}")
+        raise ValueError(
+            f"weights has shape {tuple(weights.shape)} but scores has {tuple(scores.shape)}"
+        )
     w = weights.detach().to(device="cpu", dtype=torch.float64)
     if torch.isnan(w).any():
         return "NaN"
@@ -174,8 +183,13 @@ class MaskedRowCase:
     verdict: str  # see classify_row
 
 
-def fully_masked_row_cases(scores=DEFAULT_ROW_SCORES, *, dtypes=("float32", "float16", "bfloat16"),
-                           recipes=None, device=None) -> list[MaskedRowCase]:
+def fully_masked_row_cases(
+    scores=DEFAULT_ROW_SCORES,
+    *,
+    dtypes=("float32", "float16", "bfloat16"),
+    recipes=None,
+    device=None,
+) -> list[MaskedRowCase]:
     """Apply each masking recipe to one row whose keys are all hidden, in each dtype (C12).
 
     Args:
@@ -209,9 +223,15 @@ def fully_masked_row_cases(scores=DEFAULT_ROW_SCORES, *, dtypes=("float32", "flo
                 f = sentinel_for(fill, dtype)
                 w, stored = fill_masked_softmax(z, hidden, fill=f, how=how), fill_value_in(f, dtype)
             w = w[0]
-            cases.append(MaskedRowCase(recipe, name, stored,
-                                       tuple(w.to(device="cpu", dtype=torch.float64).tolist()),
-                                       classify_row(w, row)))
+            cases.append(
+                MaskedRowCase(
+                    recipe,
+                    name,
+                    stored,
+                    tuple(w.to(device="cpu", dtype=torch.float64).tolist()),
+                    classify_row(w, row),
+                )
+            )
     return cases
 
 
@@ -239,9 +259,13 @@ def format_cases(cases: list[MaskedRowCase], *, what: str = "verdict") -> str:
             return c.verdict
         if what == "fill":
             return "-" if c.fill_stored is None else f"{c.fill_stored:g}"
-        return "[" + ", ".join("nan" if math.isnan(x) else f"{x + 0.0:.3f}" for x in c.weights) + "]"
+        return (
+            "[" + ", ".join("nan" if math.isnan(x) else f"{x + 0.0:.3f}" for x in c.weights) + "]"
+        )
 
-    rows = [["recipe", *dtypes]] + [[r, *(cell(by_key.get((r, d))) for d in dtypes)] for r in recipes]
+    rows = [["recipe", *dtypes]] + [
+        [r, *(cell(by_key.get((r, d))) for d in dtypes)] for r in recipes
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(text.ljust(w) for text, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -269,7 +293,9 @@ def recipe_softmax(scores: torch.Tensor, masks, recipe: str) -> torch.Tensor:
     """
     check_tensor("scores", scores, ndim_min=2)
     if not isinstance(recipe, str):
-        raise TypeError(f"recipe must be a str, one of {list(ROW_RECIPES)}, got {type(recipe).__name__}")
+        raise TypeError(
+            f"recipe must be a str, one of {list(ROW_RECIPES)}, got {type(recipe).__name__}"
+        )
     if recipe not in ROW_RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}; choose from {list(ROW_RECIPES)}")
     masks = list(masks)
@@ -284,8 +310,12 @@ def recipe_softmax(scores: torch.Tensor, masks, recipe: str) -> torch.Tensor:
     if how == "attnlib":
         return masked_softmax(scores, visible)
     if how == "replace":
-        return fill_masked_softmax(scores, visible, fill=sentinel_for(fill, scores.dtype), how="replace")
-    sentinel = torch.tensor(sentinel_for(fill, scores.dtype), dtype=torch.float64).to(scores.device, scores.dtype)
+        return fill_masked_softmax(
+            scores, visible, fill=sentinel_for(fill, scores.dtype), how="replace"
+        )
+    sentinel = torch.tensor(sentinel_for(fill, scores.dtype), dtype=torch.float64).to(
+        scores.device, scores.dtype
+    )
     zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
     z = scores
     for m in masks:

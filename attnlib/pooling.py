@@ -35,10 +35,15 @@ def toy_function(x: torch.Tensor) -> torch.Tensor:
     return 2 * torch.sin(x) + x.pow(0.8)
 
 
-def toy_regression_data(n_train: int = 40, *, x_max: float = 5.0, noise: float = 0.5,
-                        generator: torch.Generator | None = None,
-                        device: torch.device | str | None = None,
-                        dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+def toy_regression_data(
+    n_train: int = 40,
+    *,
+    x_max: float = 5.0,
+    noise: float = 0.5,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Noisy samples of :func:`toy_function` at sorted random points in ``[0, x_max)``.
 
     The numbers are drawn on the CPU (from ``generator``, or torch's global generator) and then
@@ -65,8 +70,9 @@ def toy_regression_data(n_train: int = 40, *, x_max: float = 5.0, noise: float =
     return x.to(device=device, dtype=dtype), y.to(device=device, dtype=dtype)
 
 
-def pooling_scores(q: torch.Tensor, k: torch.Tensor, score: str = "gaussian",
-                   bandwidth: float = 1.0) -> torch.Tensor:
+def pooling_scores(
+    q: torch.Tensor, k: torch.Tensor, score: str = "gaussian", bandwidth: float = 1.0
+) -> torch.Tensor:
     """Scores of scalar queries against scalar keys with a named score function.
 
     Each scalar is treated as a 1-D vector, so ``"dot"`` is ``x·x_i``, ``"cosine"`` is
@@ -103,9 +109,13 @@ def pooling_scores(q: torch.Tensor, k: torch.Tensor, score: str = "gaussian",
     return SCORE_FUNCTIONS[score](q, k) / h  # (L, S)
 
 
-def attention_pooling(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                      score: str = "gaussian", bandwidth: float = 1.0,
-                      ) -> tuple[torch.Tensor, torch.Tensor]:
+def attention_pooling(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    score: str = "gaussian",
+    bandwidth: float = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Pool the values with softmax weights of a named score: ``f(x) = Σ_i α(x, x_i) y_i``.
 
     With ``score="gaussian"`` this is :func:`attnlib.nadaraya_watson`.

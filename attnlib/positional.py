@@ -22,9 +22,13 @@ __all__ = [
 ]
 
 
-def sinusoidal_frequencies(d_model: int, *, base: float = 10000.0,
-                           device: torch.device | str | None = None,
-                           dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def sinusoidal_frequencies(
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
     """The angular frequencies w_i = 1 / base^(2i/D), one per (sin, cos) feature pair.
 
     Args:
@@ -41,9 +45,14 @@ def sinusoidal_frequencies(d_model: int, *, base: float = 10000.0,
     return (base ** (-two_i / d_model)).to(device=device, dtype=dtype)
 
 
-def sinusoidal_encoding(num_positions: int, d_model: int, *, base: float = 10000.0,
-                        device: torch.device | str | None = None,
-                        dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def sinusoidal_encoding(
+    num_positions: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
     """The sinusoidal position table of the original Transformer.
 
     Works for any number of positions: nothing is learned, so positions beyond a training
@@ -117,8 +126,9 @@ class PositionalEncoding(nn.Module):
         base: the wavelength base.
     """
 
-    def __init__(self, d_model: int, max_positions: int = 512, *, dropout: float = 0.0,
-                 base: float = 10000.0):
+    def __init__(
+        self, d_model: int, max_positions: int = 512, *, dropout: float = 0.0, base: float = 10000.0
+    ):
         super().__init__()
         check_positive_int("max_positions", max_positions)
         check_probability("dropout", dropout)
@@ -126,8 +136,9 @@ class PositionalEncoding(nn.Module):
         self.max_positions = max_positions
         self.dropout = nn.Dropout(dropout)
         # A constant, not a parameter: non-persistent so state_dicts stay small.
-        self.register_buffer("pe", sinusoidal_encoding(max_positions, d_model, base=base),
-                             persistent=False)
+        self.register_buffer(
+            "pe", sinusoidal_encoding(max_positions, d_model, base=base), persistent=False
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Add positions ``0 .. L-1`` to ``x``.
@@ -166,7 +177,6 @@ def permute_tokens(x: torch.Tensor, perm: torch.Tensor, *, dim: int = -2) -> tor
     if not isinstance(perm, torch.Tensor) or perm.dim() != 1 or perm.is_floating_point():
         raise TypeError("perm must be a 1-D integer tensor")
     length = x.shape[dim]
-    if perm.numel() != length or not torch.equal(
-            perm.sort().values.cpu(), torch.arange(length)):
+    if perm.numel() != length or not torch.equal(perm.sort().values.cpu(), torch.arange(length)):
         raise ValueError(f"perm must be a permutation of 0..{length - 1}, got {perm.tolist()}")
     return x.index_select(dim, perm.to(x.device))

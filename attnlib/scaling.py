@@ -13,8 +13,8 @@ and :func:`jacobian_norm`. The caller seeds: pass a ``torch.Generator`` for repe
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
@@ -97,8 +97,9 @@ def variance_with_stderr(samples: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     check_tensor("samples", samples, ndim_min=1)
     n = samples.shape[-1]
     if n < 2:
-        raise ValueError(f"samples needs at least 2 values along its last axis, got shape "
-                         f"{tuple(samples.shape)}")
+        raise ValueError(
+            f"samples needs at least 2 values along its last axis, got shape {tuple(samples.shape)}"
+        )
     centred = samples - samples.mean(dim=-1, keepdim=True)  # (..., n)
     var = centred.square().sum(dim=-1) / (n - 1)  # (...)
     m4 = centred.pow(4).mean(dim=-1)  # (...)
@@ -154,15 +155,21 @@ def _check_widths(d_ks: Sequence[int]) -> list[int]:
 
 def _check_generator(generator: torch.Generator | None, device: torch.device) -> None:
     if generator is not None and generator.device.type != device.type:
-        raise ValueError(f"generator is on {generator.device} but the samples are drawn on {device}; "
-                         f"make the generator with torch.Generator(device={str(device)!r})")
+        raise ValueError(
+            f"generator is on {generator.device} but the samples are drawn on {device}; "
+            f"make the generator with torch.Generator(device={str(device)!r})"
+        )
 
 
-def dot_product_variance(d_ks: Sequence[int], num_samples: int = 10_000, *,
-                         generator: torch.Generator | None = None,
-                         device: torch.device | str = "cpu",
-                         dtype: torch.dtype = torch.float32,
-                         chunk_size: int = 2048) -> VarianceTable:
+def dot_product_variance(
+    d_ks: Sequence[int],
+    num_samples: int = 10_000,
+    *,
+    generator: torch.Generator | None = None,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float32,
+    chunk_size: int = 2048,
+) -> VarianceTable:
     """Monte-Carlo estimate of Var(q·k) for random q, k with i.i.d. N(0, 1) components.
 
     For each width d_k, draws ``num_samples`` independent pairs (q, k) in ``R^{d_k}``, computes
@@ -205,8 +212,7 @@ def dot_product_variance(d_ks: Sequence[int], num_samples: int = 10_000, *,
     variance = torch.stack(variances)  # (K,)
     stderr = torch.stack(stderrs)  # (K,)
     widths = torch.tensor(d_ks, device=device, dtype=stats_dtype)  # (K,)
-    return VarianceTable(d_ks, variance, stderr, variance / widths, stderr / widths,
-                         num_samples)
+    return VarianceTable(d_ks, variance, stderr, variance / widths, stderr / widths, num_samples)
 
 
 @dataclass(frozen=True)
@@ -221,8 +227,9 @@ class SharpnessTable:
     num_keys: int
 
 
-def scores_for_widths(q: torch.Tensor, k: torch.Tensor, d_ks: Sequence[int], *,
-                      scaled: bool) -> torch.Tensor:
+def scores_for_widths(
+    q: torch.Tensor, k: torch.Tensor, d_ks: Sequence[int], *, scaled: bool
+) -> torch.Tensor:
     """Dot-product scores using only the first d_k components of q and k, for several d_k.
 
     Nested prefixes of one draw let a widget or a plot compare widths on the same random numbers.
@@ -240,11 +247,14 @@ def scores_for_widths(q: torch.Tensor, k: torch.Tensor, d_ks: Sequence[int], *,
     check_tensor("k", k, ndim_min=2)
     d_ks = _check_widths(d_ks)
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q has D={q.shape[-1]} but k has D={k.shape[-1]} "
-                         f"(q shape {tuple(q.shape)}, k shape {tuple(k.shape)})")
+        raise ValueError(
+            f"q has D={q.shape[-1]} but k has D={k.shape[-1]} "
+            f"(q shape {tuple(q.shape)}, k shape {tuple(k.shape)})"
+        )
     if max(d_ks) > q.shape[-1]:
-        raise ValueError(f"d_ks asks for width {max(d_ks)} but q and k have only D={q.shape[-1]} "
-                         f"components")
+        raise ValueError(
+            f"d_ks asks for width {max(d_ks)} but q and k have only D={q.shape[-1]} components"
+        )
     out = []
     for d in d_ks:
         s = q[..., :d] @ k[..., :d].transpose(-2, -1)  # (..., L, S)
@@ -252,10 +262,16 @@ def scores_for_widths(q: torch.Tensor, k: torch.Tensor, d_ks: Sequence[int], *,
     return torch.stack(out)  # (K, ..., L, S)
 
 
-def softmax_sharpness(d_ks: Sequence[int], *, scaled: bool, num_keys: int = 16,
-                      num_queries: int = 512, generator: torch.Generator | None = None,
-                      device: torch.device | str = "cpu",
-                      dtype: torch.dtype = torch.float64) -> SharpnessTable:
+def softmax_sharpness(
+    d_ks: Sequence[int],
+    *,
+    scaled: bool,
+    num_keys: int = 16,
+    num_queries: int = 512,
+    generator: torch.Generator | None = None,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float64,
+) -> SharpnessTable:
     """How peaked softmax rows of random scores get as d_k grows, with or without 1/sqrt(d_k).
 
     Draws ``num_queries`` queries and ``num_keys`` keys with i.i.d. N(0, 1) components of the

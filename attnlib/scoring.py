@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ._checks import (check_last_dim_match, check_number_above, check_same_device,
-                      check_tensor)
+from ._checks import check_last_dim_match, check_number_above, check_same_device, check_tensor
 from .softmax import masked_softmax
 
 __all__ = [
@@ -84,8 +83,9 @@ SCORE_FUNCTIONS = {
 }
 
 
-def nadaraya_watson(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                    bandwidth: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+def nadaraya_watson(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bandwidth: float = 1.0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Nadaraya–Watson kernel regression as attention pooling.
 
     ``f(x) = Σ_i softmax_i(-(x - x_i)² / (2 h²)) y_i``; with ``h = 1`` this is the seed's form.

@@ -52,8 +52,9 @@ class Seq2SeqTransformer(nn.Module):
     def __init__(self, cfg: Seq2SeqConfig):
         super().__init__()
         if not isinstance(cfg, Seq2SeqConfig):
-            raise TypeError(f"cfg must be an attnlib.examples.Seq2SeqConfig, got "
-                            f"{type(cfg).__name__}")
+            raise TypeError(
+                f"cfg must be an attnlib.examples.Seq2SeqConfig, got {type(cfg).__name__}"
+            )
         self.config = cfg
         self.vocab_size = cfg.vocab_size
         self.d_model = cfg.d_model
@@ -62,10 +63,14 @@ class Seq2SeqTransformer(nn.Module):
         self.tgt_embed = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=PAD)
         self.positions = PositionalEncoding(cfg.d_model, cfg.max_positions, dropout=cfg.dropout)
         block = dict(dropout=cfg.dropout, norm_first=cfg.norm_first)
-        self.encoder = nn.ModuleList(EncoderBlock(cfg.d_model, cfg.num_heads, cfg.d_ff, **block)
-                                     for _ in range(cfg.num_encoder_layers))
-        self.decoder = nn.ModuleList(DecoderBlock(cfg.d_model, cfg.num_heads, cfg.d_ff, **block)
-                                     for _ in range(cfg.num_decoder_layers))
+        self.encoder = nn.ModuleList(
+            EncoderBlock(cfg.d_model, cfg.num_heads, cfg.d_ff, **block)
+            for _ in range(cfg.num_encoder_layers)
+        )
+        self.decoder = nn.ModuleList(
+            DecoderBlock(cfg.d_model, cfg.num_heads, cfg.d_ff, **block)
+            for _ in range(cfg.num_decoder_layers)
+        )
         self.output = nn.Linear(cfg.d_model, cfg.vocab_size)  # to one score per vocabulary id
 
     def _check_tokens(self, name: str, tokens: torch.Tensor) -> None:
@@ -73,13 +78,17 @@ class Seq2SeqTransformer(nn.Module):
         if tokens.is_floating_point() or tokens.dtype == torch.bool:
             raise TypeError(f"{name} must hold integer token ids, got {tokens.dtype}")
         if tokens.shape[1] > self.max_positions:
-            raise ValueError(f"{name} has length {tokens.shape[1]} but max_positions="
-                             f"{self.max_positions}")
+            raise ValueError(
+                f"{name} has length {tokens.shape[1]} but max_positions={self.max_positions}"
+            )
         if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.vocab_size):
             raise ValueError(f"{name} holds ids outside [0, {self.vocab_size})")
 
-    def encode(self, src: torch.Tensor, src_valid_lens: torch.Tensor | None = None,
-               ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    def encode(
+        self,
+        src: torch.Tensor,
+        src_valid_lens: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """``src (B, S)`` -> ``(memory (B, S, D), [self weights (B, H, S, S)] per layer)``."""
         self._check_tokens("src", src)
         x = self.positions(self.src_embed(src))  # (B, S, D)
@@ -89,9 +98,12 @@ class Seq2SeqTransformer(nn.Module):
             weights.append(w)
         return x, weights
 
-    def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor,
-               src_valid_lens: torch.Tensor | None = None,
-               ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+    def decode(
+        self,
+        tgt_in: torch.Tensor,
+        memory: torch.Tensor,
+        src_valid_lens: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
         """``tgt_in (B, T)`` -> ``(logits (B, T, V), self weights, cross weights)`` per layer."""
         self._check_tokens("tgt_in", tgt_in)
         y = self.positions(self.tgt_embed(tgt_in))  # (B, T, D)
@@ -102,8 +114,9 @@ class Seq2SeqTransformer(nn.Module):
             cross_ws.append(cw)
         return self.output(y), self_ws, cross_ws  # (B, T, V)
 
-    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, *,
-                src_valid_lens: torch.Tensor | None = None) -> Seq2SeqOutput:
+    def forward(
+        self, src: torch.Tensor, tgt_in: torch.Tensor, *, src_valid_lens: torch.Tensor | None = None
+    ) -> Seq2SeqOutput:
         """Teacher-forced pass.
 
         Args:
@@ -131,9 +144,13 @@ def eval_mode(model: nn.Module):
 
 
 @torch.no_grad()
-def greedy_decode(model: Seq2SeqTransformer, src: torch.Tensor,
-                  src_valid_lens: torch.Tensor | None = None, *, max_len: int | None = None,
-                  ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+def greedy_decode(
+    model: Seq2SeqTransformer,
+    src: torch.Tensor,
+    src_valid_lens: torch.Tensor | None = None,
+    *,
+    max_len: int | None = None,
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """Decode by always taking the most likely next token (in eval mode, restored after).
 
     Args:
@@ -151,8 +168,9 @@ def greedy_decode(model: Seq2SeqTransformer, src: torch.Tensor,
         raise TypeError(f"model must be a Seq2SeqTransformer, got {type(model).__name__}")
     max_len = src.shape[1] + 1 if max_len is None else check_positive_int("max_len", max_len)
     if max_len > model.max_positions:
-        raise ValueError(f"max_len={max_len} exceeds the model's max_positions="
-                         f"{model.max_positions}")
+        raise ValueError(
+            f"max_len={max_len} exceeds the model's max_positions={model.max_positions}"
+        )
     with eval_mode(model):
         memory, _ = model.encode(src, src_valid_lens)  # (B, S, D)
         tgt = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)  # (B, 1)

@@ -25,8 +25,12 @@ def valid_lens_mask(valid_lens: torch.Tensor, scores_shape: torch.Size) -> torch
     return mask.reshape(mask.shape[0], *([1] * middle), *mask.shape[1:])
 
 
-def masked_softmax(scores: torch.Tensor, attn_mask: torch.Tensor | None = None, *,
-                   valid_lens: torch.Tensor | None = None) -> torch.Tensor:
+def masked_softmax(
+    scores: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    *,
+    valid_lens: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Softmax over the last axis that hides masked positions.
 
     Hidden positions get weight exactly 0, and a row with nothing visible gets all-zero weights

@@ -46,8 +46,9 @@ class ToyBatch:
 
     def to(self, device) -> ToyBatch:
         """The same batch on ``device``."""
-        return ToyBatch(*(t.to(device) for t in (self.src, self.src_valid_lens,
-                                                 self.tgt_in, self.tgt_out)))
+        return ToyBatch(
+            *(t.to(device) for t in (self.src, self.src_valid_lens, self.tgt_in, self.tgt_out))
+        )
 
 
 def check_task_args(task, batch_size, seq_len, vocab_size, min_len=None, split="train") -> int:
@@ -114,10 +115,17 @@ def _targets(task: str, src: torch.Tensor, lens: torch.Tensor) -> torch.Tensor:
     return src.masked_fill(pad, big).sort(dim=1).values.masked_fill(pad, PAD)
 
 
-def make_batch(task: str, batch_size: int, seq_len: int, vocab_size: int, *,
-               min_len: int | None = None, split: str | None = "train",
-               device: torch.device | str | None = None,
-               generator: torch.Generator | None = None) -> ToyBatch:
+def make_batch(
+    task: str,
+    batch_size: int,
+    seq_len: int,
+    vocab_size: int,
+    *,
+    min_len: int | None = None,
+    split: str | None = "train",
+    device: torch.device | str | None = None,
+    generator: torch.Generator | None = None,
+) -> ToyBatch:
     """Generate a batch of a toy task.
 
     Args:
@@ -138,8 +146,10 @@ def make_batch(task: str, batch_size: int, seq_len: int, vocab_size: int, *,
         if not isinstance(generator, torch.Generator):
             raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
         if generator.device.type != "cpu":
-            raise ValueError(f"generator must be a CPU generator (batches are drawn on the CPU, "
-                             f"then moved), got one on {generator.device}")
+            raise ValueError(
+                f"generator must be a CPU generator (batches are drawn on the CPU, "
+                f"then moved), got one on {generator.device}"
+            )
     src, lens = _sample_sources(batch_size, seq_len, vocab_size, min_len, split, generator)
     y = _targets(task, src, lens)  # (B, S)
     rows = torch.arange(batch_size)

@@ -82,8 +82,9 @@ def evaluate(model: Seq2SeqTransformer, batch: ToyBatch) -> float:
     return sequence_accuracy(pred, batch.tgt_out)
 
 
-def train_seq2seq(model: Seq2SeqTransformer, cfg: TrainConfig | None = None, *,
-                  progress: bool = True) -> TrainHistory:
+def train_seq2seq(
+    model: Seq2SeqTransformer, cfg: TrainConfig | None = None, *, progress: bool = True
+) -> TrainHistory:
     """Train ``model`` in place on a generated toy task with Adam, stopping once it is good enough.
 
     Args:
@@ -108,8 +109,9 @@ def train_seq2seq(model: Seq2SeqTransformer, cfg: TrainConfig | None = None, *,
         )
     device = next(model.parameters()).device
     draw = dict(min_len=cfg.min_len, device=device)
-    held_out = make_batch(cfg.task, cfg.eval_size, cfg.seq_len, model.vocab_size, split="test",
-                          **draw)
+    held_out = make_batch(
+        cfg.task, cfg.eval_size, cfg.seq_len, model.vocab_size, split="test", **draw
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     losses, eval_steps, accuracies, reached, step = [], [], [], False, 0
     model.train()
@@ -117,12 +119,15 @@ def train_seq2seq(model: Seq2SeqTransformer, cfg: TrainConfig | None = None, *,
     bar = tqdm(total=cfg.steps, desc=f"training on {cfg.task!r}", disable=not progress, leave=True)
     try:
         for step in range(1, cfg.steps + 1):
-            batch = make_batch(cfg.task, cfg.batch_size, cfg.seq_len, model.vocab_size,
-                               split="train", **draw)
-            logits = model(batch.src, batch.tgt_in,
-                           src_valid_lens=batch.src_valid_lens).logits  # (B, T, V)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                   batch.tgt_out.reshape(-1), ignore_index=PAD)
+            batch = make_batch(
+                cfg.task, cfg.batch_size, cfg.seq_len, model.vocab_size, split="train", **draw
+            )
+            logits = model(
+                batch.src, batch.tgt_in, src_valid_lens=batch.src_valid_lens
+            ).logits  # (B, T, V)
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), batch.tgt_out.reshape(-1), ignore_index=PAD
+            )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if cfg.grad_clip is not None:
@@ -141,7 +146,12 @@ def train_seq2seq(model: Seq2SeqTransformer, cfg: TrainConfig | None = None, *,
     finally:
         bar.close()
         model.eval()
-    return TrainHistory(losses=tuple(losses), eval_steps=tuple(eval_steps),
-                        accuracies=tuple(accuracies), steps=step,
-                        seconds=time.perf_counter() - start, reached=reached,
-                        target_accuracy=float(cfg.target_accuracy))
+    return TrainHistory(
+        losses=tuple(losses),
+        eval_steps=tuple(eval_steps),
+        accuracies=tuple(accuracies),
+        steps=step,
+        seconds=time.perf_counter() - start,
+        reached=reached,
+        target_accuracy=float(cfg.target_accuracy),
+    )

@@ -27,8 +27,12 @@ __all__ = [
 ]
 
 
-def layer_norm(x: torch.Tensor, weight: torch.Tensor | None = None,
-               bias: torch.Tensor | None = None, eps: float = 1e-5) -> torch.Tensor:
+def layer_norm(
+    x: torch.Tensor,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    eps: float = 1e-5,
+) -> torch.Tensor:
     """LayerNorm over the last axis: each token is normalised over its own features.
 
     ``y = (x - mean) / sqrt(var + eps) * weight + bias`` with the biased variance, mean and
@@ -47,8 +51,10 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor | None = None,
     width = x.shape[-1]
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and tuple(p.shape) != (width,):
-            raise ValueError(f"{name} must have shape ({width},) to match x {tuple(x.shape)}, "
-                             f"got {tuple(p.shape)}")
+            raise ValueError(
+                f"{name} must have shape ({width},) to match x {tuple(x.shape)}, "
+                f"got {tuple(p.shape)}"
+            )
     mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
     var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # (..., 1), biased
     y = (x - mean) / torch.sqrt(var + eps)  # (..., D)
@@ -87,8 +93,12 @@ class NormContextChange:
     batch_norm: float  # in general not 0: BatchNorm uses the batch's statistics
 
 
-def norm_context_dependence(x_a: torch.Tensor, x_b: torch.Tensor, *, eps: float = 1e-5,
-                            ) -> NormContextChange:
+def norm_context_dependence(
+    x_a: torch.Tensor,
+    x_b: torch.Tensor,
+    *,
+    eps: float = 1e-5,
+) -> NormContextChange:
     """How much token ``[0, 0]``'s normalised output moves when its context changes (C38).
 
     ``x_a`` and ``x_b`` must hold the same token at ``[0, 0]`` and may differ anywhere else,
@@ -130,8 +140,15 @@ class FeedForward(nn.Module):
     ``activation`` is ``"relu"`` (the original Transformer) or ``"gelu"`` (BERT's, exact erf form).
     """
 
-    def __init__(self, d_model: int, d_ff: int, *, dropout: float = 0.0, bias: bool = True,
-                 activation: str = "relu"):
+    def __init__(
+        self,
+        d_model: int,
+        d_ff: int,
+        *,
+        dropout: float = 0.0,
+        bias: bool = True,
+        activation: str = "relu",
+    ):
         super().__init__()
         check_positive_int("d_ff", d_ff)
         _check_activation(activation)
@@ -157,8 +174,10 @@ def _check_block_args(d_model, num_heads, d_ff, dropout) -> None:
 def _check_width(name: str, x: torch.Tensor, d_model: int) -> None:
     check_tensor(name, x, ndim=3)
     if x.shape[-1] != d_model:
-        raise ValueError(f"{name} has width {x.shape[-1]} but the block has d_model={d_model} "
-                         f"({name} shape {tuple(x.shape)})")
+        raise ValueError(
+            f"{name} has width {x.shape[-1]} but the block has d_model={d_model} "
+            f"({name} shape {tuple(x.shape)})"
+        )
 
 
 def _check_torch_layer(layer, cls) -> None:
@@ -191,9 +210,15 @@ def _block_from_torch(cls, layer, torch_cls, attention: dict[str, str], norms: t
     ``multihead_attn``); ``norms`` names the LayerNorms, which both sides call alike.
     """
     _check_torch_layer(layer, torch_cls)
-    new = cls(layer.self_attn.embed_dim, layer.self_attn.num_heads, layer.linear1.out_features,
-              dropout=layer.dropout.p, norm_first=layer.norm_first, eps=layer.norm1.eps,
-              bias=layer.linear1.bias is not None)
+    new = cls(
+        layer.self_attn.embed_dim,
+        layer.self_attn.num_heads,
+        layer.linear1.out_features,
+        dropout=layer.dropout.p,
+        norm_first=layer.norm_first,
+        eps=layer.norm1.eps,
+        bias=layer.linear1.bias is not None,
+    )
     new = new.to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
     for ours, theirs in attention.items():
         setattr(new, ours, MultiHeadAttention.from_torch(getattr(layer, theirs)))
@@ -232,9 +257,18 @@ class EncoderBlock(nn.Module):
         activation: the FFN's ``"relu"`` (default) or ``"gelu"`` (BERT).
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, *, dropout: float = 0.0,
-                 norm_first: bool = False, eps: float = 1e-5, bias: bool = True,
-                 activation: str = "relu"):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        *,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+        activation: str = "relu",
+    ):
         super().__init__()
         _check_block_args(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
@@ -246,8 +280,12 @@ class EncoderBlock(nn.Module):
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, *, valid_lens: torch.Tensor | None = None,
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        valid_lens: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Encode ``x``; padded keys (past ``valid_lens``) get no attention.
 
         Args:
@@ -270,14 +308,15 @@ class EncoderBlock(nn.Module):
         return x, weights  # (B, L, D), (B, H, L, L)
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "EncoderBlock":
+    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderBlock:
         """Copy an ``nn.TransformerEncoderLayer(batch_first=True, activation='relu')``.
 
         Returns:
             A new block on the layer's device and dtype, in the same train/eval mode.
         """
-        return _block_from_torch(cls, layer, nn.TransformerEncoderLayer,
-                                 {"self_attn": "self_attn"}, ("norm1", "norm2"))
+        return _block_from_torch(
+            cls, layer, nn.TransformerEncoderLayer, {"self_attn": "self_attn"}, ("norm1", "norm2")
+        )
 
 
 class DecoderBlock(nn.Module):
@@ -293,8 +332,17 @@ class DecoderBlock(nn.Module):
     Args: as :class:`EncoderBlock`.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, *, dropout: float = 0.0,
-                 norm_first: bool = False, eps: float = 1e-5, bias: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        *,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+    ):
         super().__init__()
         _check_block_args(d_model, num_heads, d_ff, dropout)
         self.d_model = d_model
@@ -309,9 +357,13 @@ class DecoderBlock(nn.Module):
         self.dropout2 = nn.Dropout(dropout)
         self.dropout3 = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor, *,
-                memory_valid_lens: torch.Tensor | None = None,
-                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        *,
+        memory_valid_lens: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Decode ``x`` (causally) while attending to the encoder output ``memory``.
 
         Args:
@@ -341,7 +393,7 @@ class DecoderBlock(nn.Module):
         return x, self_w, cross_w  # (B, T, D), (B, H, T, T), (B, H, T, S)
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> "DecoderBlock":
+    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderBlock:
         """Copy an ``nn.TransformerDecoderLayer(batch_first=True, activation='relu')``.
 
         Compare with ``layer(x, memory, tgt_is_causal=True, tgt_mask=causal)`` where torch's
@@ -350,6 +402,10 @@ class DecoderBlock(nn.Module):
         Returns:
             A new block on the layer's device and dtype, in the same train/eval mode.
         """
-        return _block_from_torch(cls, layer, nn.TransformerDecoderLayer,
-                                 {"self_attn": "self_attn", "cross_attn": "multihead_attn"},
-                                 ("norm1", "norm2", "norm3"))
+        return _block_from_torch(
+            cls,
+            layer,
+            nn.TransformerDecoderLayer,
+            {"self_attn": "self_attn", "cross_attn": "multihead_attn"},
+            ("norm1", "norm2", "norm3"),
+        )

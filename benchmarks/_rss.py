@@ -60,8 +60,7 @@ def _cpu_measurement_available() -> bool:
     return True
 
 
-def peak_extra_memory(fn: Callable[[], object], *,
-                      device: torch.device | str = "cpu") -> float:
+def peak_extra_memory(fn: Callable[[], object], *, device: torch.device | str = "cpu") -> float:
     """Peak memory that ``fn()`` adds on ``device`` while it runs, in bytes.
 
     See the module docstring for how it is measured on each device. Run ``fn`` once before

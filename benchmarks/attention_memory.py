@@ -42,8 +42,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 256, 512, 1024 only")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch CPU threads (default 1: steadier on a shared machine)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads (default 1: steadier on a shared machine)",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per cell (median)")
     parser.add_argument("--block-size", type=int, default=128)
     args = parser.parse_args()
@@ -52,16 +56,20 @@ def main() -> None:
     ns = [256, 512, 1024] if args.quick else [512, 1024, 2048, 4096, 8192]
     heads, head_dim = 8, 64
     attnlib.set_seed(0)
-    print(f"device={device}, threads={torch.get_num_threads()}, B=1, H={heads}, Dh={head_dim}, "
-          f"float32, block_size={args.block_size}, median of {args.repeats}, torch "
-          f"{torch.__version__}")
-    print(f"{'n':>6} | {'method':<11} | {'median ms':>10} | {'CPU ms':>10} | "
-          f"{'tensors MiB':>11} | {'process MiB':>11} | {'H·n² scores MiB':>15}")
+    print(
+        f"device={device}, threads={torch.get_num_threads()}, B=1, H={heads}, Dh={head_dim}, "
+        f"float32, block_size={args.block_size}, median of {args.repeats}, torch "
+        f"{torch.__version__}"
+    )
+    print(
+        f"{'n':>6} | {'method':<11} | {'median ms':>10} | {'CPU ms':>10} | "
+        f"{'tensors MiB':>11} | {'process MiB':>11} | {'H·n² scores MiB':>15}"
+    )
     print("-" * 97)
     results = {}
     with torch.no_grad():
         for n in ns:
-            q, k, v = (torch.randn(1, heads, n, head_dim, device=device) for _ in range(3))
+            q, k, v = [torch.randn(1, heads, n, head_dim, device=device) for _ in range(3)]
             methods = {
                 "written-out": lambda: written_out_attention(q, k, v),
                 "blockwise": lambda: blockwise_attention(q, k, v, block_size=args.block_size),
@@ -88,19 +96,25 @@ def main() -> None:
                 seconds, peak = statistics.median(times[name]), peaks[name]
                 cpu_s = statistics.median(cpu[name]) if device.type == "cpu" else float("nan")
                 results[n, name] = (seconds, exact[name], cpu_s)
-                print(f"{n:>6} | {name:<11} | {seconds * 1e3:>10.1f} | {cpu_s * 1e3:>10.1f} | "
-                      f"{exact[name] / MiB:>11.1f} | {peak / MiB:>11.1f} | "
-                      f"{heads * n * n * 4 / MiB:>15.1f}")
+                print(
+                    f"{n:>6} | {name:<11} | {seconds * 1e3:>10.1f} | {cpu_s * 1e3:>10.1f} | "
+                    f"{exact[name] / MiB:>11.1f} | {peak / MiB:>11.1f} | "
+                    f"{heads * n * n * 4 / MiB:>15.1f}"
+                )
             print(f"{'':>6} | max |blockwise - SDPA| = {float(err.max()):.2e}")
-            del q, k, v, reference, err
+            q = k = v = reference = err = None  # free them before the next n
     n = ns[-1]
     mem_ratio = results[n, "blockwise"][1] / results[n, "written-out"][1]
     time_ratio = results[n, "blockwise"][0] / results[n, "SDPA"][0]
     cpu_ratio = results[n, "blockwise"][2] / results[n, "SDPA"][2]
-    print(f"CPU-time ratio (blockwise/SDPA, n={n}): {cpu_ratio:.2f} (steadier than wall time "
-          f"when other processes share the cores)")
-    print(f"exact memory ratio (blockwise/written-out, n={n}): {mem_ratio:.3f}; "
-          f"time ratio (blockwise/SDPA, n={n}): {time_ratio:.2f}")
+    print(
+        f"CPU-time ratio (blockwise/SDPA, n={n}): {cpu_ratio:.2f} (steadier than wall time "
+        f"when other processes share the cores)"
+    )
+    print(
+        f"exact memory ratio (blockwise/written-out, n={n}): {mem_ratio:.3f}; "
+        f"time ratio (blockwise/SDPA, n={n}): {time_ratio:.2f}"
+    )
 
 
 if __name__ == "__main__":

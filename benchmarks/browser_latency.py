@@ -96,19 +96,33 @@ def key_latencies(page, explorer, presses: int) -> list[float]:
     _monitor(page, explorer)
     out, key = [], "ArrowRight"
     for _ in range(presses):
-        n_paints, n_vals = (page.evaluate("() => [window.__mon.paints.length, window.__mon.values.length]"))
+        n_paints, n_vals = page.evaluate(
+            "() => [window.__mon.paints.length, window.__mon.values.length]"
+        )
         page.keyboard.press(key)
         try:
-            wait(lambda: page.evaluate(f"() => window.__mon.values.length > {n_vals}"), 1.0, "value", 0.02)
+            wait(
+                lambda: page.evaluate(f"() => window.__mon.values.length > {n_vals}"),
+                1.0,
+                "value",
+                0.02,
+            )
         except AssertionError:  # at the end of the range: turn round
             key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
             continue
         try:
-            wait(lambda: page.evaluate(f"() => window.__mon.paints.length > {n_paints}"), 3.0, "paint", 0.02)
+            wait(
+                lambda: page.evaluate(f"() => window.__mon.paints.length > {n_paints}"),
+                3.0,
+                "paint",
+                0.02,
+            )
         except AssertionError:
             out.append(float("inf"))
             continue
-        t_key, t_paint = page.evaluate(f"() => [window.__mon.keys.at(-1), window.__mon.paints[{n_paints}]]")
+        t_key, t_paint = page.evaluate(
+            f"() => [window.__mon.keys.at(-1), window.__mon.paints[{n_paints}]]"
+        )
         out.append(t_paint - t_key)
         time.sleep(0.15)
         key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
@@ -131,8 +145,10 @@ def drag(page, explorer, seconds: float) -> dict:
     page.evaluate(DRAG, [x, y, amp, n])
     time.sleep(1.0)  # let the last frames land
     page.mouse.up()
-    m = page.evaluate("() => ({paints: window.__mon.paints, values: window.__mon.values, "
-                      "start: window.__mon.dragStart, stop: window.__mon.handStop})")
+    m = page.evaluate(
+        "() => ({paints: window.__mon.paints, values: window.__mon.values, "
+        "start: window.__mon.dragStart, stop: window.__mon.handStop})"
+    )
     page.evaluate(STOP)
     paints = [t for t in m["paints"] if t >= m["start"]]
     values = [t for t in m["values"] if m["start"] <= t <= m["stop"] + 50]
@@ -145,30 +161,44 @@ def drag(page, explorer, seconds: float) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--notebooks", default=None, help="comma-separated names, e.g. 01_qkv_roles,02_scaling_variance")
+    parser.add_argument(
+        "--notebooks",
+        default=None,
+        help="comma-separated names, e.g. 01_qkv_roles,02_scaling_variance",
+    )
     parser.add_argument("--presses", type=int, default=20)
     parser.add_argument("--drag-seconds", type=float, default=2.0)
     args = parser.parse_args(argv)
-    names = (sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb")) if args.notebooks is None
-             else [n.strip().removesuffix(".ipynb") for n in args.notebooks.split(",")])
+    names = (
+        sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb"))
+        if args.notebooks is None
+        else [n.strip().removesuffix(".ipynb") for n in args.notebooks.split(",")]
+    )
     tmp = Path(tempfile.mkdtemp(prefix="attnlib-latency-"))
     for n in names:
         shutil.copy(REPO / "notebooks" / f"{n}.ipynb", tmp)
     rows = []
-    print(f"browser latency: Chromium + JupyterLab, {args.presses} key presses, a {args.drag_seconds:g} s drag "
-          f"at 60 Hz per explorer")
+    print(
+        f"browser latency: Chromium + JupyterLab, {args.presses} key presses, a {args.drag_seconds:g} s drag "
+        f"at 60 Hz per explorer"
+    )
     header = f"{'notebook':<26} {'explorer':<18} {'key->px ms':>10} {'p90':>6} {'drag fps':>8} {'keep-up':>8} {'lag ms':>7}"
     print(header)
     print("-" * len(header))
     try:
         with lab_server(tmp) as lab, chromium() as browser:
             for n in names:
-                page = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=1).new_page()
+                page = browser.new_context(
+                    viewport={"width": 1400, "height": 1000}, device_scale_factor=1
+                ).new_page()
                 session = open_and_run_all(page, lab, f"{n}.ipynb")
                 explorers = page.locator(".attnlib-explorer")
                 for i in range(explorers.count()):
                     ex = explorers.nth(i)
-                    if ex.locator(".widget-slider .noUi-handle").count() == 0 or ex.locator(CANVAS).count() == 0:
+                    if (
+                        ex.locator(".widget-slider .noUi-handle").count() == 0
+                        or ex.locator(CANVAS).count() == 0
+                    ):
                         continue
                     kind = ex.locator(".attnlib-canvas").first.get_attribute("data-builder") or "?"
                     time.sleep(0.5)
@@ -176,7 +206,9 @@ def main(argv=None) -> int:
                     d = drag(page, ex, args.drag_seconds)
                     med, p90 = statistics.median(keys), float(np.percentile(keys, 90))
                     rows.append((med, d["keep"], d["lag"]))
-                    print(f"{n:<26} {kind:<18} {med:>10.0f} {p90:>6.0f} {d['fps']:>8.1f} {d['keep']:>7.0%} {d['lag']:>7.0f}")
+                    print(
+                        f"{n:<26} {kind:<18} {med:>10.0f} {p90:>6.0f} {d['fps']:>8.1f} {d['keep']:>7.0%} {d['lag']:>7.0f}"
+                    )
                     sys.stdout.flush()
                 lab.api(f"sessions/{session['id']}", method="DELETE")
                 page.context.close()
@@ -186,8 +218,10 @@ def main(argv=None) -> int:
         print("no explorer with a slider found")
         return 1
     print("targets: median <= 40 ms, p90 <= 80 ms, keep-up >= 90%, lag <= 100 ms")
-    print(f"browser: slowest key->pixels median {max(r[0] for r in rows):.0f} ms; "
-          f"lowest drag keep-up {min(r[1] for r in rows):.0%}; largest lag {max(r[2] for r in rows):.0f} ms")
+    print(
+        f"browser: slowest key->pixels median {max(r[0] for r in rows):.0f} ms; "
+        f"lowest drag keep-up {min(r[1] for r in rows):.0%}; largest lag {max(r[2] for r in rows):.0f} ms"
+    )
     return 0
 
 

@@ -22,21 +22,27 @@ import time
 
 import torch
 
-TEXT = ("The quick brown fox jumps over the lazy dog while the children watch from the old "
-        "stone bridge, and a man is eating food beside the river that runs through the town. ")
+TEXT = (
+    "The quick brown fox jumps over the lazy dog while the children watch from the old "
+    "stone bridge, and a man is eating food beside the river that runs through the town. "
+)
 
 
 def fixed_length_ids(enc, length: int) -> torch.Tensor:
     """``(1, length)`` ids: [CLS], the first tokens of a long text, [SEP]."""
     ids = enc.tokenize([TEXT * (length // 20 + 2)]).ids  # (1, many)
-    return torch.cat([ids[:, :length - 1], ids[:, -1:]], dim=1)  # (1, length), ends with [SEP]
+    return torch.cat([ids[:, : length - 1], ids[:, -1:]], dim=1)  # (1, length), ends with [SEP]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch CPU threads for both models (default 1: steadier)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads for both models (default 1: steadier)",
+    )
     parser.add_argument("--repeats", type=int, default=20, help="timed rounds (median)")
     parser.add_argument("--lengths", type=int, nargs="+", default=[32, 256])
     args = parser.parse_args()
@@ -59,10 +65,14 @@ def main() -> None:
     ref = BertModel.from_pretrained(enc.model_dir, attn_implementation="eager").to(device).eval()
     ref_load = time.perf_counter() - start
 
-    print(f"device={device}, threads={torch.get_num_threads()}, float32, B=1, eval + no_grad, "
-          f"median of {args.repeats} interleaved rounds, torch {torch.__version__}")
-    print(f"{'what':<28} | {'attnlib':>10} | {'reference':>10} | {'ratio A/R':>9} | "
-          f"{'max |diff| hidden':>17}")
+    print(
+        f"device={device}, threads={torch.get_num_threads()}, float32, B=1, eval + no_grad, "
+        f"median of {args.repeats} interleaved rounds, torch {torch.__version__}"
+    )
+    print(
+        f"{'what':<28} | {'attnlib':>10} | {'reference':>10} | {'ratio A/R':>9} | "
+        f"{'max |diff| hidden':>17}"
+    )
     print("-" * 87)
     # The reference loads after attnlib warmed the file cache and safetensors: no ratio.
     print(f"{'load (first, s)':<28} | {load_first:>10.2f} | {ref_load:>10.2f} | {'':>9} |")
@@ -87,14 +97,20 @@ def main() -> None:
             a_ms = 1e3 * statistics.median(times["a"])
             r_ms = 1e3 * statistics.median(times["r"])
             results[length] = (a_ms, r_ms)
-            print(f"{f'forward {length} tokens (ms)':<28} | {a_ms:>10.2f} | {r_ms:>10.2f} | "
-                  f"{a_ms / r_ms:>9.2f} | {diff:>17.1e}")
+            print(
+                f"{f'forward {length} tokens (ms)':<28} | {a_ms:>10.2f} | {r_ms:>10.2f} | "
+                f"{a_ms / r_ms:>9.2f} | {diff:>17.1e}"
+            )
             a_cpu, r_cpu = (1e3 * statistics.median(cpu[k]) for k in ("a", "r"))
-            print(f"{f'  same, process CPU (ms)':<28} | {a_cpu:>10.2f} | {r_cpu:>10.2f} | "
-                  f"{a_cpu / r_cpu:>9.2f} |")
+            print(
+                f"{'  same, process CPU (ms)':<28} | {a_cpu:>10.2f} | {r_cpu:>10.2f} | "
+                f"{a_cpu / r_cpu:>9.2f} |"
+            )
     a_ms, r_ms = results[args.lengths[0]]
-    print(f"load {load_first:.2f} s; forward {args.lengths[0]} tokens: attnlib {a_ms:.2f} ms, "
-          f"reference {r_ms:.2f} ms (ratio {a_ms / r_ms:.2f})")
+    print(
+        f"load {load_first:.2f} s; forward {args.lengths[0]} tokens: attnlib {a_ms:.2f} ms, "
+        f"reference {r_ms:.2f} ms (ratio {a_ms / r_ms:.2f})"
+    )
 
 
 if __name__ == "__main__":

@@ -37,22 +37,30 @@ from attnlib.training import sequence_accuracy, train_seq2seq
 WEIGHTS_PATH = Path(attnlib.__file__).resolve().parent / REVERSAL_WEIGHTS
 
 
-def write_weights(model: Seq2SeqTransformer, model_cfg: Seq2SeqConfig, train_cfg: TrainConfig,
-                  path: Path = WEIGHTS_PATH) -> None:
+def write_weights(
+    model: Seq2SeqTransformer,
+    model_cfg: Seq2SeqConfig,
+    train_cfg: TrainConfig,
+    path: Path = WEIGHTS_PATH,
+) -> None:
     """Save the float32 state_dict and the configs it was trained with."""
-    state = {k: v.detach().to("cpu", torch.float32).contiguous()
-             for k, v in model.state_dict().items()}
+    state = {
+        k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"model_config": asdict(model_cfg), "train_config": asdict(train_cfg),
-                "state_dict": state}, path)
+    torch.save(
+        {"model_config": asdict(model_cfg), "train_config": asdict(train_cfg), "state_dict": state},
+        path,
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument("--write-weights", action="store_true",
-                        help=f"save the trained model as {WEIGHTS_PATH}")
+    parser.add_argument(
+        "--write-weights", action="store_true", help=f"save the trained model as {WEIGHTS_PATH}"
+    )
     args = parser.parse_args()
     device = torch.device(args.device)
     model_cfg, train_cfg = Seq2SeqConfig(), TrainConfig()
@@ -60,24 +68,31 @@ def main() -> int:
     with num_threads(1):  # a model this small trains fastest on one thread
         model = Seq2SeqTransformer(model_cfg).to(device)
         history = train_seq2seq(model, train_cfg, progress=not args.no_progress)
-    print(f"device={device}, torch {torch.__version__}, parameters="
-          f"{sum(p.numel() for p in model.parameters())}")
+    print(
+        f"device={device}, torch {torch.__version__}, parameters="
+        f"{sum(p.numel() for p in model.parameters())}"
+    )
     print(f"{'step':>6} | {'loss':>7} | {'held-out accuracy':>17}")
     for step, acc in zip(history.eval_steps, history.accuracies, strict=True):
         print(f"{step:>6} | {history.losses[step - 1]:>7.4f} | {acc:>17.4f}")
-    test = make_batch(train_cfg.task, 512, train_cfg.seq_len, model_cfg.vocab_size, split="test",
-                      device=device)
+    test = make_batch(
+        train_cfg.task, 512, train_cfg.seq_len, model_cfg.vocab_size, split="test", device=device
+    )
     tokens, maps = greedy_decode(model, test.src, test.src_valid_lens)
     accuracy = sequence_accuracy(tokens, test.tgt_out)
     mass = anti_diagonal_mass(maps[-1], test.src_valid_lens)
     print(f"fresh held-out accuracy (512 sequences): {accuracy:.4f}")
     target = train_cfg.target_accuracy
     if not history.reached:
-        print(f"did NOT reach {target:.0%} exact-sequence accuracy in {history.seconds:.1f} s "
-              f"({history.steps} steps); anti-diagonal cross-attention mass: {mass:.3f}")
+        print(
+            f"did NOT reach {target:.0%} exact-sequence accuracy in {history.seconds:.1f} s "
+            f"({history.steps} steps); anti-diagonal cross-attention mass: {mass:.3f}"
+        )
         return 1
-    print(f"reached {target:.0%} exact-sequence accuracy in {history.seconds:.1f} s "
-          f"({history.steps} steps); anti-diagonal cross-attention mass: {mass:.3f}")
+    print(
+        f"reached {target:.0%} exact-sequence accuracy in {history.seconds:.1f} s "
+        f"({history.steps} steps); anti-diagonal cross-attention mass: {mass:.3f}"
+    )
     if args.write_weights:
         write_weights(model, model_cfg, train_cfg)
         print(f"wrote {WEIGHTS_PATH} ({WEIGHTS_PATH.stat().st_size / 1024:.0f} KiB)")

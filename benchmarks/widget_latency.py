@@ -42,7 +42,10 @@ def moves(explorer, n, seed=0):
     """``n`` single-control moves ``(name, value)``, cycling through the controls."""
     rng = np.random.default_rng(seed)
     names = list(explorer.controls)
-    return [(names[i % len(names)], _random_value(explorer.controls[names[i % len(names)]], rng)) for i in range(n)]
+    return [
+        (names[i % len(names)], _random_value(explorer.controls[names[i % len(names)]], rng))
+        for i in range(n)
+    ]
 
 
 def _is_canvas(ex) -> bool:
@@ -51,10 +54,14 @@ def _is_canvas(ex) -> bool:
     return isinstance(ex, Explorer)
 
 
-def time_canvas(builder, n: int, n_base: int) -> tuple[list[float], list[float], list[float], float]:
+def time_canvas(
+    builder, n: int, n_base: int
+) -> tuple[list[float], list[float], list[float], float]:
     """update, full redraw (PNG), rebuild + PNG, and one uncached frame set, for a canvas explorer."""
     ex = builder()
-    ex.view.send = lambda content, buffers=None: None  # a front end is attached (messages discarded)
+    ex.view.send = lambda content, buffers=None: (
+        None
+    )  # a front end is attached (messages discarded)
     ex._on_msg(ex.view, {"type": "ready"}, [])
     seq = moves(ex, n + 3)
     up, full, rebuild = [], [], []
@@ -88,9 +95,18 @@ def time_canvas(builder, n: int, n_base: int) -> tuple[list[float], list[float],
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-n", "--moves", type=int, default=30, help="moves per builder (default 30)")
-    parser.add_argument("--baseline-moves", type=int, default=None, help="full redraws per builder (default: --moves)")
-    parser.add_argument("--only", nargs="*", default=None, help="builder names to time (default: all)")
+    parser.add_argument(
+        "-n", "--moves", type=int, default=30, help="moves per builder (default 30)"
+    )
+    parser.add_argument(
+        "--baseline-moves",
+        type=int,
+        default=None,
+        help="full redraws per builder (default: --moves)",
+    )
+    parser.add_argument(
+        "--only", nargs="*", default=None, help="builder names to time (default: all)"
+    )
     args = parser.parse_args(argv)
 
     import torch
@@ -101,10 +117,14 @@ def main(argv=None) -> int:
     names = sorted(BUILDERS) if args.only is None else args.only
     n_base = args.baseline_moves or args.moves
     rows = []
-    print(f"widget latency: median over {args.moves} moves per builder; "
-          f"baselines: {n_base} full redraws + PNG, {n_base} rebuilds + PNG")
-    header = (f"{'builder':<20} {'update ms':>9} {'p90 ms':>7} {'full redraw ms':>14} {'speed-up':>8}"
-              f" {'rebuild+redraw ms':>17} {'speed-up':>8} {'frame set ms':>12}")
+    print(
+        f"widget latency: median over {args.moves} moves per builder; "
+        f"baselines: {n_base} full redraws + PNG, {n_base} rebuilds + PNG"
+    )
+    header = (
+        f"{'builder':<20} {'update ms':>9} {'p90 ms':>7} {'full redraw ms':>14} {'speed-up':>8}"
+        f" {'rebuild+redraw ms':>17} {'speed-up':>8} {'frame set ms':>12}"
+    )
     print(header)
     print("-" * len(header))
     for name in names:
@@ -115,14 +135,18 @@ def main(argv=None) -> int:
         med_rebuild = statistics.median(rebuild) * 1e3
         p90 = float(np.percentile(up, 90)) * 1e3
         rows.append((name, med_up, med_full))
-        print(f"{name:<20} {med_up:>9.1f} {p90:>7.1f} {med_full:>14.1f} {med_full / med_up:>7.1f}×"
-              f" {med_rebuild:>17.1f} {med_rebuild / med_up:>7.1f}× {set_ms:>12}")
+        print(
+            f"{name:<20} {med_up:>9.1f} {p90:>7.1f} {med_full:>14.1f} {med_full / med_up:>7.1f}×"
+            f" {med_rebuild:>17.1f} {med_rebuild / med_up:>7.1f}× {set_ms:>12}"
+        )
         sys.stdout.flush()
     slowest = max(r[1] for r in rows)
     speedup = min(r[2] / r[1] for r in rows)
     ok = slowest <= 30.0 and speedup >= 2.5
     print(f"targets (median <= 30 ms, speed-up >= 2.5×): {'met' if ok else 'NOT met'}")
-    print(f"slowest median update: {slowest:.1f} ms; smallest speed-up over full redraw: {speedup:.1f}×")
+    print(
+        f"slowest median update: {slowest:.1f} ms; smallest speed-up over full redraw: {speedup:.1f}×"
+    )
     return 0
 
 

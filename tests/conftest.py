@@ -14,9 +14,13 @@ import attnlib
 # any machine (and hypothesis prints the failing example). HYPOTHESIS_PROFILE=explore draws new
 # random examples each run, for hunting bugs locally.
 settings.register_profile(
-    "attnlib", max_examples=int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "25")), deadline=None,
+    "attnlib",
+    max_examples=int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "25")),
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    derandomize=True, database=None, print_blob=True,
+    derandomize=True,
+    database=None,
+    print_blob=True,
 )
 settings.register_profile("explore", parent=settings.get_profile("attnlib"), derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "attnlib"))

@@ -51,8 +51,7 @@ def test_score_asymmetry_bad_input():
         score_asymmetry(torch.zeros(2, 3))
     fig = Figure()
     with pytest.raises(ValueError, match="labels"):
-        score_asymmetry_panels(score_asymmetry(torch.zeros(2, 2)), fig.subplots(1, 3),
-                               labels=["a"])
+        score_asymmetry_panels(score_asymmetry(torch.zeros(2, 2)), fig.subplots(1, 3), labels=["a"])
     with pytest.raises(ValueError, match="3 axes"):
         score_asymmetry_panels(score_asymmetry(torch.zeros(2, 2)), fig.subplots(1, 2))
     with pytest.raises(TypeError, match="scores"):

@@ -10,16 +10,21 @@ from hypothesis import strategies as st
 from torch.testing import assert_close
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from attnlib import (allocated_bytes, blockwise_attention, blockwise_attention_steps,
-                     dot_product_attention, written_out_attention)
-
-
+from attnlib import (
+    allocated_bytes,
+    blockwise_attention,
+    blockwise_attention_steps,
+    dot_product_attention,
+    written_out_attention,
+)
 
 
 def _qkv(device, L, S, dk=8, dv=6, dtype=torch.float32, lead=(2, 3)):
-    return (torch.randn(*lead, L, dk, device=device, dtype=dtype),
-            torch.randn(*lead, S, dk, device=device, dtype=dtype),
-            torch.randn(*lead, S, dv, device=device, dtype=dtype))
+    return (
+        torch.randn(*lead, L, dk, device=device, dtype=dtype),
+        torch.randn(*lead, S, dk, device=device, dtype=dtype),
+        torch.randn(*lead, S, dv, device=device, dtype=dtype),
+    )
 
 
 @pytest.mark.parametrize("block_size", [1, 5, 16, 128, 1000])
@@ -27,20 +32,22 @@ def _qkv(device, L, S, dk=8, dv=6, dtype=torch.float32, lead=(2, 3)):
 def test_c42_equals_sdpa(device, block_size, is_causal):
     q, k, v = _qkv(device, L=37, S=37 if is_causal else 53)
     expected = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
-    assert_close(blockwise_attention(q, k, v, block_size=block_size, is_causal=is_causal),
-                 expected)
+    assert_close(blockwise_attention(q, k, v, block_size=block_size, is_causal=is_causal), expected)
 
 
-@given(seed=st.integers(0, 2**31 - 1), L=st.integers(1, 300), S=st.integers(1, 200),
-       block_size=st.integers(3, 80), is_causal=st.booleans())
-def test_c42_equals_full_attention_float64_property(one_thread, seed, L, S, block_size,
-                                                    is_causal):
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    L=st.integers(1, 300),
+    S=st.integers(1, 200),
+    block_size=st.integers(3, 80),
+    is_causal=st.booleans(),
+)
+def test_c42_equals_full_attention_float64_property(one_thread, seed, L, S, block_size, is_causal):
     gen = torch.Generator().manual_seed(seed)
     q, k = (torch.randn(2, n, 4, generator=gen, dtype=torch.float64) * 3 for n in (L, S))
     v = torch.randn(2, S, 3, generator=gen, dtype=torch.float64)
     expected, _ = dot_product_attention(q, k, v, is_causal=is_causal)
-    assert_close(blockwise_attention(q, k, v, block_size=block_size, is_causal=is_causal),
-                 expected)
+    assert_close(blockwise_attention(q, k, v, block_size=block_size, is_causal=is_causal), expected)
 
 
 def test_c42_with_masks_like_full_attention(device):
@@ -52,13 +59,17 @@ def test_c42_with_masks_like_full_attention(device):
     assert_close(out, expected)
     assert torch.all(out[0, :, 7] == 0)
     float_mask = torch.randn(300, 270, device=device)
-    assert_close(blockwise_attention(q, k, v, block_size=32, attn_mask=float_mask),
-                 F.scaled_dot_product_attention(q, k, v, attn_mask=float_mask))
+    assert_close(
+        blockwise_attention(q, k, v, block_size=32, attn_mask=float_mask),
+        F.scaled_dot_product_attention(q, k, v, attn_mask=float_mask),
+    )
     key_mask = torch.rand(270, device=device) > 0.3  # one row of keys, broadcast to every query
     key_mask[0] = True
     combined = key_mask & torch.ones(300, 270, dtype=torch.bool, device=device).tril()
-    assert_close(blockwise_attention(q, k, v, block_size=32, attn_mask=key_mask, is_causal=True),
-                 F.scaled_dot_product_attention(q, k, v, attn_mask=combined))
+    assert_close(
+        blockwise_attention(q, k, v, block_size=32, attn_mask=key_mask, is_causal=True),
+        F.scaled_dot_product_attention(q, k, v, attn_mask=combined),
+    )
 
 
 def test_c42_large_logits_stay_finite():
@@ -66,7 +77,7 @@ def test_c42_large_logits_stay_finite():
     # default (exact-answer) tolerance holds and the scores (~1e4) still overflow a naive exp (> 709).
     q, k, v = _qkv("cpu", L=20, S=40, dtype=torch.float64)
     q = q * 3000
-    scores = q @ k.transpose(-2, -1) / 8 ** 0.5  # (2, 3, L, S)
+    scores = q @ k.transpose(-2, -1) / 8**0.5  # (2, 3, L, S)
     assert torch.isinf(torch.exp(scores)).any()  # the test really exercises an overflow
     out = blockwise_attention(q, k, v, block_size=7)
     assert torch.isfinite(out).all()
@@ -89,7 +100,7 @@ def test_c42_large_logits_float32_error_is_rounding_of_the_scores():
     out = blockwise_attention(q, k, v, block_size=7)
     assert torch.isfinite(out).all()
     eps = torch.finfo(torch.float32).eps
-    abs_dot = (q.double().abs() @ k.double().abs().transpose(-2, -1)).amax() / dk ** 0.5
+    abs_dot = (q.double().abs() @ k.double().abs().transpose(-2, -1)).amax() / dk**0.5
     v_max = float(v.abs().max())
     atol = (dk + 2) * eps * float(abs_dot) * 2 * v_max + 16 * eps * v_max
     reference = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
@@ -108,28 +119,31 @@ def test_c42_half_precision(dtype):
 def test_c42_gradients_equal_autograd_of_full_attention_float64():
     q, k, v = (t.requires_grad_() for t in _qkv("cpu", L=30, S=30, dtype=torch.float64))
     g = torch.randn(2, 3, 30, 6, dtype=torch.float64)
-    ours = torch.autograd.grad((blockwise_attention(q, k, v, block_size=7, is_causal=True) * g)
-                               .sum(), (q, k, v))
-    ref = torch.autograd.grad((F.scaled_dot_product_attention(q, k, v, is_causal=True) * g)
-                              .sum(), (q, k, v))
+    ours = torch.autograd.grad(
+        (blockwise_attention(q, k, v, block_size=7, is_causal=True) * g).sum(), (q, k, v)
+    )
+    ref = torch.autograd.grad(
+        (F.scaled_dot_product_attention(q, k, v, is_causal=True) * g).sum(), (q, k, v)
+    )
     for a, b in zip(ours, ref):
         assert_close(a, b)
     small = [t.detach()[:1, :1, :6].requires_grad_() for t in (q, k, v)]
-    assert torch.autograd.gradcheck(lambda a, b, c: blockwise_attention(a, b, c, block_size=4),
-                                    tuple(small))
+    assert torch.autograd.gradcheck(
+        lambda a, b, c: blockwise_attention(a, b, c, block_size=4), tuple(small)
+    )
 
 
 def test_c42_running_max_and_sum_follow_their_definitions():
     q, k, v = _qkv("cpu", L=5, S=23, dtype=torch.float64, lead=(1,))
-    scores = q @ k.transpose(-2, -1) / 8 ** 0.5  # (1, L, S), written out for the reference
+    scores = q @ k.transpose(-2, -1) / 8**0.5  # (1, L, S), written out for the reference
     steps = list(blockwise_attention_steps(q, k, v, block_size=6))
     assert [(s.key_start, s.key_stop) for s in steps] == [(0, 6), (6, 12), (12, 18), (18, 23)]
     for s in steps:
-        seen = scores[..., :s.key_stop]
+        seen = scores[..., : s.key_stop]
         m = seen.amax(-1)
         assert_close(s.running_max, m)
         assert_close(s.running_sum, torch.exp(seen - m.unsqueeze(-1)).sum(-1))
-        partial = torch.softmax(seen, -1) @ v[..., :s.key_stop, :]
+        partial = torch.softmax(seen, -1) @ v[..., : s.key_stop, :]
         assert_close(s.output, partial)  # attention over the keys read so far
     # The running max never decreases, and the last step is full attention.
     maxes = torch.stack([s.running_max for s in steps])
@@ -182,8 +196,10 @@ def test_c42_extra_memory_grows_linearly_measured():
     with torch.no_grad():
         for n in (512, 2048):
             q, k, v = (torch.randn(1, 2, n, 64) for _ in range(3))
-            for name, fn in (("written", lambda: written_out_attention(q, k, v)),
-                             ("blockwise", lambda: blockwise_attention(q, k, v))):
+            for name, fn in (
+                ("written", lambda: written_out_attention(q, k, v)),
+                ("blockwise", lambda: blockwise_attention(q, k, v)),
+            ):
                 peaks[name, n] = allocated_bytes(fn)
     assert peaks["written", 2048] >= 2 * 2 * 2048 * 2048 * 4  # two (H, n, n) float32
     assert peaks["written", 2048] / peaks["written", 512] > 15.0
@@ -219,6 +235,7 @@ def test_never_writes_into_inputs():
 
 # --- the masking arguments of dot_product_attention; the readable loop; the trace (issue 10) ----
 
+
 def _hand_visible(lens, L, S, causal):
     """``(B, L, S)`` True = may attend, by loops: key j < valid_len (per row or per query)."""
     B = lens.shape[0]
@@ -239,14 +256,18 @@ def test_c42_valid_lens_like_sdpa_with_the_mask_written_out(is_causal, per_query
     g = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(3, 2, n, 8, generator=g, dtype=torch.float64) for n in (7, 11, 11))
     v = v[..., :5]
-    lens = torch.tensor([[1, 3, 11, 5, 2, 7, 9], [4] * 7, [11] * 7]) if per_query else \
-        torch.tensor([1, 6, 11])
+    lens = (
+        torch.tensor([[1, 3, 11, 5, 2, 7, 9], [4] * 7, [11] * 7])
+        if per_query
+        else torch.tensor([1, 6, 11])
+    )
     vis = _hand_visible(lens, 7, 11, is_causal)[:, None]  # (B, 1, L, S)
     want = F.scaled_dot_product_attention(q, k, v, attn_mask=vis)
     got = blockwise_attention(q, k, v, valid_lens=lens, is_causal=is_causal, block_size=3)
     assert_close(got, want)
-    steps = list(blockwise_attention_steps(q, k, v, valid_lens=lens, is_causal=is_causal,
-                                           block_size=4))
+    steps = list(
+        blockwise_attention_steps(q, k, v, valid_lens=lens, is_causal=is_causal, block_size=4)
+    )
     assert_close(steps[-1].output, want)
 
 
@@ -282,11 +303,14 @@ def test_c42_online_softmax_trace_is_a_frozen_record_of_the_steps():
     from attnlib.blockwise import online_softmax_trace
 
     g = torch.Generator().manual_seed(5)
-    q, k, v = torch.randn(4, 6, generator=g), torch.randn(9, 6, generator=g), \
-        torch.randn(9, 3, generator=g)
+    q, k, v = (
+        torch.randn(4, 6, generator=g),
+        torch.randn(9, 6, generator=g),
+        torch.randn(9, 3, generator=g),
+    )
     tr = online_softmax_trace(q, k, v, block_size=4)
     assert tr.block_end.tolist() == [4, 8, 9]
-    s = (q.double() @ k.double().T) / 6 ** 0.5  # (L, S), an independent float64 computation
+    s = (q.double() @ k.double().T) / 6**0.5  # (L, S), an independent float64 computation
     for n, end in enumerate([4, 8, 9]):
         # float32 scores of size ~3 round by ~eps·|s|·sqrt(6): 1e-5 absolute covers it
         assert_close(tr.running_max[n].double(), s[:, :end].amax(-1), atol=1e-5, rtol=0)

@@ -59,8 +59,11 @@ def test_c27_unscaled_is_plain_dot_product(device):
 
 def test_c27_shapes_n_by_m(device):
     # Q [n, d_k], K [m, d_k], V [m, d_v] -> [n, d_v], no batch axis at all.
-    q, k, v = (torch.randn(3, 4, device=device), torch.randn(7, 4, device=device),
-               torch.randn(7, 2, device=device))
+    q, k, v = (
+        torch.randn(3, 4, device=device),
+        torch.randn(7, 4, device=device),
+        torch.randn(7, 2, device=device),
+    )
     out, weights = dot_product_attention(q, k, v)
     assert out.shape == (3, 2) and weights.shape == (3, 7)
     assert_close(out, F.scaled_dot_product_attention(q[None], k[None], v[None])[0])
@@ -69,13 +72,19 @@ def test_c27_shapes_n_by_m(device):
 def test_c01_projections_and_dk_mismatch_message(device):
     d, d_k, d_v = 6, 4, 3
     x_q, x_s = torch.randn(5, d, device=device), torch.randn(7, d, device=device)
-    w_q, w_k, w_v = (torch.randn(d, d_k, device=device), torch.randn(d, d_k, device=device),
-                     torch.randn(d, d_v, device=device))
+    w_q, w_k, w_v = (
+        torch.randn(d, d_k, device=device),
+        torch.randn(d, d_k, device=device),
+        torch.randn(d, d_v, device=device),
+    )
     out, _ = dot_product_attention(x_q @ w_q, x_s @ w_k, x_s @ w_v)
     assert out.shape == (5, d_v)  # d_v may differ from d_k
     with pytest.raises(ValueError, match=r"q has d_k=8 but k has d_k=6.*\(5, 8\).*\(7, 6\)"):
-        dot_product_attention(torch.randn(5, 8, device=device), torch.randn(7, 6, device=device),
-                              torch.randn(7, 3, device=device))
+        dot_product_attention(
+            torch.randn(5, 8, device=device),
+            torch.randn(7, 6, device=device),
+            torch.randn(7, 3, device=device),
+        )
 
 
 def test_c02_self_attention_three_projections_differ_and_cross_lengths(device):
@@ -86,8 +95,9 @@ def test_c02_self_attention_three_projections_differ_and_cross_lengths(device):
     y = torch.randn(9, 6, device=device)  # cross-attention: another sequence, S_q != S_k
     out, weights = dot_product_attention(x @ w_q, y @ w_k, y @ w_v)
     assert out.shape == (4, 6) and weights.shape == (4, 9)
-    assert_close(out, F.scaled_dot_product_attention((x @ w_q)[None], (y @ w_k)[None],
-                                                     (y @ w_v)[None])[0])
+    assert_close(
+        out, F.scaled_dot_product_attention((x @ w_q)[None], (y @ w_k)[None], (y @ w_v)[None])[0]
+    )
 
 
 def test_c03_score_is_not_cosine_scaling_key_scales_score(device):
@@ -159,9 +169,14 @@ def test_c26_two_dimensional_example(device):
     v = torch.tensor([[10.0, 0.0], [0.0, 10.0]], device=device, dtype=torch.float64)
     out, weights = dot_product_attention(q, k, v)
     scores = (q @ k.T) / math.sqrt(2)
-    assert_close(scores, torch.tensor([[1 / math.sqrt(2), 2 / math.sqrt(2)],
-                                       [1 / math.sqrt(2), 1 / math.sqrt(2)]],
-                                      device=device, dtype=torch.float64))
+    assert_close(
+        scores,
+        torch.tensor(
+            [[1 / math.sqrt(2), 2 / math.sqrt(2)], [1 / math.sqrt(2), 1 / math.sqrt(2)]],
+            device=device,
+            dtype=torch.float64,
+        ),
+    )
     e = math.exp(1 / math.sqrt(2))
     a1 = 1 / (1 + e)  # softmax([s, 2s]) = [1/(1+e^s), e^s/(1+e^s)] with s = 1/sqrt(2)
     assert_close(weights[0], torch.tensor([a1, 1 - a1], device=device, dtype=torch.float64))
@@ -191,11 +206,13 @@ def test_fully_masked_query_gives_zero_output(device):
 
 
 def test_gradcheck_float64(device):
-    q, k, v = (t.requires_grad_() for t in _qkv(device, torch.float64, shape=(2,), L=3, S=4,
-                                                 dk=3, dv=2))
+    q, k, v = (
+        t.requires_grad_() for t in _qkv(device, torch.float64, shape=(2,), L=3, S=4, dk=3, dv=2)
+    )
     mask = torch.tensor([[True, True, False, True]] * 3, device=device)
-    assert torch.autograd.gradcheck(lambda a, b, c: dot_product_attention(a, b, c, mask)[0],
-                                    (q, k, v))
+    assert torch.autograd.gradcheck(
+        lambda a, b, c: dot_product_attention(a, b, c, mask)[0], (q, k, v)
+    )
 
 
 def test_does_not_write_into_inputs(device):
@@ -212,13 +229,16 @@ def test_dropout_zero_in_expectation_and_weights_before_dropout(device):
     q, k, v = _qkv(device, dtype=torch.float64)
     reference, ref_weights = dot_product_attention(q, k, v)
     # `draws` independent dropout draws in one call: the same q, k, v repeated along a new axis.
-    out, weights = dot_product_attention(*(t.expand(draws, *t.shape) for t in (q, k, v)),
-                                         dropout_p=p)
+    out, weights = dot_product_attention(
+        *(t.expand(draws, *t.shape) for t in (q, k, v)), dropout_p=p
+    )
     assert_close(weights, ref_weights.expand_as(weights))  # weights are returned before dropout
     # One draw: out = sum_j w_j (m_j / (1-p)) v_j with m_j ~ Bernoulli(1-p), so E[out] is the
     # no-dropout output and Var[out] = sum_j w_j^2 v_j^2 p / (1-p) per element. The mean of
     # `draws` draws lies within 6 standard errors of the reference (a 6-sigma bound, derived).
-    var = (ref_weights.unsqueeze(-1) ** 2 * v.unsqueeze(-3) ** 2).sum(-2) * p / (1 - p)  # (2, 3, 4, 6)
+    var = (
+        (ref_weights.unsqueeze(-1) ** 2 * v.unsqueeze(-3) ** 2).sum(-2) * p / (1 - p)
+    )  # (2, 3, 4, 6)
     stderr = (var / draws).sqrt()
     assert torch.all((out.mean(0) - reference).abs() <= 6 * stderr + 1e-12)
     assert not torch.allclose(out[0], reference)  # a single draw really drops something
@@ -246,8 +266,9 @@ def test_every_float_dtype_huge_logits_and_masked_rows(device, dtype):
     q = torch.tensor([[100.0, 0.0], [0.0, 0.0], [-100.0, 1.0]], device=device)
     k = torch.tensor([[100.0, 0.0], [-100.0, 0.0], [0.0, 1.0]], device=device)  # q.k up to ±1e4
     v = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], device=device)
-    mask = torch.tensor([[True, True, True], [False, False, False], [True, False, True]],
-                        device=device)
+    mask = torch.tensor(
+        [[True, True, True], [False, False, False], [True, False, True]], device=device
+    )
     out, weights = dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype), mask, scale=1.0)
     assert out.dtype == dtype and weights.dtype == dtype
     assert torch.isfinite(out).all() and torch.isfinite(weights).all()
@@ -263,9 +284,16 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
-@given(B=st.integers(1, 3), H=st.integers(1, 3), L=st.integers(1, 6), S=st.integers(1, 6),
-       dk=st.integers(1, 8), dv=st.integers(1, 5), mask_kind=st.sampled_from(["none", "bool", "float", "causal", "lens"]),
-       seed=st.integers(0, 10_000))
+@given(
+    B=st.integers(1, 3),
+    H=st.integers(1, 3),
+    L=st.integers(1, 6),
+    S=st.integers(1, 6),
+    dk=st.integers(1, 8),
+    dv=st.integers(1, 5),
+    mask_kind=st.sampled_from(["none", "bool", "float", "causal", "lens"]),
+    seed=st.integers(0, 10_000),
+)
 def test_c27_property_equals_sdpa(B, H, L, S, dk, dv, mask_kind, seed):
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(B, H, L, dk, generator=g, dtype=torch.float64)

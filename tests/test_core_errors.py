@@ -7,12 +7,23 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlib import (causal_mask, default_device, dot_product_attention, masked_softmax,
-                     padding_mask, set_seed, softmax_jacobian)
+from attnlib import (
+    causal_mask,
+    default_device,
+    dot_product_attention,
+    masked_softmax,
+    padding_mask,
+    set_seed,
+    softmax_jacobian,
+)
 
 
 def _qkv(L=4, S=5, dk=8, dv=6, dtype=torch.float32):
-    return torch.randn(L, dk, dtype=dtype), torch.randn(S, dk, dtype=dtype), torch.randn(S, dv, dtype=dtype)
+    return (
+        torch.randn(L, dk, dtype=dtype),
+        torch.randn(S, dk, dtype=dtype),
+        torch.randn(S, dv, dtype=dtype),
+    )
 
 
 def test_dk_mismatch():
@@ -21,25 +32,33 @@ def test_dk_mismatch():
 
 
 def test_kv_length_mismatch():
-    with pytest.raises(ValueError, match=r"k has S \(number of keys\)=5 but v has S \(number of keys\)=7"):
+    with pytest.raises(
+        ValueError, match=r"k has S \(number of keys\)=5 but v has S \(number of keys\)=7"
+    ):
         dot_product_attention(torch.randn(4, 8), torch.randn(5, 8), torch.randn(7, 6))
 
 
 def test_empty_key_set_is_a_clear_value_error():
     # S = 0: a softmax over no keys has no value (today's torch raises an IndexError inside amax).
-    with pytest.raises(ValueError, match=r"at least one key, but k has S = 0 .*k \(2, 0, 8\), q \(2, 4, 8\), v \(2, 0, 6\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"at least one key, but k has S = 0 .*k \(2, 0, 8\), q \(2, 4, 8\), v \(2, 0, 6\)",
+    ):
         dot_product_attention(torch.randn(2, 4, 8), torch.randn(2, 0, 8), torch.randn(2, 0, 6))
     with pytest.raises(ValueError, match=r"scores has S = 0 .*\(3, 0\)"):
         masked_softmax(torch.randn(3, 0))
     with pytest.raises(ValueError, match=r"scores has S = 0"):
         masked_softmax(torch.randn(2, 3, 0), valid_lens=torch.tensor([0, 0]))
     from attnlib import AdditiveAttention
+
     with pytest.raises(ValueError, match=r"key has S = 0 .*key \(2, 0, 4\), query \(2, 3, 4\)"):
         AdditiveAttention(4, 4, 8)(torch.randn(2, 3, 4), torch.randn(2, 0, 4), torch.randn(2, 0, 5))
 
 
 def test_no_queries_is_fine_and_gives_an_empty_output():
-    out, weights = dot_product_attention(torch.randn(2, 0, 8), torch.randn(2, 5, 8), torch.randn(2, 5, 6))
+    out, weights = dot_product_attention(
+        torch.randn(2, 0, 8), torch.randn(2, 5, 8), torch.randn(2, 5, 6)
+    )
     assert out.shape == (2, 0, 6) and weights.shape == (2, 0, 5)
 
 
@@ -50,8 +69,11 @@ def test_batch_dims_do_not_broadcast():
 
 def test_mask_shape_does_not_broadcast():
     q, k, v = _qkv()
-    with pytest.raises(ValueError, match=r"attn_mask has shape \(5, 4\), which does not broadcast"
-                                         r" to the scores' shape \(4, 5\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"attn_mask has shape \(5, 4\), which does not broadcast"
+        r" to the scores' shape \(4, 5\)",
+    ):
         dot_product_attention(q, k, v, torch.ones(5, 4, dtype=torch.bool))
 
 
@@ -63,18 +85,26 @@ def test_mask_that_would_grow_the_output_is_rejected():
 
 def test_mask_wrong_dtype():
     q, k, v = _qkv()
-    with pytest.raises(TypeError, match="attn_mask must be a boolean mask .* got dtype torch.int64"):
+    with pytest.raises(
+        TypeError, match="attn_mask must be a boolean mask .* got dtype torch.int64"
+    ):
         dot_product_attention(q, k, v, torch.ones(4, 5, dtype=torch.long))
 
 
-@pytest.mark.parametrize("lens, message", [
-    (torch.tensor([-1, 2]), "valid_lens must be >= 0, got -1"),
-    (torch.tensor([2, 6]), r"valid_lens must be <= .*5.*got 6"),
-    (torch.tensor([1.0, 2.0]), "valid_lens must hold integers, got dtype torch.float32"),
-    (torch.tensor([1, 2, 3]), "valid_lens has 3 rows but the batch size is 2"),
-    (torch.tensor([[1, 2], [3, 4]]), r"valid_lens of shape \(2, 2\) gives one length per query, but there are L=4"),
-    (torch.ones(2, 4, 1, dtype=torch.long), r"valid_lens must be 1-D \(B,\) or 2-D \(B, L\)"),
-])
+@pytest.mark.parametrize(
+    "lens, message",
+    [
+        (torch.tensor([-1, 2]), "valid_lens must be >= 0, got -1"),
+        (torch.tensor([2, 6]), r"valid_lens must be <= .*5.*got 6"),
+        (torch.tensor([1.0, 2.0]), "valid_lens must hold integers, got dtype torch.float32"),
+        (torch.tensor([1, 2, 3]), "valid_lens has 3 rows but the batch size is 2"),
+        (
+            torch.tensor([[1, 2], [3, 4]]),
+            r"valid_lens of shape \(2, 2\) gives one length per query, but there are L=4",
+        ),
+        (torch.ones(2, 4, 1, dtype=torch.long), r"valid_lens must be 1-D \(B,\) or 2-D \(B, L\)"),
+    ],
+)
 def test_valid_lens_errors(lens, message):
     q, k, v = torch.randn(2, 4, 8), torch.randn(2, 5, 8), torch.randn(2, 5, 6)
     with pytest.raises((ValueError, TypeError), match=message):
@@ -88,8 +118,12 @@ def test_valid_lens_without_batch_axis():
 
 
 def test_integer_inputs_rejected():
-    with pytest.raises(TypeError, match="q must be a floating-point tensor .* got dtype torch.int64"):
-        dot_product_attention(torch.ones(4, 8, dtype=torch.long), torch.randn(5, 8), torch.randn(5, 6))
+    with pytest.raises(
+        TypeError, match="q must be a floating-point tensor .* got dtype torch.int64"
+    ):
+        dot_product_attention(
+            torch.ones(4, 8, dtype=torch.long), torch.randn(5, 8), torch.randn(5, 6)
+        )
     with pytest.raises(TypeError, match="scores must be a floating-point tensor"):
         masked_softmax(torch.ones(3, 3, dtype=torch.int32))
 
@@ -107,13 +141,17 @@ def test_mixed_dtypes():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a second device (CUDA)")
 def test_different_devices_cuda():
     with pytest.raises(ValueError, match="q is on cpu but k is on cuda"):
-        dot_product_attention(torch.randn(4, 8), torch.randn(5, 8, device="cuda"), torch.randn(5, 6))
+        dot_product_attention(
+            torch.randn(4, 8), torch.randn(5, 8, device="cuda"), torch.randn(5, 6)
+        )
 
 
 def test_different_devices_meta():
     # The meta device exists everywhere, so the device check is tested without a GPU.
     with pytest.raises(ValueError, match="q is on cpu but k is on meta"):
-        dot_product_attention(torch.randn(4, 8), torch.randn(5, 8, device="meta"), torch.randn(5, 6))
+        dot_product_attention(
+            torch.randn(4, 8), torch.randn(5, 8, device="meta"), torch.randn(5, 6)
+        )
 
 
 def test_bad_scale_and_dropout():
@@ -150,8 +188,11 @@ def test_default_device_override(monkeypatch):
         with pytest.raises(ValueError, match="CUDA is not available"):
             default_device()
     monkeypatch.delenv("ATTNLIB_DEVICE")
-    expected = "cuda" if torch.cuda.is_available() else (
-        "mps" if torch.backends.mps.is_available() else "cpu")
+    expected = (
+        "cuda"
+        if torch.cuda.is_available()
+        else ("mps" if torch.backends.mps.is_available() else "cpu")
+    )
     assert default_device().type == expected
 
 
@@ -164,8 +205,13 @@ def test_set_seed_repeats_and_validates():
         set_seed(1.5)
 
 
-@given(L=st.integers(1, 5), S=st.integers(1, 5), dk=st.integers(1, 6), dk2=st.integers(1, 6),
-       S2=st.integers(1, 5))
+@given(
+    L=st.integers(1, 5),
+    S=st.integers(1, 5),
+    dk=st.integers(1, 6),
+    dk2=st.integers(1, 6),
+    S2=st.integers(1, 5),
+)
 def test_property_shape_errors_or_correct_shapes(L, S, dk, dk2, S2):
     q, k, v = torch.randn(L, dk), torch.randn(S, dk2), torch.randn(S2, 3)
     if dk != dk2:
@@ -187,4 +233,5 @@ def test_positive_number_arguments_named():
         sinusoidal_encoding(4, 8, base=1.0)
     with pytest.raises(TypeError, match="bandwidth must be a number, got str"):
         from attnlib import gaussian_score
+
         gaussian_score(torch.randn(2, 3), torch.randn(4, 3), bandwidth="wide")

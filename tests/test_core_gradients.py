@@ -22,8 +22,9 @@ def test_c15_backward_equals_autograd(device, scale, masked):
     out, weights = dot_product_attention(q, k, v, mask, scale=scale)
     grad_out = torch.randn_like(out)
     dq_ref, dk_ref, dv_ref = torch.autograd.grad(out, (q, k, v), grad_out)
-    dq, dk, dv = attention_backward(q.detach(), k.detach(), v.detach(), weights.detach(),
-                                    grad_out, scale=scale)
+    dq, dk, dv = attention_backward(
+        q.detach(), k.detach(), v.detach(), weights.detach(), grad_out, scale=scale
+    )
     assert_close(dq, dq_ref)
     assert_close(dk, dk_ref)
     assert_close(dv, dv_ref)

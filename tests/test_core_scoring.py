@@ -9,9 +9,18 @@ import torch
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from attnlib import (SCORE_FUNCTIONS, AdditiveAttention, cosine_score, dot_score,
-                     euclidean_distance, gaussian_score, masked_softmax, nadaraya_watson,
-                     neg_euclidean_score, scaled_dot_score)
+from attnlib import (
+    SCORE_FUNCTIONS,
+    AdditiveAttention,
+    cosine_score,
+    dot_score,
+    euclidean_distance,
+    gaussian_score,
+    masked_softmax,
+    nadaraya_watson,
+    neg_euclidean_score,
+    scaled_dot_score,
+)
 
 
 def test_c23_score_functions_closed_forms(device):
@@ -23,7 +32,7 @@ def test_c23_score_functions_closed_forms(device):
     assert_close(cosine_score(q, k), F.cosine_similarity(q[:, :, None], k[:, None], dim=-1))
     assert_close(euclidean_distance(q, k), torch.cdist(q, k))
     assert_close(neg_euclidean_score(q, k), -torch.cdist(q, k))
-    assert_close(gaussian_score(q, k, bandwidth=0.5), -torch.cdist(q, k) ** 2 / (2 * 0.25))
+    assert_close(gaussian_score(q, k, bandwidth=0.5), -(torch.cdist(q, k) ** 2) / (2 * 0.25))
     assert set(SCORE_FUNCTIONS) == {"dot", "scaled_dot", "cosine", "neg_euclidean", "gaussian"}
 
 

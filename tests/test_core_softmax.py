@@ -109,8 +109,12 @@ def test_c21_any_real_scores_give_weights_in_open_interval(device):
 def test_c25_valid_lens_per_row_and_per_query(device):
     scores = torch.randn(2, 3, 4, device=device, dtype=torch.float64)
     w1 = masked_softmax(scores, valid_lens=torch.tensor([2, 0], device=device))
-    assert_close(w1[0], torch.softmax(scores[0, :, :2], -1).new_zeros(3, 4).index_copy(
-        1, torch.arange(2, device=device), torch.softmax(scores[0, :, :2], -1)))
+    assert_close(
+        w1[0],
+        torch.softmax(scores[0, :, :2], -1)
+        .new_zeros(3, 4)
+        .index_copy(1, torch.arange(2, device=device), torch.softmax(scores[0, :, :2], -1)),
+    )
     assert torch.all(w1[1] == 0)  # valid_len 0: all-zero, not a uniform row
     lens2 = torch.tensor([[1, 2, 4], [3, 0, 2]], device=device)
     w2 = masked_softmax(scores, valid_lens=lens2)
@@ -134,8 +138,9 @@ def test_c25_valid_lens_with_heads_axis(device):
 
 def test_d2l_style_sentinel_gives_uniform_row_ours_gives_zero(device):
     scores = torch.randn(1, 2, 3, device=device)
-    sentinel = torch.softmax(scores.masked_fill(torch.ones_like(scores, dtype=torch.bool), -1e6),
-                             -1)
+    sentinel = torch.softmax(
+        scores.masked_fill(torch.ones_like(scores, dtype=torch.bool), -1e6), -1
+    )
     assert_close(sentinel, torch.full_like(sentinel, 1 / 3))
     assert torch.all(masked_softmax(scores, valid_lens=torch.tensor([0], device=device)) == 0)
 
@@ -162,15 +167,20 @@ def test_nan_scores_poison_their_row_unless_a_boolean_mask_hides_them(device):
     float_hide = torch.where(hide, 0.0, float("-inf"))
     assert torch.isnan(masked_softmax(s, float_hide)[0]).all()  # NaN + (-inf) is NaN
     lens = torch.tensor([1, 3], device=device)
-    w = masked_softmax(s.unsqueeze(1), valid_lens=lens)  # (B, L=1, S); the NaN lies past row 0's length
+    w = masked_softmax(
+        s.unsqueeze(1), valid_lens=lens
+    )  # (B, L=1, S); the NaN lies past row 0's length
     assert_close(w[0, 0], torch.tensor([1.0, 0.0, 0.0], device=device))
 
 
 def test_never_writes_into_input(device):
     scores = torch.randn(2, 3, 4, device=device)
     before = scores.clone()
-    masked_softmax(scores, torch.rand(3, 4, device=device) > 0.5,
-                   valid_lens=torch.tensor([1, 2], device=device))
+    masked_softmax(
+        scores,
+        torch.rand(3, 4, device=device) > 0.5,
+        valid_lens=torch.tensor([1, 2], device=device),
+    )
     assert torch.equal(scores, before)
 
 
@@ -184,12 +194,16 @@ def test_gradient_finite_with_fully_masked_rows(device):
 
 
 @given(
-    rows=st.integers(1, 4), cols=st.integers(1, 6), scale=st.floats(0.0, 1e4),
-    dtype=st.sampled_from(FLOATS), seed=st.integers(0, 2**16), data=st.data(),
+    rows=st.integers(1, 4),
+    cols=st.integers(1, 6),
+    scale=st.floats(0.0, 1e4),
+    dtype=st.sampled_from(FLOATS),
+    seed=st.integers(0, 2**16),
+    data=st.data(),
 )
 def test_property_weights_valid_for_any_mask_and_scale(rows, cols, scale, dtype, seed, data):
     g = torch.Generator().manual_seed(seed)
-    scores = (torch.randn(rows, cols, generator=g, dtype=torch.float64) * scale)
+    scores = torch.randn(rows, cols, generator=g, dtype=torch.float64) * scale
     mask = torch.rand(rows, cols, generator=g) > data.draw(st.floats(0.0, 1.0))
     weights = masked_softmax(scores.to(dtype), mask).double()
     assert torch.isfinite(weights).all()

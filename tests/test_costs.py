@@ -23,8 +23,11 @@ from attnlib.costs import (
     written_out_attention,
 )
 
-SEED = next(iter(sorted(Path("/work/shared/seeds").glob("004_*.txt"))), None) \
-    if Path("/work/shared/seeds").is_dir() else None
+SEED = (
+    next(iter(sorted(Path("/work/shared/seeds").glob("004_*.txt"))), None)
+    if Path("/work/shared/seeds").is_dir()
+    else None
+)
 
 
 def _flops(fn) -> int:
@@ -64,8 +67,9 @@ def test_c41_compute_column_matches_the_counted_flops_of_real_layers():
             doubled = dict(base, **{symbol: 2 * base[symbol] + (1 if symbol == "k" else 0)})
             ratio = layer_flops(row["layer"], **doubled) / layer_flops(row["layer"], **base)
             growth = doubled[symbol] / base[symbol]
-            assert math.log(ratio) / math.log(growth) == pytest.approx(claimed.get(symbol, 0),
-                                                                      abs=1e-9), (row, symbol)
+            assert math.log(ratio) / math.log(growth) == pytest.approx(
+                claimed.get(symbol, 0), abs=1e-9
+            ), (row, symbol)
 
 
 def test_c41_longest_path_column_matches_gradients():
@@ -97,7 +101,7 @@ def test_c41_complexity_table_is_the_seed_table():
     text = SEED.read_text(encoding="utf-8")
     names = {"CNN": "CNN", "RNN": "RNN", "自注意力": "self-attention"}
     seed = {}
-    for line in text[text.index("9.7 CNN"):text.index("9.7.1")].splitlines():
+    for line in text[text.index("9.7 CNN") : text.index("9.7.1")].splitlines():
         cells = line.split("\t")
         if len(cells) == 4 and cells[0] in names:
             seed[names[cells[0]]] = cells[1:]
@@ -123,8 +127,12 @@ def test_tensor_bytes_counts_known_allocations_exactly():
     x = torch.zeros(10, 10)
     assert allocated_bytes(lambda: (x.T, x.view(100), x[2:5], x.add_(1))) == 0
     assert allocated_bytes(lambda: x.clone()) == 400
-    assert largest_tensor_bytes(lambda: (torch.empty(7, dtype=torch.float64),
-                                         torch.empty(3, dtype=torch.int8))) == 56
+    assert (
+        largest_tensor_bytes(
+            lambda: (torch.empty(7, dtype=torch.float64), torch.empty(3, dtype=torch.int8))
+        )
+        == 56
+    )
 
 
 def test_allocated_bytes_of_written_out_attention_is_two_score_matrices_plus_output():
@@ -147,7 +155,7 @@ def test_allocated_bytes_counts_what_autograd_keeps_alive():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_peak_bytes_sees_at_least_the_exact_count():
     x = torch.randn(1, 512, 64, device="cuda")
-    fn = lambda: written_out_attention(x, x, x)
+    fn = lambda: written_out_attention(x, x, x)  # noqa: E731
     fn()
     exact = allocated_bytes(fn)
     assert exact <= cuda_peak_bytes(fn) <= exact + 8 * 2**20  # plus kernels' workspaces
@@ -159,16 +167,23 @@ def test_c41_layer_costs_flops_and_sizes_against_independent_counts(one_thread):
     B, d, k = 2, 16, 5
     rows = layer_costs([64, 128], d_model=d, kernel_size=k, batch_size=B, repeats=1)
     assert torch.equal(torch.get_rng_state(), state)  # the caller's random stream is untouched
-    assert [(r.layer, r.n) for r in rows] == [("self-attention", 64), ("RNN", 64), ("CNN", 64),
-                                              ("self-attention", 128), ("RNN", 128),
-                                              ("CNN", 128)]
+    assert [(r.layer, r.n) for r in rows] == [
+        ("self-attention", 64),
+        ("RNN", 64),
+        ("CNN", 64),
+        ("self-attention", 128),
+        ("RNN", 128),
+        ("CNN", 128),
+    ]
     rnn, cnn = nn.RNN(d, d, batch_first=True), nn.Conv1d(d, d, k, padding=k // 2)
     for r in rows:
         x = torch.randn(B, r.n, d)
         xt = x.transpose(1, 2).contiguous()  # (B, d, n), made before the count as layer_costs does
-        fn = {"self-attention": lambda x=x, xt=xt: written_out_attention(x, x, x),
-              "RNN": lambda x=x, xt=xt: rnn(x)[0],
-              "CNN": lambda x=x, xt=xt: cnn(xt)}[r.layer]
+        fn = {
+            "self-attention": lambda x=x, xt=xt: written_out_attention(x, x, x),
+            "RNN": lambda x=x, xt=xt: rnn(x)[0],
+            "CNN": lambda x=x, xt=xt: cnn(xt),
+        }[r.layer]
         assert r.flops == _flops(fn), r  # torch's FlopCounterMode on the same layer
         with torch.no_grad():
             assert r.largest_intermediate_bytes == largest_tensor_bytes(fn), r

@@ -41,10 +41,15 @@ def test_c36_trace_rows_equal_step_by_step_decoding(model, device):
             logits, self_ws, cross_ws = model.decode(tgt, memory)  # only steps 0..t exist
             assert int(logits[0, -1].argmax()) == int(trace.tokens[t])
             for layer in range(2):
-                torch.testing.assert_close(trace.self_weights[layer][:, t, : t + 1],
-                                           self_ws[layer][0, :, t], atol=1e-5, rtol=1e-5)
-                torch.testing.assert_close(trace.cross_weights[layer][:, t],
-                                           cross_ws[layer][0, :, t], atol=1e-5, rtol=1e-5)
+                torch.testing.assert_close(
+                    trace.self_weights[layer][:, t, : t + 1],
+                    self_ws[layer][0, :, t],
+                    atol=1e-5,
+                    rtol=1e-5,
+                )
+                torch.testing.assert_close(
+                    trace.cross_weights[layer][:, t], cross_ws[layer][0, :, t], atol=1e-5, rtol=1e-5
+                )
             tgt = torch.cat([tgt, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
 
 
@@ -64,12 +69,15 @@ def test_trace_restores_training_mode(model, device):
     assert model.training
 
 
-@pytest.mark.parametrize("src, err, match", [
-    (torch.tensor([3, 0, 4]), ValueError, "no PAD"),
-    (torch.tensor([[3, 4], [5, 6]]), ValueError, "one sequence"),
-    (torch.tensor([3.0, 4.0]), TypeError, "src"),
-    (torch.tensor([], dtype=torch.long), ValueError, "non-empty"),
-])
+@pytest.mark.parametrize(
+    "src, err, match",
+    [
+        (torch.tensor([3, 0, 4]), ValueError, "no PAD"),
+        (torch.tensor([[3, 4], [5, 6]]), ValueError, "one sequence"),
+        (torch.tensor([3.0, 4.0]), TypeError, "src"),
+        (torch.tensor([], dtype=torch.long), ValueError, "non-empty"),
+    ],
+)
 def test_trace_bad_input(src, err, match):
     m = Seq2SeqTransformer(Seq2SeqConfig(d_model=16, num_heads=2, d_ff=16))
     with pytest.raises(err, match=match):

@@ -31,8 +31,13 @@ def test_configs_are_frozen_and_hold_notebook_08s_settings():
     # The numbers notebook 08's prose states (vocabulary of PAD, BOS, EOS and a..j, d = 64,
     # 4 heads, sources of 6 letters, stop at 99.5% of 2048); parameters counted by hand below.
     assert (cfg.vocab_size, cfg.d_model, cfg.num_heads) == (13, 64, 4)
-    assert (train.task, train.seq_len, train.target_accuracy, train.eval_every,
-            train.eval_size) == ("reverse", 6, 0.995, 50, 2048)
+    assert (
+        train.task,
+        train.seq_len,
+        train.target_accuracy,
+        train.eval_every,
+        train.eval_size,
+    ) == ("reverse", 6, 0.995, 50, 2048)
     V, D, F = cfg.vocab_size, cfg.d_model, cfg.d_ff
     attn = 4 * (D * D + D)
     ffn = D * F + F + F * D + D
@@ -42,15 +47,18 @@ def test_configs_are_frozen_and_hold_notebook_08s_settings():
     assert sum(p.numel() for p in Seq2SeqTransformer(cfg).parameters()) == expected
 
 
-@pytest.mark.parametrize("kwargs,error,match", [
-    (dict(vocab_size=4), ValueError, "vocab_size must be >= 5"),
-    (dict(d_model=30, num_heads=4), ValueError, "num_heads=4 must divide d_model=30"),
-    (dict(num_heads=0), ValueError, "num_heads must be >= 1"),
-    (dict(d_ff=3.0), TypeError, "d_ff must be an int"),
-    (dict(dropout=1.0), ValueError, "dropout must be in \\[0, 1\\)"),
-    (dict(dropout="0"), TypeError, "dropout must be a number"),
-    (dict(norm_first=1), TypeError, "norm_first must be a bool"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        (dict(vocab_size=4), ValueError, "vocab_size must be >= 5"),
+        (dict(d_model=30, num_heads=4), ValueError, "num_heads=4 must divide d_model=30"),
+        (dict(num_heads=0), ValueError, "num_heads must be >= 1"),
+        (dict(d_ff=3.0), TypeError, "d_ff must be an int"),
+        (dict(dropout=1.0), ValueError, "dropout must be in \\[0, 1\\)"),
+        (dict(dropout="0"), TypeError, "dropout must be a number"),
+        (dict(norm_first=1), TypeError, "norm_first must be a bool"),
+    ],
+)
 def test_model_config_rejects_impossible_settings(kwargs, error, match):
     with pytest.raises(error, match=match):
         Seq2SeqConfig(**kwargs)
@@ -81,7 +89,9 @@ def test_committed_weights_decode_reversal(device):
     test = make_batch("reverse", 2000, 6, 13, split="test", device=device)  # unseen sequences
     tokens, maps = greedy_decode(model, test.src, test.src_valid_lens)
     correct = (tokens == test.tgt_out).all(dim=1).float().mean()  # full rows, EOS included
-    assert float(correct) >= 0.99  # stopped at >= 99.5% of 2048 held-out; 0.99 is 4 s.e. below 0.995
+    assert (
+        float(correct) >= 0.99
+    )  # stopped at >= 99.5% of 2048 held-out; 0.99 is 4 s.e. below 0.995
     assert anti_diagonal_mass(maps[-1], test.src_valid_lens) > 0.5
     src = torch.tensor([DEFAULT_SOURCE], device=device)
     assert greedy_decode(model, src)[0][0, :6].tolist() == list(DEFAULT_SOURCE[::-1])
@@ -96,7 +106,8 @@ def test_stale_weights_are_refused(monkeypatch):
 def test_weights_are_package_data():
     """An installed attnlib (not only this checkout) ships the weights file."""
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "package-data"]["attnlib"]
+        "package-data"
+    ]["attnlib"]
     assert examples.REVERSAL_WEIGHTS in package_data
 
 

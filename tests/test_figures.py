@@ -19,8 +19,7 @@ FIGURES_DIR = Path(__file__).resolve().parents[1] / "figures"
 TOLERANCE = 2.0  # RMS over 0-255 pixel values: font/antialiasing noise, not a changed picture
 #: figures not compared by pixels -> the test that checks what they show.
 CHECKED_BY_CONTENT = {
-    "decoding_cross_attention":
-        "tests/test_figures_decoding.py::test_c40_figure_is_untrained_then_anti_diagonal",
+    "decoding_cross_attention": "tests/test_figures_decoding.py::test_c40_figure_is_untrained_then_anti_diagonal",
 }
 
 
@@ -30,7 +29,8 @@ def _committed(ext: str) -> set[str]:
 
 def test_every_committed_figure_has_a_generator_and_vice_versa():
     assert _committed("png") == set(FIGURES), (
-        "figures/*.png and attnlib.figures.FIGURES differ; run `python -m attnlib.figures figures`")
+        "figures/*.png and attnlib.figures.FIGURES differ; run `python -m attnlib.figures figures`"
+    )
     assert _committed("svg") == {n for n, f in FORMATS.items() if "svg" in f}
 
 

@@ -41,8 +41,9 @@ def test_c39_panel_is_target_by_source_with_token_labels():
 def test_panel_one_head_and_layer():
     trace = _trace()
     im = cross_attention_panel(trace, ax=Figure().subplots(), layer=0, head=1, title="x")
-    np.testing.assert_allclose(im.get_array(), trace.cross_weights[0][1].double().numpy(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        im.get_array(), trace.cross_weights[0][1].double().numpy(), rtol=1e-6
+    )
 
 
 def test_c40_figure_is_untrained_then_anti_diagonal():

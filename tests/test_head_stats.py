@@ -12,10 +12,12 @@ from attnlib import MultiHeadAttention, sinusoidal_encoding, sinusoidal_frequenc
 from attnlib import head_stats as hs
 from attnlib.pretrained import INSTALL_HINT, load_minilm, minilm_dir
 
-TEXTS = ["A man is eating food.",
-         "The cat sat on the mat, and the dog slept by the door.",
-         "Attention is not explanation; weights are only one path through the network.",
-         "She said that the old bridge, built in 1850, would be closed next week."]
+TEXTS = [
+    "A man is eating food.",
+    "The cat sat on the mat, and the dog slept by the door.",
+    "Attention is not explanation; weights are only one path through the network.",
+    "She said that the old bridge, built in 1850, would be closed next week.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +45,7 @@ def _random_attentions(layers=2, batch=3, heads=4, length=6, lens=(6, 3, 1)):
 
 # ----- the statistics against plain loops (no model) ------------------------------------------
 
+
 def test_head_entropy_and_offset_share_equal_loops():
     a, valid = _random_attentions()
     ent = hs.head_entropy(a, valid)
@@ -60,7 +63,11 @@ def test_head_entropy_and_offset_share_equal_loops():
 
 def test_key_share_and_token_masks():
     a, valid = _random_attentions(lens=(6, 3, 2))
-    tokens = [["[CLS]", "hi", ",", "you", "!", "[SEP]"], ["[CLS]", "...", "[SEP]"], ["[CLS]", "[SEP]"]]
+    tokens = [
+        ["[CLS]", "hi", ",", "you", "!", "[SEP]"],
+        ["[CLS]", "...", "[SEP]"],
+        ["[CLS]", "[SEP]"],
+    ]
     masks = hs.token_masks(tokens, 6)
     assert masks["[CLS]"][:, 0].all() and masks["[CLS]"].sum() == 3
     assert masks["punctuation"].tolist()[0] == [False, False, True, False, True, False]
@@ -71,8 +78,10 @@ def test_key_share_and_token_masks():
         for h in range(4):
             vals = [a[l, b, h, i, sep[b]] for b, n in enumerate(valid.tolist()) for i in range(n)]
             assert_close(share[l, h], sum(vals) / len(vals))
-    assert_close(hs.key_share(a, valid, torch.arange(6) < valid[:, None]),
-                 torch.ones(2, 4, dtype=torch.float64))  # all real keys: every row sums to 1
+    assert_close(
+        hs.key_share(a, valid, torch.arange(6) < valid[:, None]),
+        torch.ones(2, 4, dtype=torch.float64),
+    )  # all real keys: every row sums to 1
 
 
 def test_find_offset_heads_on_planted_heads():
@@ -99,8 +108,9 @@ def test_head_distances_zero_for_copied_heads_and_one_for_disjoint():
     one_hot = torch.zeros(1, 2, 3, 3, dtype=torch.float64)
     one_hot[0, 0, :, 0] = 1.0
     one_hot[0, 1, :, 1] = 1.0
-    assert_close(hs.head_distances(one_hot, torch.tensor([3]))[0, 1],
-                 torch.tensor(1.0, dtype=torch.float64))
+    assert_close(
+        hs.head_distances(one_hot, torch.tensor([3]))[0, 1], torch.tensor(1.0, dtype=torch.float64)
+    )
 
 
 def test_similarity_by_distance_of_sinusoids_is_the_closed_form():
@@ -142,13 +152,15 @@ def test_bad_arguments():
 
 # ----- claims on the trained model ------------------------------------------------------------
 
+
 @pytest.mark.claim("C44")
 def test_c44_trained_heads_differ_previous_next_cls_and_spread(run):
     batch, out = run
     prev = hs.offset_share(out.attentions, batch.valid_lens, -1)
     nxt = hs.offset_share(out.attentions, batch.valid_lens, 1)
-    cls = hs.key_share(out.attentions, batch.valid_lens,
-                       hs.token_masks(batch.tokens, batch.ids.shape[1])["[CLS]"])
+    cls = hs.key_share(
+        out.attentions, batch.valid_lens, hs.token_masks(batch.tokens, batch.ids.shape[1])["[CLS]"]
+    )
     ent = hs.head_entropy(out.attentions, batch.valid_lens)
     # A uniform row over the real keys of these sentences has entropy log(n) >= log 8 = 2.08.
     assert prev.max() > 0.9  # some head almost only looks one token back
@@ -178,8 +190,12 @@ def test_c45_trained_var_qk_over_dk_is_not_one(enc, run):
         k = x @ attn.w_k.weight[rows].double().T + attn.w_k.bias[rows].double()
         values.append((q @ k.T).flatten())
         # Those scores, scaled and softmaxed, are the model's weights for this head.
-        assert_close(torch.softmax(q @ k.T / math.sqrt(32), -1).float(),
-                     out.attentions[layer][b, head, :n, :n], atol=1e-5, rtol=0)
+        assert_close(
+            torch.softmax(q @ k.T / math.sqrt(32), -1).float(),
+            out.attentions[layer][b, head, :n, :n],
+            atol=1e-5,
+            rtol=0,
+        )
     assert_close(stats.measured[layer, head], torch.cat(values).var() / 32)
 
 

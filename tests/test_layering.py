@@ -103,12 +103,19 @@ def test_math_and_data_modules_never_import_drawing_or_explorers():
 def test_the_parser_sees_every_kind_of_import(tmp_path):
     # The guard itself: absolute, from-package, relative and lazy (inside a function) imports.
     src = tmp_path / "probe.py"
-    src.write_text("import attnlib.widgets.base\nfrom attnlib import plotting, dot_score\n"
-                   "from ..scaling import entropy\n"
-                   "def f():\n    from attnlib.widgets.heads import heads_explorer\n")
+    src.write_text(
+        "import attnlib.widgets.base\nfrom attnlib import plotting, dot_score\n"
+        "from ..scaling import entropy\n"
+        "def f():\n    from attnlib.widgets.heads import heads_explorer\n"
+    )
     got = _attnlib_imports(src, package="attnlib.figures")
-    assert got == {"attnlib.widgets.base", "attnlib.plotting", "attnlib", "attnlib.scaling",
-                   "attnlib.widgets.heads"}
+    assert got == {
+        "attnlib.widgets.base",
+        "attnlib.plotting",
+        "attnlib",
+        "attnlib.scaling",
+        "attnlib.widgets.heads",
+    }
     assert not _allowed("figures", "attnlib.widgets.heads")
     assert not _allowed("widgets", "attnlib.figures")
     assert not _allowed("plotting", "attnlib.softmax")
@@ -122,9 +129,11 @@ def test_importing_the_figures_does_not_import_the_explorers():
 
 
 def test_importing_plotting_imports_no_math():
-    code = ("import sys, attnlib.plotting; "
-            "print(sorted(m for m in sys.modules if m.startswith('attnlib.') "
-            "and not m.startswith('attnlib.plotting')))")
+    code = (
+        "import sys, attnlib.plotting; "
+        "print(sorted(m for m in sys.modules if m.startswith('attnlib.') "
+        "and not m.startswith('attnlib.plotting')))"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # attnlib/__init__ itself loads the math core; what matters is that nothing above it loads.
     loaded = set(ast.literal_eval(run.stdout.strip()))

@@ -51,7 +51,7 @@ def _listening_addresses(port: int) -> set[str]:
                     if width == 8:  # IPv4, stored little-endian
                         found.add(socket.inet_ntop(socket.AF_INET, raw[::-1]))
                     else:  # IPv6: four little-endian 32-bit words
-                        words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+                        words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
                         found.add(socket.inet_ntop(socket.AF_INET6, words))
     return found
 
@@ -70,20 +70,30 @@ def _non_loopback_address() -> str | None:
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_lab_serves_on_loopback_with_token_and_no_news_prompt(tmp_path):
     port = _free_port()
-    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    env = dict(
+        os.environ,
+        HOME=str(tmp_path),
+        TMPDIR=str(tmp_path),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+    )
     log = open(tmp_path / "lab.log", "w+")
     # -o: never (re)install the environment from this test, even if the stamp looks stale.
-    proc = subprocess.Popen(["make", "--no-print-directory", "-o", ".venv/.installed", "lab",
-                             f"PORT={port}"], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        ["make", "--no-print-directory", "-o", ".venv/.installed", "lab", f"PORT={port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         token = None
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and token is None:
             assert proc.poll() is None, (tmp_path / "lab.log").read_text()
-            match = re.search(rf"http://127\.0\.0\.1:{port}/lab\?token=(\w+)",
-                              (tmp_path / "lab.log").read_text())
+            match = re.search(
+                rf"http://127\.0\.0\.1:{port}/lab\?token=(\w+)", (tmp_path / "lab.log").read_text()
+            )
             token = match.group(1) if match else None
             time.sleep(0.5)
         assert token, f"no token URL printed:\n{(tmp_path / 'lab.log').read_text()}"
@@ -107,8 +117,11 @@ def test_make_lab_serves_on_loopback_with_token_and_no_news_prompt(tmp_path):
         # The lab's page config (what the front end loads) disables the announcements plugin.
         status, html = _get(f"{base}/lab?token={token}")
         assert status == 200
-        match = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
-                          html, re.DOTALL)
+        match = re.search(
+            r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+            html,
+            re.DOTALL,
+        )
         assert match, "no page config in /lab"
         disabled = json.loads(match.group(1)).get("disabledExtensions", [])
         assert ANNOUNCEMENTS in disabled, disabled

@@ -9,8 +9,16 @@ import torch
 from torch import nn
 from torch.testing import assert_close
 
-from attnlib import (MultiHeadAttention, causal_mask, head_projection, merge_heads,
-                     multihead_by_separate_heads, one_wide_head, padding_mask, split_heads)
+from attnlib import (
+    MultiHeadAttention,
+    causal_mask,
+    head_projection,
+    merge_heads,
+    multihead_by_separate_heads,
+    one_wide_head,
+    padding_mask,
+    split_heads,
+)
 from attnlib.multihead import head_weight_maps
 
 
@@ -30,7 +38,7 @@ def test_c16_split_merge_roundtrip_and_head_slices(device):
     assert heads.shape == (2, 3, 5, 4)
     assert torch.equal(merge_heads(heads), x)
     for r in range(3):  # head r holds features r*Dh:(r+1)*Dh, i.e. the concat order
-        assert torch.equal(heads[:, r], x[..., 4 * r:4 * (r + 1)])
+        assert torch.equal(heads[:, r], x[..., 4 * r : 4 * (r + 1)])
 
 
 def test_c16_one_big_projection_equals_h_separate_projections(device):

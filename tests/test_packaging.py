@@ -16,7 +16,7 @@ def _pip_lines_of_environment_yml() -> list[str]:
     start = next(i for i, line in enumerate(lines) if re.match(r"\s*- pip:\s*$", line))
     indent = len(lines[start + 1]) - len(lines[start + 1].lstrip())
     items = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -56,6 +56,7 @@ def test_license_is_an_spdx_string_not_a_deprecated_table():
     assert isinstance(project["license"], str)
     assert re.fullmatch(r"[A-Za-z0-9.+-]+( (AND|OR|WITH) [A-Za-z0-9.+-]+)*", project["license"])
     assert not any(c.startswith("License ::") for c in project.get("classifiers", []))
-    setuptools_pin = next(r for r in pyproject["build-system"]["requires"]
-                          if Requirement(r).name == "setuptools")
+    setuptools_pin = next(
+        r for r in pyproject["build-system"]["requires"] if Requirement(r).name == "setuptools"
+    )
     assert Requirement(setuptools_pin).specifier.contains("77")  # the first release reading SPDX

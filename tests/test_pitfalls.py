@@ -8,9 +8,16 @@ import pytest
 import torch
 
 from attnlib import masked_softmax
-from attnlib.pitfalls import (DEFAULT_ROW_SCORES, ROW_RECIPES, MaskedRowCase, classify_row,
-                              fill_masked_softmax, fill_value_in, format_cases,
-                              fully_masked_row_cases)
+from attnlib.pitfalls import (
+    DEFAULT_ROW_SCORES,
+    ROW_RECIPES,
+    MaskedRowCase,
+    classify_row,
+    fill_masked_softmax,
+    fill_value_in,
+    format_cases,
+    fully_masked_row_cases,
+)
 
 
 def d2l_masked_softmax_reference(x, valid_lens):
@@ -39,7 +46,10 @@ def test_fill_value_in_rounds_into_dtype():
 
 def test_c25_fill_masked_softmax_equals_d2l_reference(device):
     scores = torch.randn(2, 3, 5, device=device)
-    for lens in (torch.tensor([2, 0], device=device), torch.tensor([[1, 0, 5], [3, 4, 2]], device=device)):
+    for lens in (
+        torch.tensor([2, 0], device=device),
+        torch.tensor([[1, 0, 5], [3, 4, 2]], device=device),
+    ):
         expected = d2l_masked_softmax_reference(scores, lens)
         got = fill_masked_softmax(scores, valid_lens=lens, fill=-1e6, how="replace")
         torch.testing.assert_close(got, expected)
@@ -115,10 +125,14 @@ def test_c12_fully_masked_row_table(device):
         assert verdict[("plain softmax, M = -inf", dtype)] == "NaN"
         assert verdict[("attnlib masked_softmax", dtype)] == "zeros"
         assert verdict[("add M = -1e9", dtype)] == ("NaN" if dtype == "float16" else "uniform")
-        assert verdict[("replace by -1e6 (d2l)", dtype)] == ("NaN" if dtype == "float16" else "uniform")
+        assert verdict[("replace by -1e6 (d2l)", dtype)] == (
+            "NaN" if dtype == "float16" else "uniform"
+        )
     assert verdict[("add M = -1e6", "float32")] == "as if unmasked"
     ours = [c for c in cases if c.recipe == "attnlib masked_softmax"]
-    assert all(c.weights == (0.0,) * len(DEFAULT_ROW_SCORES) and c.fill_stored is None for c in ours)
+    assert all(
+        c.weights == (0.0,) * len(DEFAULT_ROW_SCORES) and c.fill_stored is None for c in ours
+    )
     stored = {(c.recipe, c.dtype): c.fill_stored for c in cases}
     assert stored[("add M = -1e9", "float16")] == -math.inf
 
@@ -131,8 +145,10 @@ def test_fully_masked_row_cases_bad_names():
 
 
 def test_format_cases():
-    cases = [MaskedRowCase("a", "float32", -1e9, (0.25, 0.75), "other"),
-             MaskedRowCase("a", "float16", -math.inf, (math.nan, math.nan), "NaN")]
+    cases = [
+        MaskedRowCase("a", "float32", -1e9, (0.25, 0.75), "other"),
+        MaskedRowCase("a", "float16", -math.inf, (math.nan, math.nan), "NaN"),
+    ]
     text = format_cases(cases)
     lines = text.splitlines()
     assert lines[0].split() == ["recipe", "float32", "float16"]

@@ -34,8 +34,15 @@ def no_global_changes(monkeypatch):
 def test_heatmap_shows_the_weights_with_labels(device, no_global_changes):
     w = torch.softmax(torch.randn(3, 4, device=device), dim=-1)  # (L, S)
     ax = _ax()
-    im = plotting.heatmap(w[None], ax=ax, row_labels=["a", "b", "c"], col_labels=list("wxyz"), title="T",
-                          vmin=0, vmax=1)
+    im = plotting.heatmap(
+        w[None],
+        ax=ax,
+        row_labels=["a", "b", "c"],
+        col_labels=list("wxyz"),
+        title="T",
+        vmin=0,
+        vmax=1,
+    )
     np.testing.assert_allclose(im.get_array(), w.cpu().double().numpy())
     assert ax.get_title() == "T" and ax.get_xlabel() and ax.get_ylabel()
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
@@ -86,8 +93,10 @@ def test_weight_bars_and_set_heights(device, no_global_changes):
 
 
 def _inside(hull, p):
-    return all((b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]) >= -1e-12
-               for a, b in zip(hull, np.roll(hull, -1, axis=0)))
+    return all(
+        (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]) >= -1e-12
+        for a, b in zip(hull, np.roll(hull, -1, axis=0))
+    )
 
 
 def test_convex_hull_contains_every_point_and_its_vertices_are_points():
@@ -97,7 +106,12 @@ def test_convex_hull_contains_every_point_and_its_vertices_are_points():
     assert all(_inside(hull, p) for p in pts)
     assert all(any(np.allclose(h, p) for p in pts) for h in hull)
     square = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5], [0.5, 0]])
-    assert sorted(map(tuple, plotting.convex_hull(square).tolist())) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert sorted(map(tuple, plotting.convex_hull(square).tolist())) == [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+    ]
     assert plotting.convex_hull(np.array([[1.0, 2.0], [1.0, 2.0]])).tolist() == [[1.0, 2.0]]
 
 
@@ -121,7 +135,9 @@ def test_qkv_points_draws_and_moves_the_points(device, no_global_changes):
     np.testing.assert_allclose(art.query.get_offsets(), [[-1.0, 0.5]])
     np.testing.assert_allclose(art.output.get_offsets(), [[0.1, 0.2]])
     assert tuple(art.query_arrows[0]._posA_posB[1]) == (-1.0, 0.5)  # the arrow follows the query
-    np.testing.assert_allclose(art.mix_lines.get_linewidths(), 0.5 + 5.0 * np.array([0.1, 0.2, 0.7]))
+    np.testing.assert_allclose(
+        art.mix_lines.get_linewidths(), 0.5 + 5.0 * np.array([0.1, 0.2, 0.7])
+    )
     with pytest.raises(ValueError, match="keys has S=3 points but values has 2"):
         plotting.qkv_points(q, k, v[:2], ax=_ax())
     with pytest.raises(ValueError, match=r"shape \(2,\) or \(N, 2\)"):
@@ -131,7 +147,9 @@ def test_qkv_points_draws_and_moves_the_points(device, no_global_changes):
 def test_curves_plot_each_series(no_global_changes):
     x = torch.linspace(0, 1, 5)
     ax = _ax()
-    lines = plotting.curves(x, {"a": x**2, "b": 2 * x}, ax=ax, title="C", xlabel="t", ylabel="f", logy=False)
+    lines = plotting.curves(
+        x, {"a": x**2, "b": 2 * x}, ax=ax, title="C", xlabel="t", ylabel="f", logy=False
+    )
     assert [l.get_label() for l in lines] == ["a", "b"]
     np.testing.assert_allclose(lines[0].get_ydata(), (x**2).numpy(), rtol=1e-6)
     assert ax.get_title() == "C" and ax.get_xlabel() == "t" and ax.get_legend() is not None

@@ -9,13 +9,18 @@ import pytest
 import torch
 
 from attnlib import nadaraya_watson
-from attnlib.pooling import (POOLING_SCORES, attention_pooling, pooling_scores, toy_function,
-                             toy_regression_data)
+from attnlib.pooling import (
+    POOLING_SCORES,
+    attention_pooling,
+    pooling_scores,
+    toy_function,
+    toy_regression_data,
+)
 
 
 def test_toy_function_closed_form():
     x = torch.tensor([0.0, 1.0, 2.5], dtype=torch.float64)
-    expected = [2 * math.sin(v) + v ** 0.8 for v in (0.0, 1.0, 2.5)]
+    expected = [2 * math.sin(v) + v**0.8 for v in (0.0, 1.0, 2.5)]
     torch.testing.assert_close(toy_function(x), torch.tensor(expected, dtype=torch.float64))
 
 
@@ -38,8 +43,9 @@ def test_toy_regression_data_shapes_sorted_and_device_independent(device):
 
 
 def test_toy_regression_data_noise_zero_is_the_function():
-    x, y = toy_regression_data(10, noise=0.0, generator=torch.Generator().manual_seed(0),
-                               dtype=torch.float64)
+    x, y = toy_regression_data(
+        10, noise=0.0, generator=torch.Generator().manual_seed(0), dtype=torch.float64
+    )
     torch.testing.assert_close(y, toy_function(x))
 
 
@@ -89,7 +95,7 @@ def test_c23_scores_match_their_closed_forms(score, device):
     h = 0.7
     d = xq[:, None] - xk[None, :]
     expected = {
-        "gaussian": -d ** 2 / (2 * h * h),
+        "gaussian": -(d**2) / (2 * h * h),
         "neg_euclidean": -d.abs() / h,
         "dot": xq[:, None] * xk[None, :] / h,
         "scaled_dot": xq[:, None] * xk[None, :] / h,  # sqrt(1) = 1
@@ -160,5 +166,7 @@ def test_kernel_regression_figure_is_registered():
 
     assert FIGURES["kernel_regression"] is kernel_regression_figure
     fig = kernel_regression_figure()
-    heat = np.asarray(fig.axes[1].collections[0].get_array()).reshape(101, 40)  # the weights mesh (G, S)
+    heat = np.asarray(fig.axes[1].collections[0].get_array()).reshape(
+        101, 40
+    )  # the weights mesh (G, S)
     np.testing.assert_allclose(heat.sum(axis=1), 1.0)  # each query's weights sum to 1

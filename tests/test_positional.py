@@ -10,13 +10,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.testing import assert_close
 
-from attnlib import (MultiHeadAttention, PositionalEncoding, offset_rotation, permute_tokens,
-                     sinusoidal_encoding, sinusoidal_frequencies)
+from attnlib import (
+    MultiHeadAttention,
+    PositionalEncoding,
+    offset_rotation,
+    permute_tokens,
+    sinusoidal_encoding,
+    sinusoidal_frequencies,
+)
 from attnlib.positional import sinusoidal_pair
 
 
-@given(seed=st.integers(0, 2**31 - 1), length=st.integers(2, 9),
-       num_heads=st.sampled_from([1, 2, 4]))
+@given(
+    seed=st.integers(0, 2**31 - 1), length=st.integers(2, 9), num_heads=st.sampled_from([1, 2, 4])
+)
 def test_c29_self_attention_is_permutation_equivariant(seed, length, num_heads):
     gen = torch.Generator().manual_seed(seed)
     mha = MultiHeadAttention(8, num_heads).double()
@@ -80,8 +87,8 @@ def test_c32_offset_is_a_rotation_for_every_frequency_and_position(k):
     omegas = sinusoidal_frequencies(d, dtype=torch.float64)
     positions = torch.arange(0, 400 - k)
     for i, w in enumerate(omegas):
-        pair = pe[positions][:, 2 * i:2 * i + 2]  # (P', 2): (sin w pos, cos w pos)
-        moved = pe[positions + k][:, 2 * i:2 * i + 2]
+        pair = pe[positions][:, 2 * i : 2 * i + 2]  # (P', 2): (sin w pos, cos w pos)
+        moved = pe[positions + k][:, 2 * i : 2 * i + 2]
         rot = offset_rotation(k, float(w))  # depends on k and w only, not on pos
         assert_close(pair @ rot.T, moved, atol=1e-10, rtol=0)
 
@@ -131,10 +138,11 @@ def test_bad_input_errors():
 def test_c31_sinusoidal_pair_is_a_column_pair_of_the_table():
     # closed form at two positions, then the table's columns 2i, 2i+1 at every position
     got = sinusoidal_pair(torch.tensor([0.0, 3.0]), 0.5)
-    assert_close(got, torch.tensor([[0.0, 1.0], [math.sin(1.5), math.cos(1.5)]],
-                                   dtype=torch.float64))
+    assert_close(
+        got, torch.tensor([[0.0, 1.0], [math.sin(1.5), math.cos(1.5)]], dtype=torch.float64)
+    )
     pe = sinusoidal_encoding(20, 8, dtype=torch.float64)  # (P, D)
     omegas = sinusoidal_frequencies(8, dtype=torch.float64)
     for i in range(4):
-        assert_close(sinusoidal_pair(torch.arange(20), float(omegas[i])), pe[:, 2 * i:2 * i + 2])
+        assert_close(sinusoidal_pair(torch.arange(20), float(omegas[i])), pe[:, 2 * i : 2 * i + 2])
     assert sinusoidal_pair(2, 0.1).shape == (2,)

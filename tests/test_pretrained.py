@@ -19,8 +19,13 @@ from torch.testing import assert_close
 from attnlib.pretrained import INSTALL_HINT, load_minilm, mean_pool, minilm_dir
 from attnlib.transformer import EncoderBlock, FeedForward
 
-SENTENCES = ["A man is eating food.", "x", "A man is eating a piece of bread.",
-             "The new movie is awesome!", "Héllo, wörld: 3.14 isn't π (is it?)"]
+SENTENCES = [
+    "A man is eating food.",
+    "x",
+    "A man is eating a piece of bread.",
+    "The new movie is awesome!",
+    "Héllo, wörld: 3.14 isn't π (is it?)",
+]
 
 _CACHE: dict[str, object] = {}
 
@@ -58,8 +63,12 @@ def _reference_run(reference, ids, valid_lens):
     model, _ = reference
     mask = (torch.arange(ids.shape[1]) < valid_lens.cpu().unsqueeze(1)).long()  # (B, L), 1 = real
     with torch.no_grad():
-        return model(input_ids=ids.cpu(), attention_mask=mask, output_hidden_states=True,
-                     output_attentions=True)
+        return model(
+            input_ids=ids.cpu(),
+            attention_mask=mask,
+            output_hidden_states=True,
+            output_attentions=True,
+        )
 
 
 def _compare(out, ref_out, valid_lens):
@@ -199,6 +208,7 @@ def test_mean_pool_ignores_padding():
 
 # ----- errors ---------------------------------------------------------------------------------
 
+
 def test_tokenize_rejects_what_is_not_a_list_of_str(enc):
     with pytest.raises(TypeError, match="list of str.*wrap"):
         enc.tokenize("A man is eating food.")
@@ -256,26 +266,32 @@ def test_folder_without_the_files(tmp_path):
 
 # ----- the block extensions BERT needs (no model files) -----------------------------------------
 
+
 def test_feedforward_gelu_is_the_exact_erf_gelu():
     ffn = FeedForward(8, 16, activation="gelu").double()
     x = torch.randn(2, 3, 8, dtype=torch.float64)
     h = x @ ffn.linear1.weight.T + ffn.linear1.bias
-    gelu = 0.5 * h * (1 + torch.erf(h / 2 ** 0.5))  # closed form
+    gelu = 0.5 * h * (1 + torch.erf(h / 2**0.5))  # closed form
     assert_close(ffn(x), gelu @ ffn.linear2.weight.T + ffn.linear2.bias)
     assert FeedForward(8, 16).activation == "relu"  # today's default is unchanged
 
 
 def test_encoder_block_gelu_and_eps_match_torch_layer():
-    ref = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu",
-                                           layer_norm_eps=1e-12, batch_first=True).eval()
+    ref = torch.nn.TransformerEncoderLayer(
+        16, 4, 32, dropout=0.0, activation="gelu", layer_norm_eps=1e-12, batch_first=True
+    ).eval()
     ours = EncoderBlock(16, 4, 32, eps=1e-12, activation="gelu").eval()
     with torch.no_grad():
         for i, lin in enumerate((ours.self_attn.w_q, ours.self_attn.w_k, ours.self_attn.w_v)):
-            lin.weight.copy_(ref.self_attn.in_proj_weight[16 * i:16 * (i + 1)])
-            lin.bias.copy_(ref.self_attn.in_proj_bias[16 * i:16 * (i + 1)])
-        for dst, src in ((ours.self_attn.w_o, ref.self_attn.out_proj), (ours.ffn.linear1, ref.linear1),
-                         (ours.ffn.linear2, ref.linear2), (ours.norm1, ref.norm1),
-                         (ours.norm2, ref.norm2)):
+            lin.weight.copy_(ref.self_attn.in_proj_weight[16 * i : 16 * (i + 1)])
+            lin.bias.copy_(ref.self_attn.in_proj_bias[16 * i : 16 * (i + 1)])
+        for dst, src in (
+            (ours.self_attn.w_o, ref.self_attn.out_proj),
+            (ours.ffn.linear1, ref.linear1),
+            (ours.ffn.linear2, ref.linear2),
+            (ours.norm1, ref.norm1),
+            (ours.norm2, ref.norm2),
+        ):
             dst.weight.copy_(src.weight)
             dst.bias.copy_(src.bias)
         x = torch.randn(2, 5, 16)

@@ -22,7 +22,9 @@ def test_rounded_scalars_and_half(device):
     assert rounded(torch.tensor(2.0 / 3.0, device=device), 3) == 0.667
     assert rounded(1 / 3, 2) == 0.33
     assert rounded(torch.tensor([0.5], dtype=torch.bfloat16, device=device), 1) == [0.5]
-    assert rounded(torch.tensor([float("nan")]), 2)[0] != rounded(torch.tensor([float("nan")]), 2)[0]
+    assert (
+        rounded(torch.tensor([float("nan")]), 2)[0] != rounded(torch.tensor([float("nan")]), 2)[0]
+    )
 
 
 def test_rounded_bad_input():

@@ -7,9 +7,16 @@ import math
 import pytest
 import torch
 
-from attnlib.scaling import (dot_product_variance, entropy, jacobian_norm, max_weight,
-                                scores_for_widths, softmax_sharpness, spread_logits,
-                                variance_with_stderr)
+from attnlib.scaling import (
+    dot_product_variance,
+    entropy,
+    jacobian_norm,
+    max_weight,
+    scores_for_widths,
+    softmax_sharpness,
+    spread_logits,
+    variance_with_stderr,
+)
 
 WIDTHS = [1, 4, 16, 64, 256]
 
@@ -19,6 +26,7 @@ def _generator(device: torch.device, seed: int = 0) -> torch.Generator:
 
 
 # --- row statistics -----------------------------------------------------------------------------
+
 
 def test_entropy_matches_categorical(device):
     logits = torch.randn(5, 7, dtype=torch.float64, device=device)
@@ -52,8 +60,10 @@ def test_c14_jacobian_norm_vanishes_when_saturated():
     uniform = torch.full((n,), 1 / n, dtype=torch.float64)
     # J = (I - 11ᵀ/n)/n for a uniform row: ||J||_F = sqrt(n - 1) / n.
     assert jacobian_norm(uniform).item() == pytest.approx(math.sqrt(n - 1) / n)
-    norms = [jacobian_norm(torch.softmax(beta * torch.arange(n, dtype=torch.float64), -1)).item()
-             for beta in (1.0, 5.0, 20.0, 50.0)]
+    norms = [
+        jacobian_norm(torch.softmax(beta * torch.arange(n, dtype=torch.float64), -1)).item()
+        for beta in (1.0, 5.0, 20.0, 50.0)
+    ]
     assert norms == sorted(norms, reverse=True)
     assert norms[-1] < 1e-10
 
@@ -66,6 +76,7 @@ def test_row_statistics_reject_bad_input():
 
 
 # --- variance and its standard error ------------------------------------------------------------
+
 
 def test_variance_with_stderr_matches_torch_var_and_normal_theory():
     g = _generator(torch.device("cpu"))
@@ -93,6 +104,7 @@ def test_variance_with_stderr_rejects_one_sample():
 
 # --- C05: Var(q·k) = d_k ------------------------------------------------------------------------
 
+
 def test_c05_dot_product_variance_is_d_k(device):
     table = dot_product_variance(WIDTHS, 8_000, generator=_generator(device), device=device)
     d = torch.tensor(WIDTHS, dtype=table.variance.dtype, device=device)
@@ -107,21 +119,28 @@ def test_c05_dot_product_variance_is_d_k(device):
 
 def test_c05_scaled_is_unscaled_over_d_k():
     table = dot_product_variance([2, 32], 1_000, generator=_generator(torch.device("cpu")))
-    torch.testing.assert_close(table.variance_scaled * torch.tensor([2.0, 32.0], dtype=torch.float64),
-                               table.variance)
+    torch.testing.assert_close(
+        table.variance_scaled * torch.tensor([2.0, 32.0], dtype=torch.float64), table.variance
+    )
 
 
 def test_dot_product_variance_float64_samples_agree_with_theory():
-    table = dot_product_variance([3, 100], 6_000, generator=_generator(torch.device("cpu")),
-                                 dtype=torch.float64)
+    table = dot_product_variance(
+        [3, 100], 6_000, generator=_generator(torch.device("cpu")), dtype=torch.float64
+    )
     assert table.variance.dtype == torch.float64
-    assert torch.all((table.variance - torch.tensor([3.0, 100.0], dtype=torch.float64)).abs()
-                     < 4 * table.stderr)
+    assert torch.all(
+        (table.variance - torch.tensor([3.0, 100.0], dtype=torch.float64)).abs() < 4 * table.stderr
+    )
 
 
 def test_dot_product_variance_is_repeatable_and_chunk_sized():
-    a = dot_product_variance([8], 3_000, generator=_generator(torch.device("cpu"), 5), chunk_size=700)
-    b = dot_product_variance([8], 3_000, generator=_generator(torch.device("cpu"), 5), chunk_size=700)
+    a = dot_product_variance(
+        [8], 3_000, generator=_generator(torch.device("cpu"), 5), chunk_size=700
+    )
+    b = dot_product_variance(
+        [8], 3_000, generator=_generator(torch.device("cpu"), 5), chunk_size=700
+    )
     assert torch.equal(a.variance, b.variance)
 
 
@@ -142,6 +161,7 @@ def test_dot_product_variance_bad_input():
 
 
 # --- C06: sharper rows without the scale --------------------------------------------------------
+
 
 def test_scores_for_widths_matches_direct_products():
     g = _generator(torch.device("cpu"))
@@ -168,8 +188,9 @@ def test_c06_unscaled_rows_sharpen_with_d_k(device):
 
 def test_c06_scaled_rows_keep_their_sharpness(device):
     widths = [4, 64, 1024]
-    table = softmax_sharpness(widths, scaled=True, num_keys=16, generator=_generator(device),
-                              device=device)
+    table = softmax_sharpness(
+        widths, scaled=True, num_keys=16, generator=_generator(device), device=device
+    )
     # Scaled scores are N(0, 1)-like at every width: entropy stays well above a near one-hot row.
     assert torch.all(table.entropy > 2.0) and torch.all(table.max_weight < 0.35)
     assert (table.entropy.max() - table.entropy.min()).item() < 0.2
@@ -191,10 +212,13 @@ def test_softmax_sharpness_matches_independent_softmax():
 
 # --- spread_logits -------------------------------------------------------------------------------
 
+
 def test_spread_logits_sets_the_standard_deviation_and_keeps_the_softmax_order():
     z = torch.tensor([[2.0, 1.0, 0.2, -0.6, -1.5], [0.0, 3.0, 1.0, 1.0, -2.0]], dtype=torch.float64)
     out = spread_logits(z, 2.5)
-    torch.testing.assert_close(out.std(dim=-1, unbiased=False), torch.full((2,), 2.5, dtype=torch.float64))
+    torch.testing.assert_close(
+        out.std(dim=-1, unbiased=False), torch.full((2,), 2.5, dtype=torch.float64)
+    )
     torch.testing.assert_close(out.mean(dim=-1), torch.zeros(2, dtype=torch.float64))
     # the same row up to a positive scale and a shift: softmax(out) = softmax(z * 2.5 / std)
     expected = torch.softmax(z * (2.5 / z.std(dim=-1, unbiased=False, keepdim=True)), dim=-1)

@@ -43,15 +43,21 @@ def test_the_config_sets_the_modules():
 
 def _untrained_float64(device):
     torch.manual_seed(0)
-    return Seq2SeqTransformer(SMALL).to(device, torch.float64), make_batch(
-        "copy", 8, 5, 10, min_len=2, device=device), None
+    return (
+        Seq2SeqTransformer(SMALL).to(device, torch.float64),
+        make_batch("copy", 8, 5, 10, min_len=2, device=device),
+        None,
+    )
 
 
 def _trained(device):
     # The committed reversal model writes EOS after the 6 letters; decoding 10 steps exercises
     # the PAD written after the first EOS.
-    return trained_reversal_model(device), make_batch("reverse", 64, 6, 13, split="test",
-                                                      device=device), 10
+    return (
+        trained_reversal_model(device),
+        make_batch("reverse", 64, 6, 13, split="test", device=device),
+        10,
+    )
 
 
 @pytest.mark.parametrize("make", [_untrained_float64, _trained], ids=["untrained-f64", "trained"])

@@ -70,7 +70,10 @@ def test_c41_theoretical_compute_equals_torchs_flop_count_of_each_layers_core():
         assert c.attention_macs[i] == _macs(lambda x=x: x @ x.transpose(-2, -1))  # the n² d scores
     assert c.compute["CNN"] is c.cnn_macs and c.memory["blockwise attention"] is c.blockwise_bytes
     # attention equals the RNN exactly at n = d
-    assert theoretical_costs([d], d_model=d).attention_macs[0] == theoretical_costs([d], d_model=d).rnn_macs[0]
+    assert (
+        theoretical_costs([d], d_model=d).attention_macs[0]
+        == theoretical_costs([d], d_model=d).rnn_macs[0]
+    )
 
 
 def test_c41_c42_theoretical_memory_is_the_largest_tensor_the_layers_create():
@@ -80,11 +83,15 @@ def test_c41_c42_theoretical_memory_is_the_largest_tensor_the_layers_create():
     for i, n in enumerate(ns):
         x = torch.randn(1, n, d)
         with torch.no_grad():
-            assert c.attention_bytes[i] == largest_tensor_bytes(lambda x=x: written_out_attention(x, x, x))
+            assert c.attention_bytes[i] == largest_tensor_bytes(
+                lambda x=x: written_out_attention(x, x, x)
+            )
             assert c.output_bytes[i] == largest_tensor_bytes(lambda x=x: rnn(x)[0])
             # blockwise attention never creates more than one n x block slice of scores
-            assert largest_tensor_bytes(lambda x=x: blockwise_attention(x, x, x, block_size=block)) \
+            assert (
+                largest_tensor_bytes(lambda x=x: blockwise_attention(x, x, x, block_size=block))
                 <= c.blockwise_bytes[i]
+            )
         assert c.attention_bytes[i] == score_bytes(n, n) == torch.empty(n, n).nbytes
     assert fitted_slope(ns, c.attention_bytes) == pytest.approx(2.0)
     assert fitted_slope(ns, c.blockwise_bytes) == pytest.approx(1.0)
@@ -110,12 +117,19 @@ def test_score_bytes_is_the_size_of_a_real_tensor():
 
 
 def test_measured_cost_panels_draw_every_row():
-    rows = [CostRow(layer, n, 1e-3 * n / 256, float(4 * n * (n if layer == "self-attention" else 64)), 0, 0)
-            for n in (256, 512, 1024) for layer in ("self-attention", "RNN", "CNN")]
+    rows = [
+        CostRow(
+            layer, n, 1e-3 * n / 256, float(4 * n * (n if layer == "self-attention" else 64)), 0, 0
+        )
+        for n in (256, 512, 1024)
+        for layer in ("self-attention", "RNN", "CNN")
+    ]
     fig = Figure()
     axes = fig.subplots(1, 2)
     lines = measured_cost_panels(rows, axes)
-    assert set(lines) == {(l, k) for l in ("self-attention", "RNN", "CNN") for k in ("time", "memory")}
+    assert set(lines) == {
+        (l, k) for l in ("self-attention", "RNN", "CNN") for k in ("time", "memory")
+    }
     x, y = lines["self-attention", "memory"].get_data()
     assert list(x) == [256, 512, 1024]
     np.testing.assert_allclose(y, [4 * n * n / 2**20 for n in (256, 512, 1024)])

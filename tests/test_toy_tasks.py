@@ -15,8 +15,9 @@ def _rows(batch):
         yield b, n, batch.src[b, :n].tolist()
 
 
-@pytest.mark.parametrize("task,fn", [("reverse", lambda s: s[::-1]), ("copy", list),
-                                     ("sort", sorted)])
+@pytest.mark.parametrize(
+    "task,fn", [("reverse", lambda s: s[::-1]), ("copy", list), ("sort", sorted)]
+)
 def test_task_targets_closed_form(task, fn):
     batch = make_batch(task, 64, 7, 12, min_len=2)
     assert batch.src.shape == (64, 7) and batch.tgt_in.shape == batch.tgt_out.shape == (64, 8)
@@ -62,7 +63,14 @@ def test_a_seeded_batch_is_the_same_on_every_device(device):
 
 def test_token_labels():
     assert token_labels(torch.tensor([PAD, BOS, EOS, 3, 4, 28, 29])) == [
-        "·", "<s>", "</s>", "a", "b", "z", "#29"]
+        "·",
+        "<s>",
+        "</s>",
+        "a",
+        "b",
+        "z",
+        "#29",
+    ]
     assert token_labels([5, 3]) == ["c", "a"]
 
 
@@ -73,20 +81,28 @@ def test_token_labels_bad_input():
         token_labels([-1])
 
 
-@pytest.mark.parametrize("kwargs,error,match", [
-    (dict(vocab_size=4), ValueError, "vocab_size=4 is too small"),
-    (dict(split="valid"), ValueError, "split"),
-    (dict(task="shuffle"), ValueError, "task must be one of"),
-    (dict(min_len=9), ValueError, "min_len=9 is larger than seq_len=3"),
-    (dict(batch_size=0), ValueError, "batch_size must be >= 1"),
-    (dict(seq_len=2.5), TypeError, "seq_len must be an int"),
-    (dict(generator=3), TypeError, "generator must be a torch.Generator"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        (dict(vocab_size=4), ValueError, "vocab_size=4 is too small"),
+        (dict(split="valid"), ValueError, "split"),
+        (dict(task="shuffle"), ValueError, "task must be one of"),
+        (dict(min_len=9), ValueError, "min_len=9 is larger than seq_len=3"),
+        (dict(batch_size=0), ValueError, "batch_size must be >= 1"),
+        (dict(seq_len=2.5), TypeError, "seq_len must be an int"),
+        (dict(generator=3), TypeError, "generator must be a torch.Generator"),
+    ],
+)
 def test_make_batch_bad_input(kwargs, error, match):
     args = dict(task="copy", batch_size=2, seq_len=3, vocab_size=9) | kwargs
     with pytest.raises(error, match=match):
-        make_batch(args.pop("task"), args.pop("batch_size"), args.pop("seq_len"),
-                   args.pop("vocab_size"), **args)
+        make_batch(
+            args.pop("task"),
+            args.pop("batch_size"),
+            args.pop("seq_len"),
+            args.pop("vocab_size"),
+            **args,
+        )
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA generator")

@@ -97,21 +97,24 @@ def test_sequence_accuracy_closed_form():
         sequence_accuracy(pred[:2], tgt)
 
 
-@pytest.mark.parametrize("kwargs,error,match", [
-    (dict(steps=0), ValueError, "steps must be >= 1"),
-    (dict(steps=-5), ValueError, "steps must be >= 1"),
-    (dict(steps=2.5), TypeError, "steps must be an int"),
-    (dict(target_accuracy=0.0), ValueError, "target_accuracy must be a finite number > 0"),
-    (dict(target_accuracy=1.5), ValueError, "target_accuracy must be in \\(0, 1\\]"),
-    (dict(lr=0.0), ValueError, "lr must be a finite number > 0"),
-    (dict(lr="0.1"), TypeError, "lr must be a number"),
-    (dict(task="shuffle"), ValueError, "task must be one of"),
-    (dict(min_len=9, seq_len=6), ValueError, "min_len=9 is larger than seq_len=6"),
-    (dict(batch_size=0), ValueError, "batch_size must be >= 1"),
-    (dict(eval_every=0), ValueError, "eval_every must be >= 1"),
-    (dict(grad_clip=-1.0), ValueError, "grad_clip must be a finite number > 0"),
-    (dict(seed=1.5), TypeError, "seed must be an int"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        (dict(steps=0), ValueError, "steps must be >= 1"),
+        (dict(steps=-5), ValueError, "steps must be >= 1"),
+        (dict(steps=2.5), TypeError, "steps must be an int"),
+        (dict(target_accuracy=0.0), ValueError, "target_accuracy must be a finite number > 0"),
+        (dict(target_accuracy=1.5), ValueError, "target_accuracy must be in \\(0, 1\\]"),
+        (dict(lr=0.0), ValueError, "lr must be a finite number > 0"),
+        (dict(lr="0.1"), TypeError, "lr must be a number"),
+        (dict(task="shuffle"), ValueError, "task must be one of"),
+        (dict(min_len=9, seq_len=6), ValueError, "min_len=9 is larger than seq_len=6"),
+        (dict(batch_size=0), ValueError, "batch_size must be >= 1"),
+        (dict(eval_every=0), ValueError, "eval_every must be >= 1"),
+        (dict(grad_clip=-1.0), ValueError, "grad_clip must be a finite number > 0"),
+        (dict(seed=1.5), TypeError, "seed must be an int"),
+    ],
+)
 def test_train_config_rejects_impossible_settings(kwargs, error, match):
     with pytest.raises(error, match=match):
         TrainConfig(**kwargs)

@@ -10,20 +10,34 @@ from hypothesis import strategies as st
 from torch import nn
 from torch.testing import assert_close
 
-from attnlib import (DecoderBlock, EncoderBlock, MultiHeadAttention, batch_norm_tokens,
-                     causal_mask, layer_norm, norm_context_dependence, padding_mask,
-                     permute_tokens)
+from attnlib import (
+    DecoderBlock,
+    EncoderBlock,
+    MultiHeadAttention,
+    batch_norm_tokens,
+    causal_mask,
+    layer_norm,
+    norm_context_dependence,
+    padding_mask,
+    permute_tokens,
+)
 
 
 def _encoder_pair(device, norm_first):
-    ref = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True,
-                                     norm_first=norm_first).to(device).eval()
+    ref = (
+        nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm_first)
+        .to(device)
+        .eval()
+    )
     return ref, EncoderBlock.from_torch(ref)
 
 
 def _decoder_pair(device, norm_first):
-    ref = nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True,
-                                     norm_first=norm_first).to(device).eval()
+    ref = (
+        nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm_first)
+        .to(device)
+        .eval()
+    )
     return ref, DecoderBlock.from_torch(ref)
 
 
@@ -45,6 +59,7 @@ def test_c18_attention_alone_only_averages_values(device):
     x = torch.randn(1, 5, 8, device=device)
     q, k, v = mha.w_q(x), mha.w_k(x), mha.w_v(x)
     from attnlib import dot_product_attention
+
     heads, _ = dot_product_attention(q, k, v)
     assert torch.all(heads <= v.amax(dim=1, keepdim=True) + 1e-6)
     assert torch.all(heads >= v.amin(dim=1, keepdim=True) - 1e-6)
@@ -67,14 +82,17 @@ def test_c34_encoder_block_matches_torch(device, norm_first):
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_c34_encoder_block_matches_torch_in_training_mode_float64(norm_first):
-    ref = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=norm_first,
-                                     dtype=torch.float64)
+    ref = nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=torch.float64
+    )
     ours = EncoderBlock.from_torch(ref)
     x = torch.randn(2, 5, 8, dtype=torch.float64, requires_grad=True)
     assert_close(ours(x)[0], ref(x))
     g = torch.randn(2, 5, 8, dtype=torch.float64)
-    assert_close(torch.autograd.grad((ours(x)[0] * g).sum(), x)[0],
-                 torch.autograd.grad((ref(x) * g).sum(), x)[0])
+    assert_close(
+        torch.autograd.grad((ours(x)[0] * g).sum(), x)[0],
+        torch.autograd.grad((ref(x) * g).sum(), x)[0],
+    )
 
 
 def test_c34_post_ln_and_pre_ln_differ():
@@ -94,8 +112,13 @@ def test_c35_decoder_block_matches_torch(device, norm_first):
     x, memory = torch.randn(3, 5, 16, device=device), torch.randn(3, 7, 16, device=device)
     mem_lens = torch.tensor([7, 1, 4], device=device)
     with torch.no_grad():
-        expected = ref(x, memory, tgt_mask=~causal_mask(5, device=device), tgt_is_causal=True,
-                       memory_key_padding_mask=~padding_mask(mem_lens, 7))
+        expected = ref(
+            x,
+            memory,
+            tgt_mask=~causal_mask(5, device=device),
+            tgt_is_causal=True,
+            memory_key_padding_mask=~padding_mask(mem_lens, 7),
+        )
     out, self_w, cross_w = ours(x, memory, memory_valid_lens=mem_lens)
     assert_close(out, expected, atol=1e-5, rtol=1e-5)
     assert self_w.shape == (3, 4, 5, 5) and cross_w.shape == (3, 4, 5, 7)
@@ -111,8 +134,12 @@ def test_c35_decoder_output_layer_and_softmax_give_distributions():
     assert_close(probs.sum(-1), torch.ones(2, 4))
 
 
-@given(seed=st.integers(0, 2**31 - 1), length=st.integers(2, 8), cut=st.integers(0, 6),
-       norm_first=st.booleans())
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    length=st.integers(2, 8),
+    cut=st.integers(0, 6),
+    norm_first=st.booleans(),
+)
 def test_c36_future_tokens_do_not_change_earlier_outputs(seed, length, cut, norm_first):
     cut = cut % (length - 1)  # positions 0..cut keep their inputs; later ones change
     gen = torch.Generator().manual_seed(seed)
@@ -120,11 +147,11 @@ def test_c36_future_tokens_do_not_change_earlier_outputs(seed, length, cut, norm
     x = torch.randn(2, length, 8, generator=gen, dtype=torch.float64)
     memory = torch.randn(2, 3, 8, generator=gen, dtype=torch.float64)
     changed = x.clone()
-    changed[:, cut + 1:] = torch.randn(2, length - cut - 1, 8, generator=gen, dtype=torch.float64)
+    changed[:, cut + 1 :] = torch.randn(2, length - cut - 1, 8, generator=gen, dtype=torch.float64)
     out, self_w, _ = block(x, memory)
     out2, _, _ = block(changed, memory)
-    assert_close(out2[:, :cut + 1], out[:, :cut + 1])  # the past is untouched
-    assert (out2[:, cut + 1:] - out[:, cut + 1:]).abs().max() > 1e-6  # the future did change
+    assert_close(out2[:, : cut + 1], out[:, : cut + 1])  # the past is untouched
+    assert (out2[:, cut + 1 :] - out[:, cut + 1 :]).abs().max() > 1e-6  # the future did change
     assert torch.all(self_w[..., ~causal_mask(length)] == 0)
 
 
@@ -153,8 +180,10 @@ def test_c38_layer_norm_equals_torch(device):
     ours, ref = layer_norm(x, w, b, 1e-5), F.layer_norm(x, (10,), w, b, 1e-5)
     assert_close(ours, ref)
     g = torch.randn_like(ref)
-    for a, r in zip(torch.autograd.grad((ours * g).sum(), (x, w, b)),
-                    torch.autograd.grad((ref * g).sum(), (x, w, b))):
+    for a, r in zip(
+        torch.autograd.grad((ours * g).sum(), (x, w, b)),
+        torch.autograd.grad((ref * g).sum(), (x, w, b)),
+    ):
         assert_close(a, r)
     assert_close(layer_norm(x), F.layer_norm(x, (10,)))
 
@@ -219,8 +248,9 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="valid_lens"):
         EncoderBlock(8, 2, 16)(torch.randn(2, 3, 8), valid_lens=torch.tensor([1, 2, 3]))
     with pytest.raises(ValueError, match="relu"):
-        EncoderBlock.from_torch(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True,
-                                                           activation="gelu"))
+        EncoderBlock.from_torch(
+            nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, activation="gelu")
+        )
     with pytest.raises(ValueError, match="batch_first"):
         DecoderBlock.from_torch(nn.TransformerDecoderLayer(8, 2, 16))
     with pytest.raises(TypeError, match="TransformerEncoderLayer"):

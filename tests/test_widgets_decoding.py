@@ -29,8 +29,12 @@ def _reference(model, src):
     tgt_in = torch.cat([torch.tensor([[BOS]]), tokens[:, :-1]], 1)  # (1, T)
     with torch.no_grad():
         out = model(src[None], tgt_in)
-    return (tokens[0], out.decoder_self_weights[-1][0].double(), out.cross_weights[-1][0].double(),
-            out.logits[0].double().softmax(-1))
+    return (
+        tokens[0],
+        out.decoder_self_weights[-1][0].double(),
+        out.cross_weights[-1][0].double(),
+        out.logits[0].double().softmax(-1),
+    )
 
 
 def test_registered_and_defaults(explorer):
@@ -53,13 +57,21 @@ def test_c39_rows_are_an_independent_decode(explorer, source, trained):
         c = cross.mean(0) if head is None else cross[head]  # (T, S)
         s = selfw.mean(0) if head is None else selfw[head]  # (T, T)
         # float32 model weights, averaged in float64 here and in the builder: equal to float32 rounding
-        np.testing.assert_allclose(state["cross-attention row (source positions 0..S-1)"], c[t].numpy(),
-                                   rtol=1e-6, atol=1e-7)
-        np.testing.assert_allclose(state["self-attention row (inputs 0..T-1)"], s[t].numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            state["cross-attention row (source positions 0..S-1)"],
+            c[t].numpy(),
+            rtol=1e-6,
+            atol=1e-7,
+        )
+        np.testing.assert_allclose(
+            state["self-attention row (inputs 0..T-1)"], s[t].numpy(), rtol=1e-6, atol=1e-7
+        )
         assert state["writes"] == out[t] and state["reads"] == inp[t]
         assert state["p(written token)"] == pytest.approx(float(probs[t, tokens[t]]), rel=1e-6)
         assert state["most attended source position"].startswith(f"{int(c[t].argmax())} ")
-        assert sum(state["cross-attention row (source positions 0..S-1)"]) == pytest.approx(1.0, abs=1e-6)
+        assert sum(state["cross-attention row (source positions 0..S-1)"]) == pytest.approx(
+            1.0, abs=1e-6
+        )
 
 
 def test_c40_trained_reverses_the_offered_sources_and_untrained_does_not(explorer):
@@ -77,7 +89,7 @@ def test_c36_hidden_cells_are_the_future_and_undecoded_rows(explorer):
         arrays = explorer.compute(step=t).arrays
         expected_self = causal_mask(T).numpy() & (np.arange(T)[:, None] <= t)
         assert (~arrays["self_hidden"] == expected_self).all()
-        assert (~arrays["cross_hidden"][: t + 1]).all() and arrays["cross_hidden"][t + 1:].all()
+        assert (~arrays["cross_hidden"][: t + 1]).all() and arrays["cross_hidden"][t + 1 :].all()
         # the future gets exactly zero weight in the causal self-attention
         assert np.abs(np.triu(arrays["self"], 1)).max() == 0.0
         np.testing.assert_allclose(arrays["probs"].sum(), 1.0, rtol=1e-12)
@@ -85,7 +97,9 @@ def test_c36_hidden_cells_are_the_future_and_undecoded_rows(explorer):
 
 def test_head_none_is_the_mean_over_heads(explorer):
     heads = [np.asarray(explorer.compute(head=h).arrays["cross"]) for h in range(4)]
-    np.testing.assert_allclose(explorer.compute(head=None).arrays["cross"], np.mean(heads, 0), rtol=1e-12)
+    np.testing.assert_allclose(
+        explorer.compute(head=None).arrays["cross"], np.mean(heads, 0), rtol=1e-12
+    )
 
 
 def test_visible_rows_against_masks():
@@ -102,22 +116,29 @@ def test_other_sources():
     assert ex.values() == {"step": 1, "source": "a b c", "trained": True, "head": 1}
     assert ex.args["sources"] == ["a b c", "c b a"]
     tokens, _, cross, _ = _reference(trained_reversal_model(), _ids("a b c"))
-    np.testing.assert_allclose(ex.state()["cross-attention row (source positions 0..S-1)"], cross[1, 1].numpy(),
-                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        ex.state()["cross-attention row (source positions 0..S-1)"],
+        cross[1, 1].numpy(),
+        rtol=1e-6,
+        atol=1e-7,
+    )
     assert tokens[-1].item() == EOS or len(tokens) == 4
 
 
-@pytest.mark.parametrize("kwargs, err, match", [
-    (dict(source="z z"), ValueError, "source must be one of"),
-    (dict(sources=("a k",), source="a k"), ValueError, "letters"),
-    (dict(sources=("a b", "a b c"), source="a b"), ValueError, "one length"),
-    (dict(step=-1), ValueError, "step"),
-    (dict(step=7), ValueError, "step"),
-    (dict(head=4), ValueError, "head"),
-    (dict(head=-1), ValueError, "head"),
-    (dict(trained=1), TypeError, "trained"),
-    (dict(sources=(1, 2), source=1), TypeError, "sources"),
-])
+@pytest.mark.parametrize(
+    "kwargs, err, match",
+    [
+        (dict(source="z z"), ValueError, "source must be one of"),
+        (dict(sources=("a k",), source="a k"), ValueError, "letters"),
+        (dict(sources=("a b", "a b c"), source="a b"), ValueError, "one length"),
+        (dict(step=-1), ValueError, "step"),
+        (dict(step=7), ValueError, "step"),
+        (dict(head=4), ValueError, "head"),
+        (dict(head=-1), ValueError, "head"),
+        (dict(trained=1), TypeError, "trained"),
+        (dict(sources=(1, 2), source=1), TypeError, "sources"),
+    ],
+)
 def test_bad_arguments(kwargs, err, match):
     with pytest.raises(err, match=match):
         decoding_explorer(**kwargs)

@@ -19,8 +19,20 @@ from attnlib.widgets import BUILDERS, Explorer
 from attnlib.widgets.controls import dropdown, float_slider, int_slider, selection_slider, toggle
 from attnlib.widgets.explorer import readout_html
 from attnlib.widgets.render import render
-from attnlib.widgets.scene import (Arrows, Bars, Frame, Heatmap, Line, Panel, Points, Polygon, Scene, Segments,
-                                   Text, cells)
+from attnlib.widgets.scene import (
+    Arrows,
+    Bars,
+    Frame,
+    Heatmap,
+    Line,
+    Panel,
+    Points,
+    Polygon,
+    Scene,
+    Segments,
+    Text,
+    cells,
+)
 from attnlib.widgets.testing import control_values, decode_set, readout_numbers
 
 CANVAS = sorted(BUILDERS)
@@ -28,24 +40,65 @@ CANVAS = sorted(BUILDERS)
 
 def _tiny(**kw):
     """Every artist of the vocabulary, two fast sliders (a grid), a slow slider and a dropdown."""
+
     def compute(a, b, n, cmap):
         w = torch.softmax(torch.tensor([a, b, 0.0], dtype=torch.float64), 0)  # (3,)
         grid = torch.outer(w, w)  # (3, 3)
-        return Frame(arrays={"w": w, "grid": grid, "hid": torch.eye(3), "pt": [[a, b]],
-                             "seg": [[[0.0, 0.0], [a, b]]], "widths": [1.0 + n]},
-                     readout={"weights": w, "n": n, "sum": w.sum(), "ok": bool(a > b), "name": cmap,
-                              "grid": grid},
-                     texts={"label": f"a={a:.1f}"})
+        return Frame(
+            arrays={
+                "w": w,
+                "grid": grid,
+                "hid": torch.eye(3),
+                "pt": [[a, b]],
+                "seg": [[[0.0, 0.0], [a, b]]],
+                "widths": [1.0 + n],
+            },
+            readout={
+                "weights": w,
+                "n": n,
+                "sum": w.sum(),
+                "ok": bool(a > b),
+                "name": cmap,
+                "grid": grid,
+            },
+            texts={"label": f"a={a:.1f}"},
+        )
 
-    controls = {"a": float_slider("a", -1.0, 1.0, 0.0, step=0.25), "b": float_slider("b", -1.0, 1.0, 0.5, step=0.5),
-                "n": int_slider("n", 1, 3, 1), "cmap": dropdown("map", ["viridis", "cividis"], "viridis")}
-    scene = Scene([
-        Panel([Heatmap("grid", hidden="hid", annotate=True, colorbar=True)], title="grid", **cells(3, 3)),
-        Panel([Bars("w", label="w"), Line([[0, 0], [2, 1]], dash=True, label="line"), Points("pt", labels=["p"]),
-               Segments("seg", widths="widths"), Arrows([[[0, 0], [1, 1]]]), Polygon([[0, 0], [1, 0], [0, 1]]),
-               Text(0.1, 0.9, key="label", axes=True)], xlim=(-1, 3), ylim=(-1, 1.2), legend="upper right"),
-    ], cols=2, width=600, height=240)
-    return Explorer(controls, compute, scene, **{"grid": [("a", "b")], "slow": ["n"], "name": "tiny", **kw})
+    controls = {
+        "a": float_slider("a", -1.0, 1.0, 0.0, step=0.25),
+        "b": float_slider("b", -1.0, 1.0, 0.5, step=0.5),
+        "n": int_slider("n", 1, 3, 1),
+        "cmap": dropdown("map", ["viridis", "cividis"], "viridis"),
+    }
+    scene = Scene(
+        [
+            Panel(
+                [Heatmap("grid", hidden="hid", annotate=True, colorbar=True)],
+                title="grid",
+                **cells(3, 3),
+            ),
+            Panel(
+                [
+                    Bars("w", label="w"),
+                    Line([[0, 0], [2, 1]], dash=True, label="line"),
+                    Points("pt", labels=["p"]),
+                    Segments("seg", widths="widths"),
+                    Arrows([[[0, 0], [1, 1]]]),
+                    Polygon([[0, 0], [1, 0], [0, 1]]),
+                    Text(0.1, 0.9, key="label", axes=True),
+                ],
+                xlim=(-1, 3),
+                ylim=(-1, 1.2),
+                legend="upper right",
+            ),
+        ],
+        cols=2,
+        width=600,
+        height=240,
+    )
+    return Explorer(
+        controls, compute, scene, **{"grid": [("a", "b")], "slow": ["n"], "name": "tiny", **kw}
+    )
 
 
 def test_registry_lists_every_builder_callable_without_arguments():
@@ -66,7 +119,9 @@ def test_every_frame_sent_equals_compute_at_its_values(name):
         for values, arrays, nums in frames:
             ref = ex.compute(**values)
             for k, a in arrays.items():  # float32 on the wire: the exact cast of compute's numbers
-                np.testing.assert_array_equal(a, np.asarray(ref.arrays[k], dtype=np.float64).astype(np.float32))
+                np.testing.assert_array_equal(
+                    a, np.asarray(ref.arrays[k], dtype=np.float64).astype(np.float32)
+                )
             np.testing.assert_array_equal(nums, readout_numbers(ref, ex._spec))
 
 
@@ -107,12 +162,14 @@ def test_the_front_end_gets_the_current_frame_first_then_the_sets_and_cached_set
     ex._on_msg(ex.view, {"type": "ready"}, [])
     assert [m["type"] for m, _ in sent] == ["now", "set"]
     now, buffers = sent[0]
-    (values, arrays, nums), = decode_set(now, buffers)
+    ((values, arrays, nums),) = decode_set(now, buffers)
     assert values == ex.values() and now["want"] == {0: sent[1][0]["token"]}
     np.testing.assert_array_equal(nums, readout_numbers(ex.frame(), ex._spec))
     token = sent[1][0]["token"]
     sent.clear()
-    ex.controls["b"].value = -0.5  # a fast slider of the only group: the browser plays it, no message
+    ex.controls[
+        "b"
+    ].value = -0.5  # a fast slider of the only group: the browser plays it, no message
     assert sent == []
     ex.controls["cmap"].value = "cividis"  # slow: the frame now, then the recomputed set
     assert [m["type"] for m, _ in sent] == ["now", "set"] and sent[1][0]["token"] != token
@@ -132,13 +189,17 @@ def test_two_slider_groups_recompute_each_other_and_values_stay_true():
     ex.controls["a"].value = -1.0  # outside an event loop the other groups are recomputed at once
     assert sorted(m["group"] for m in sent if m["type"] == "set") == [1, 2]
     assert ex.values()["a"] == -1.0
-    np.testing.assert_allclose(ex.state()["weights"], torch.softmax(torch.tensor([-1.0, 0.5, 0.0]), 0).numpy(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        ex.state()["weights"], torch.softmax(torch.tensor([-1.0, 0.5, 0.0]), 0).numpy(), rtol=1e-6
+    )
 
 
 def test_readout_html_rounds_escapes_and_never_shows_negative_zero():
-    h = readout_html({"v": torch.tensor([0.5, -1e-9, 1 / 3]), "m": [[1, 2], [3, 4]], "s": "x<y", "b": True},
-                     columns=["c1"], digits=3)
+    h = readout_html(
+        {"v": torch.tensor([0.5, -1e-9, 1 / 3]), "m": [[1, 2], [3, 4]], "s": "x<y", "b": True},
+        columns=["c1"],
+        digits=3,
+    )
     assert "<td>0.333</td>" in h and "-0.000" not in h and "x&lt;y" in h and "<td>True</td>" in h
     assert "<td>4</td>" in h and "<th>c1</th>" in h
 
@@ -148,9 +209,13 @@ def test_static_render_draws_every_artist_in_the_scene_layout():
     fig = render(ex.scene, ex.frame())
     assert fig.get_size_inches().tolist() == [6.0, 2.4]
     heat = fig.axes[0]
-    np.testing.assert_allclose(heat.images[0].get_array(), torch.outer(*[ex.frame().arrays["w"]] * 2).numpy())
+    np.testing.assert_allclose(
+        heat.images[0].get_array(), torch.outer(*[ex.frame().arrays["w"]] * 2).numpy()
+    )
     assert len(heat.patches) == 3  # the three hidden (hatched) cells
-    assert len(fig.axes) == 3 and fig.axes[2].get_legend() is not None  # heatmap, its colorbar, the plane
+    assert (
+        len(fig.axes) == 3 and fig.axes[2].get_legend() is not None
+    )  # heatmap, its colorbar, the plane
     assert len(ex.png()) > 1000
 
 
@@ -162,8 +227,11 @@ def test_bad_explorer_arguments_raise_clear_errors():
     with pytest.raises(KeyError, match="no array 'grid'"):
         Explorer(c, lambda **v: Frame(arrays={}), s)
     with pytest.raises(ValueError, match=r"bars.heights must have shape 1-D"):
-        Explorer({"a": c["a"]}, lambda a: Frame(arrays={"h": [[a]]}),
-                 Scene([Panel([Bars("h")], xlim=(0, 1), ylim=(0, 1))]))
+        Explorer(
+            {"a": c["a"]},
+            lambda a: Frame(arrays={"h": [[a]]}),
+            Scene([Panel([Bars("h")], xlim=(0, 1), ylim=(0, 1))]),
+        )
     with pytest.raises(KeyError, match="unknown control"):
         Explorer(c, ok._compute, s, grid=[("a", "zz")])
     with pytest.raises(TypeError, match="scene must be a Scene"):
@@ -171,10 +239,18 @@ def test_bad_explorer_arguments_raise_clear_errors():
     with pytest.raises(ValueError, match="max_bytes"):
         _tiny(max_bytes=100).frame_set(0)
     with pytest.raises(TypeError, match="fast control must be an ipywidgets slider"):
-        Explorer({"t": toggle("t")}, lambda t: Frame(), Scene([Panel([], xlim=(0, 1), ylim=(0, 1))]), grid=[("t",)])
+        Explorer(
+            {"t": toggle("t")},
+            lambda t: Frame(),
+            Scene([Panel([], xlim=(0, 1), ylim=(0, 1))]),
+            grid=[("t",)],
+        )
     with pytest.raises(ValueError, match="same shapes"):
-        Explorer({"n": int_slider("n", 1, 3, 1)}, lambda n: Frame(arrays={"h": [0.0] * n}),
-                 Scene([Panel([Bars("h")], xlim=(0, 1), ylim=(0, 1))])).frame_set(0)
+        Explorer(
+            {"n": int_slider("n", 1, 3, 1)},
+            lambda n: Frame(arrays={"h": [0.0] * n}),
+            Scene([Panel([Bars("h")], xlim=(0, 1), ylim=(0, 1))]),
+        ).frame_set(0)
 
 
 def test_bad_scene_arguments_raise_clear_errors():
@@ -219,12 +295,16 @@ def test_the_documented_example_builder_runs():
 
     import attnlib.widgets.explorer as module
 
-    code = re.search(r"How to write a builder.*?::\n\n(.*?)\n\nThen add", module.__doc__, re.S).group(1)
+    code = re.search(
+        r"How to write a builder.*?::\n\n(.*?)\n\nThen add", module.__doc__, re.S
+    ).group(1)
     scope: dict = {}
     exec(compile(textwrap_dedent(code), "explorer-doc-example", "exec"), scope)
     ex = scope["temperature_explorer"]()
     st = ex.set(t=2.0)
-    np.testing.assert_allclose(st["weights"], torch.softmax(torch.tensor([2.0, 1.0, 0.1], dtype=torch.float64) / 2, 0))
+    np.testing.assert_allclose(
+        st["weights"], torch.softmax(torch.tensor([2.0, 1.0, 0.1], dtype=torch.float64) / 2, 0)
+    )
     header, buffers = ex.frame_set(0)
     assert header["n"] == 99 and len(decode_set(header, buffers)) == 99
     assert ex.png()[:4] == b"\x89PNG"

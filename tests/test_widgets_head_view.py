@@ -34,7 +34,9 @@ def reference():
     enc = minilm()
     batch = enc.tokenize(list(SENTENCES))
     with torch.no_grad():
-        att = torch.stack(enc(batch.ids, valid_lens=batch.valid_lens).attentions)  # (layers, B, H, L, L)
+        att = torch.stack(
+            enc(batch.ids, valid_lens=batch.valid_lens).attentions
+        )  # (layers, B, H, L, L)
     out = []
     for b, n in enumerate(batch.valid_lens.tolist()):
         out.append((batch.tokens[b], att[:, b, :, :n, :n].double()))
@@ -53,7 +55,9 @@ def _tokens():
     return [(t, n) for t, n in zip(batch.tokens, batch.valid_lens.tolist())]
 
 
-@pytest.mark.parametrize("sentence,token,layer,head", [(0, 3, 0, 2), (1, 0, 5, 11), (2, 7, 3, 4), (3, 11, 1, 0)])
+@pytest.mark.parametrize(
+    "sentence,token,layer,head", [(0, 3, 0, 2), (1, 0, 5, 11), (2, 7, 3, 4), (3, 11, 1, 0)]
+)
 def test_lines_and_maps_are_the_encoders_weights(explorer, reference, sentence, token, layer, head):
     tokens, w = reference[sentence]
     n = len(tokens)
@@ -68,12 +72,16 @@ def test_lines_and_maps_are_the_encoders_weights(explorer, reference, sentence, 
     by_head = np.asarray(f.arrays["by_head"])  # (N, H) keys x heads
     np.testing.assert_allclose(by_head[:n], w[layer, :, token].T.numpy(), atol=TOL, rtol=0)
     for h in range(12):
-        np.testing.assert_allclose(np.asarray(f.arrays[f"w{h}"])[:n, :n], w[layer, h].numpy(), atol=TOL, rtol=0)
+        np.testing.assert_allclose(
+            np.asarray(f.arrays[f"w{h}"])[:n, :n], w[layer, h].numpy(), atol=TOL, rtol=0
+        )
     assert [f.texts[f"t{j}"] for j in range(n)] == tokens
 
 
 @pytest.mark.parametrize("sentence,token,layer,head", [(0, 3, 0, 2), (1, 9, 2, 6), (3, 4, 5, 1)])
-def test_readout_top3_entropy_and_shares_from_the_weights(explorer, reference, sentence, token, layer, head):
+def test_readout_top3_entropy_and_shares_from_the_weights(
+    explorer, reference, sentence, token, layer, head
+):
     tokens, w = reference[sentence]
     n = len(tokens)
     s = explorer.state(sentence=sentence, token=token, layer=layer, head=head)
@@ -118,9 +126,17 @@ def test_padding_hatched_and_token_past_the_end_shows_sep(explorer, reference):
 
 
 def test_other_sentences_and_a_given_encoder():
-    ex = head_view_explorer(["A man is eating food.", "Attention is not explanation."], token=0,
-                            layer=5, head=0, encoder=minilm())
-    assert [o[0] for o in ex.controls["sentence"].options] == ["A man is eating food.", "Attention is not explanation."]
+    ex = head_view_explorer(
+        ["A man is eating food.", "Attention is not explanation."],
+        token=0,
+        layer=5,
+        head=0,
+        encoder=minilm(),
+    )
+    assert [o[0] for o in ex.controls["sentence"].options] == [
+        "A man is eating food.",
+        "Attention is not explanation.",
+    ]
     s = ex.state(sentence=1)
     assert s["query token"] == "[CLS] (position 0)"
 

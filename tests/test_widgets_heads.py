@@ -17,15 +17,25 @@ def hand_head(x, data, h, r):
     """Head r (0-based) of h by hand: its own columns of x W_Qᵀ and x W_Kᵀ, scaled by 1/sqrt(Dh)."""
     d = x.shape[-1]
     dh = d // h
-    q = (x @ data.w_q.T)[:, r * dh:(r + 1) * dh]
-    k = (x @ data.w_k.T)[:, r * dh:(r + 1) * dh]
+    q = (x @ data.w_q.T)[:, r * dh : (r + 1) * dh]
+    k = (x @ data.w_k.T)[:, r * dh : (r + 1) * dh]
     return torch.softmax(q @ k.T / math.sqrt(dh), dim=-1)
 
 
 def hand_positions(L, d):
     """The sinusoidal table from its closed form, with math.sin / math.cos."""
-    return torch.tensor([[math.sin(p / 10000 ** (c / d)) if c % 2 == 0 else math.cos(p / 10000 ** ((c - 1) / d))
-                          for c in range(d)] for p in range(L)], dtype=torch.float64)
+    return torch.tensor(
+        [
+            [
+                math.sin(p / 10000 ** (c / d))
+                if c % 2 == 0
+                else math.cos(p / 10000 ** ((c - 1) / d))
+                for c in range(d)
+            ]
+            for p in range(L)
+        ],
+        dtype=torch.float64,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +67,9 @@ def test_every_panel_is_the_hand_computed_head(explorer, h, positions):
     # float64 softmax of O(1) scores: agreement to a few ulps of 1
     torch.testing.assert_close(torch.as_tensor(fr.arrays["wide"]), wide, rtol=0, atol=1e-12)
     heads = [hand_head(x, explorer.data, h, r) for r in range(h)]
-    torch.testing.assert_close(torch.as_tensor(fr.arrays["mean"]), torch.stack(heads).mean(0), rtol=0, atol=1e-12)
+    torch.testing.assert_close(
+        torch.as_tensor(fr.arrays["mean"]), torch.stack(heads).mean(0), rtol=0, atol=1e-12
+    )
     for r in range(8):
         w, hid = torch.as_tensor(fr.arrays[f"w{r + 1}"]), torch.as_tensor(fr.arrays[f"hid{r + 1}"])
         if r < h:
@@ -66,7 +78,9 @@ def test_every_panel_is_the_hand_computed_head(explorer, h, positions):
         else:
             assert hid.all() and f"no head {r + 1}" in fr.texts[f"t{r + 1}"]
     assert fr.readout["heads h"] == h and fr.readout["head width Dh = D / h"] == 16 // h
-    torch.testing.assert_close(torch.as_tensor(fr.readout["query 0's row, head 1"]), heads[0][0], rtol=0, atol=1e-12)
+    torch.testing.assert_close(
+        torch.as_tensor(fr.readout["query 0's row, head 1"]), heads[0][0], rtol=0, atol=1e-12
+    )
 
 
 def test_c17_wide_head_is_the_scaled_sum_of_head_scores_not_the_mean_of_maps(explorer):
@@ -76,10 +90,19 @@ def test_c17_wide_head_is_the_scaled_sum_of_head_scores_not_the_mean_of_maps(exp
     for h in (2, 4, 8):
         dh = 16 // h
         q, k = x @ data.w_q.T, x @ data.w_k.T
-        s = torch.stack([q[:, r * dh:(r + 1) * dh] @ k[:, r * dh:(r + 1) * dh].T / math.sqrt(dh) for r in range(h)])
+        s = torch.stack(
+            [
+                q[:, r * dh : (r + 1) * dh] @ k[:, r * dh : (r + 1) * dh].T / math.sqrt(dh)
+                for r in range(h)
+            ]
+        )
         fr = explorer.compute(heads=h, positions=False)
-        torch.testing.assert_close(torch.as_tensor(fr.arrays["wide"]), torch.softmax(s.sum(0) / math.sqrt(h), -1),
-                                   rtol=0, atol=1e-12)
+        torch.testing.assert_close(
+            torch.as_tensor(fr.arrays["wide"]),
+            torch.softmax(s.sum(0) / math.sqrt(h), -1),
+            rtol=0,
+            atol=1e-12,
+        )
         assert fr.readout["max |mean of heads - wide head|"] > 0.05
 
 
@@ -89,7 +112,9 @@ def test_c28_heads_are_not_copies(explorer):
         fr = explorer.compute(heads=h, positions=False)
         maps = torch.stack([torch.as_tensor(fr.arrays[f"w{r + 1}"]) for r in range(h)])
         pairs = [(maps[a] - maps[b]).abs().mean() for a in range(h) for b in range(h) if a != b]
-        assert fr.readout["mean |A_r - A_s| between heads"] == pytest.approx(float(sum(pairs) / len(pairs)), rel=1e-12)
+        assert fr.readout["mean |A_r - A_s| between heads"] == pytest.approx(
+            float(sum(pairs) / len(pairs)), rel=1e-12
+        )
         assert fr.readout["mean |A_r - A_s| between heads"] > 0.01
 
 
@@ -97,7 +122,9 @@ def test_positions_split_the_rows_of_the_repeated_token(explorer):
     assert repeated_token(DEFAULT_TOKENS) == (0, 4) and repeated_token(["a", "b"]) is None
     label = "max |row 0 - row 4| ('the'), all heads"
     for h in HEAD_CHOICES:
-        assert explorer.state(heads=h, positions=False)[label] < 1e-12  # identical embeddings, no positions
+        assert (
+            explorer.state(heads=h, positions=False)[label] < 1e-12
+        )  # identical embeddings, no positions
         assert explorer.state(heads=h, positions=True)[label] > 0.01
 
 

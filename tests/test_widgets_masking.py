@@ -37,8 +37,9 @@ def drawn_weights(frame, b):
     return torch.as_tensor(np.asarray(frame.arrays[f"w{b}"]))
 
 
-@pytest.mark.parametrize("lens,causal", [((6, 4, 2), False), ((6, 4, 2), True), ((0, 3, 6), True),
-                                         ((1, 0, 5), False)])
+@pytest.mark.parametrize(
+    "lens,causal", [((6, 4, 2), False), ((6, 4, 2), True), ((0, 3, 6), True), ((1, 0, 5), False)]
+)
 def test_c11_c25_c37_weights_match_hand_softmax(lens, causal):
     ex = masking_explorer()
     setting = dict(len0=lens[0], len1=lens[1], len2=lens[2], causal=causal)
@@ -49,12 +50,18 @@ def test_c11_c25_c37_weights_match_hand_softmax(lens, causal):
     # float32 softmax of float64 scores: each weight within a few float32 ulps of the float64 one
     # (|w| <= 1, eps32 = 1.2e-7; the cast of the scores and the softmax add < 10 eps32)
     for b in range(3):
-        np.testing.assert_allclose(drawn_weights(frame, b).numpy(), want[b].numpy(), rtol=0, atol=1.2e-6)
+        np.testing.assert_allclose(
+            drawn_weights(frame, b).numpy(), want[b].numpy(), rtol=0, atol=1.2e-6
+        )
     assert state["largest weight on a hidden key"] == 0.0
     assert state["NaN weights"] == 0
     assert state["largest |w - exact| (non-NaN)"] < 1.2e-6
-    empty = sum(1 for b in range(3) for i in range(6) if not any(j < lens[b] and (not causal or j <= i)
-                                                                  for j in range(6)))
+    empty = sum(
+        1
+        for b in range(3)
+        for i in range(6)
+        if not any(j < lens[b] and (not causal or j <= i) for j in range(6))
+    )
     assert state["fully hidden query rows"] == empty
     assert state["valid_lens"] == list(lens)
 
@@ -69,16 +76,19 @@ def test_c25_valid_len_zero_gives_zero_rows_not_uniform():
     assert ex.state(len0=0, len1=0, len2=0)["fully hidden query rows"] == 18
 
 
-@pytest.mark.parametrize("recipe,dtype,verdict", [
-    ("add M = -inf (plain softmax)", "float32", "NaN"),
-    ("add M = -1e9", "float16", "NaN"),          # -1e9 is -inf in float16
-    ("add M = -1e9", "float32", "uniform"),      # steps of 64 at 1e9 round the scores away
-    ("add M = -1e6", "float32", "≈ as if unmasked"),  # steps of 1/16 at 1e6 keep them, rounded
-    ("add M = -1e6", "bfloat16", "uniform"),
-    ("replace by -1e6 (d2l)", "float32", "uniform"),
-    ("add M = finfo(dtype).min", "float16", "uniform"),
-    ("attnlib masked_softmax", "bfloat16", "zeros"),
-])
+@pytest.mark.parametrize(
+    "recipe,dtype,verdict",
+    [
+        ("add M = -inf (plain softmax)", "float32", "NaN"),
+        ("add M = -1e9", "float16", "NaN"),  # -1e9 is -inf in float16
+        ("add M = -1e9", "float32", "uniform"),  # steps of 64 at 1e9 round the scores away
+        ("add M = -1e6", "float32", "≈ as if unmasked"),  # steps of 1/16 at 1e6 keep them, rounded
+        ("add M = -1e6", "bfloat16", "uniform"),
+        ("replace by -1e6 (d2l)", "float32", "uniform"),
+        ("add M = finfo(dtype).min", "float16", "uniform"),
+        ("attnlib masked_softmax", "bfloat16", "zeros"),
+    ],
+)
 def test_c12_recipe_and_dtype_show_the_failure_modes(recipe, dtype, verdict):
     ex = masking_explorer()
     setting = dict(len0=0, len1=6, len2=6, causal=False, recipe=recipe, dtype=dtype)
@@ -91,19 +101,26 @@ def test_c12_recipe_and_dtype_show_the_failure_modes(recipe, dtype, verdict):
         assert state["NaN weights"] == 36 and (nan_marks >= 0).all()  # every cell marked
     else:
         assert state["NaN weights"] == 0 and (nan_marks < 0).all()  # no cell marked
-    if verdict == "uniform":  # 1/6 on every (hidden) key; bfloat16/float16 round 1/6 to 8 or 11 bits
+    if (
+        verdict == "uniform"
+    ):  # 1/6 on every (hidden) key; bfloat16/float16 round 1/6 to 8 or 11 bits
         np.testing.assert_allclose(w.numpy(), 1 / 6, atol=2e-3)
         assert state["largest weight on a hidden key"] == pytest.approx(1 / 6, abs=2e-3)
     if verdict == "≈ as if unmasked":  # s - 1e6 rounded to 1/16: each log-weight off by <= 1/16
-        np.testing.assert_allclose(w.numpy(), torch.softmax(s, -1).numpy(), rtol=math.expm1(1 / 16) * 1.01)
+        np.testing.assert_allclose(
+            w.numpy(), torch.softmax(s, -1).numpy(), rtol=math.expm1(1 / 16) * 1.01
+        )
         assert state["largest weight on a hidden key"] > 0.1
     if verdict == "zeros":
         assert (w == 0).all()
     # rows 1 and 2 see every key: every recipe agrees there with the float64 softmax (dtype's rounding)
     atol = {"float32": 1e-6, "float16": 2e-3, "bfloat16": 1.6e-2}[dtype]
     for b in (1, 2):
-        np.testing.assert_allclose(drawn_weights(ex.compute(**setting), b).numpy(),
-                                   torch.softmax(ex.data["scores"][b], -1).numpy(), atol=atol)
+        np.testing.assert_allclose(
+            drawn_weights(ex.compute(**setting), b).numpy(),
+            torch.softmax(ex.data["scores"][b], -1).numpy(),
+            atol=atol,
+        )
 
 
 def test_finfo_min_added_twice_overflows_and_leaks_onto_hidden_keys():
@@ -117,7 +134,7 @@ def test_finfo_min_added_twice_overflows_and_leaks_onto_hidden_keys():
     # query i: keys j <= i carry one finfo.min (uniform among them), keys j > i two (-inf, weight 0)
     for i in range(6):
         np.testing.assert_allclose(w[i, : i + 1].numpy(), 1 / (i + 1), atol=1e-6)
-        assert (w[i, i + 1:] == 0).all()
+        assert (w[i, i + 1 :] == 0).all()
     assert state["largest weight on a hidden key"] == pytest.approx(1.0)
     assert state["row 0: a fully hidden query gets"] == "uniform"
     leak = np.asarray(frame.arrays["leak0"])  # open squares on the 21 hidden cells that got weight

@@ -39,8 +39,10 @@ def test_registered_and_defaults(explorer):
     assert state["blocks where m rose (rescaled)"] >= 1
 
 
-@pytest.mark.parametrize("block_size, query, shuffled", [(1, 0, False), (4, 1, True), (5, 2, False),
-                                                         (7, 3, True), (24, 0, False)])
+@pytest.mark.parametrize(
+    "block_size, query, shuffled",
+    [(1, 0, False), (4, 1, True), (5, 2, False), (7, 3, True), (24, 0, False)],
+)
 def test_c42_running_max_sum_and_output_match_prefix_softmax(explorer, block_size, query, shuffled):
     """After each block, m is the max of the scores seen, l = Σ exp(s − m) and a/l the prefix softmax's output."""
     f = explorer.compute(block_size=block_size, query=query, shuffled=shuffled, rescale=True)
@@ -63,17 +65,23 @@ def test_c42_running_max_sum_and_output_match_prefix_softmax(explorer, block_siz
     assert f.readout["blocks"] == len(ends)
     m_blocks = np.array([float(s[:e].max()) for e in ends])
     assert f.readout["blocks where m rose (rescaled)"] == int((np.diff(m_blocks) > 0).sum())
-    assert f.readout["full softmax's Σ exp(s − max)"] == pytest.approx(float(torch.exp(s - s.max()).sum()), rel=1e-12)
+    assert f.readout["full softmax's Σ exp(s − max)"] == pytest.approx(
+        float(torch.exp(s - s.max()).sum()), rel=1e-12
+    )
 
 
 @pytest.mark.parametrize("block_size", [1, 3, 8, 24])
 @pytest.mark.parametrize("shuffled", [False, True])
 def test_c42_output_equals_sdpa_whatever_the_order(explorer, block_size, shuffled):
     q, k, v = explorer.data["q"], explorer.data["k"], explorer.data["v"]
-    ref = F.scaled_dot_product_attention(q, k, v)  # (L, Dv), an independent reference, original order
+    ref = F.scaled_dot_product_attention(
+        q, k, v
+    )  # (L, Dv), an independent reference, original order
     for i in range(q.shape[0]):
         r = explorer.state(block_size=block_size, query=i, shuffled=shuffled, rescale=True)
-        np.testing.assert_allclose(r["output a/l after the last block"], ref[i].numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(
+            r["output a/l after the last block"], ref[i].numpy(), rtol=1e-12, atol=1e-14
+        )
         assert r["max |a/l − full| for query i"] < 1e-12  # float64: ~1e-16 per operation, 24 terms
 
 
@@ -84,8 +92,8 @@ def test_forgetting_to_rescale_gives_the_wrong_answer_exactly_when_the_max_rises
     # the bug's sum for blocks of 4, written out: each block's Σ exp(s − m_now), never rescaled
     want, m = 0.0, -math.inf
     for start in range(0, 24, 4):
-        m = max(m, float(s[start:start + 4].max()))
-        want += float(torch.exp(s[start:start + 4] - m).sum())
+        m = max(m, float(s[start : start + 4].max()))
+        want += float(torch.exp(s[start : start + 4] - m).sum())
     bad = explorer.compute(block_size=4, query=0, rescale=False)
     assert _per_block(bad.arrays["l_stairs"])[-1] == pytest.approx(want, rel=1e-12)
     assert bad.readout["max |a/l − full| for query i"] > 1e-3
@@ -105,13 +113,16 @@ def test_block_boundaries_are_drawn_between_blocks(explorer):
     assert xs == [4.5, 9.5, 14.5, 19.5]
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(block_size=0), "block_size"),
-    (dict(block_size=25), "block_size"),
-    (dict(query=4), "query"),
-    (dict(num_queries=0), "num_queries"),
-    (dict(num_keys=1), "num_keys"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(block_size=0), "block_size"),
+        (dict(block_size=25), "block_size"),
+        (dict(query=4), "query"),
+        (dict(num_queries=0), "num_queries"),
+        (dict(num_keys=1), "num_keys"),
+    ],
+)
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         online_softmax_explorer(**kwargs)

@@ -54,7 +54,9 @@ def test_c22_kernel_regression_matches_a_hand_written_gaussian_kernel(kernel):
         assert st["largest weight"] == pytest.approx(float(w.max()), rel=1e-9)
         assert st["its key x_i"] == pytest.approx(float(x_train[w.argmax()]))
         assert st["sum of weights"] == pytest.approx(1.0)
-        assert st["effective neighbours 1/Σα²"] == pytest.approx(1.0 / float((w**2).sum()), rel=1e-9)
+        assert st["effective neighbours 1/Σα²"] == pytest.approx(
+            1.0 / float((w**2).sum()), rel=1e-9
+        )
         assert st["true f(x)"] == pytest.approx(2 * np.sin(x) + x**0.8)
         # the bars are the weights over the largest one, at the keys' positions
         fr = kernel.compute(x=x, width=sigma, score="gaussian")
@@ -69,22 +71,34 @@ def test_c22_train_and_true_mse_match_the_fits_written_out(kernel):
     f_true = 2 * torch.sin(inside) + inside**0.8
     for sigma in (0.05, 0.2, 1.0):
         st = kernel.state(width=sigma, score="gaussian")
-        fit_train = torch.stack([(_gaussian_weights(x, x_train, sigma) * y_train).sum() for x in x_train])
-        fit_inside = torch.stack([(_gaussian_weights(x, x_train, sigma) * y_train).sum() for x in inside])
-        assert st["train MSE (this σ)"] == pytest.approx(float(((fit_train - y_train) ** 2).mean()), rel=1e-9)
-        assert st["MSE vs true f (this σ)"] == pytest.approx(float(((fit_inside - f_true) ** 2).mean()), rel=1e-9)
+        fit_train = torch.stack(
+            [(_gaussian_weights(x, x_train, sigma) * y_train).sum() for x in x_train]
+        )
+        fit_inside = torch.stack(
+            [(_gaussian_weights(x, x_train, sigma) * y_train).sum() for x in inside]
+        )
+        assert st["train MSE (this σ)"] == pytest.approx(
+            float(((fit_train - y_train) ** 2).mean()), rel=1e-9
+        )
+        assert st["MSE vs true f (this σ)"] == pytest.approx(
+            float(((fit_inside - f_true) ** 2).mean()), rel=1e-9
+        )
 
 
 def test_effective_neighbours_runs_from_one_to_all(kernel):
     """1/Σα² is 1 for a one-hot row and S = 40 for a uniform one, and grows with the kernel width."""
-    n_eff = [kernel.state(x=2.5, width=s, score="gaussian")["effective neighbours 1/Σα²"]
-             for s in (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)]
+    n_eff = [
+        kernel.state(x=2.5, width=s, score="gaussian")["effective neighbours 1/Σα²"]
+        for s in (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+    ]
     assert all(1.0 <= a < b <= 40.0 for a, b in zip(n_eff, n_eff[1:]))
     assert n_eff[-1] > 39.0  # σ = 5 spans the data: nearly uniform
     uniform = kernel.state(x=2.5, width=1.0, score="cosine")["effective neighbours 1/Σα²"]
     assert uniform == pytest.approx(40.0, rel=1e-12)
     # far outside the data a narrow kernel puts almost all weight on the nearest key: one neighbour
-    assert kernel.state(x=0.0, width=0.05, score="gaussian")["effective neighbours 1/Σα²"] == pytest.approx(1.0, abs=1e-6)
+    assert kernel.state(x=0.0, width=0.05, score="gaussian")[
+        "effective neighbours 1/Σα²"
+    ] == pytest.approx(1.0, abs=1e-6)
 
 
 @pytest.mark.claim("C07")
@@ -165,9 +179,13 @@ def test_c24_additive_scores_match_the_written_out_formula(additive):
         scores = _additive_reference(model, keys, q1, q2)
         assert st["feature shape (B, L, S, h)"] == "(1, 1, 5, 6)"
         np.testing.assert_allclose(st["additive score e_j"], scores.numpy(), rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(st["additive weight"], torch.softmax(scores, 0).numpy(), rtol=1e-9)
+        np.testing.assert_allclose(
+            st["additive weight"], torch.softmax(scores, 0).numpy(), rtol=1e-9
+        )
         values = torch.arange(5, dtype=torch.float64)
-        assert st["additive output Σ α_j v_j"] == pytest.approx(float(torch.softmax(scores, 0) @ values), rel=1e-9)
+        assert st["additive output Σ α_j v_j"] == pytest.approx(
+            float(torch.softmax(scores, 0) @ values), rel=1e-9
+        )
 
 
 @pytest.mark.claim("C24")
@@ -181,7 +199,9 @@ def test_c24_projected_dot_product_matches_torch_sdpa(additive):
         k = keys @ w_K  # (1, S, h)
         ref_out = F.scaled_dot_product_attention(q, k, values)[0, 0, 0]
         ref_s = (q[0, 0] @ k[0].T) / math.sqrt(6)
-        np.testing.assert_allclose(st["dot score (qW_Q)·(kW_K)/√h"], ref_s.numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            st["dot score (qW_Q)·(kW_K)/√h"], ref_s.numpy(), rtol=1e-9, atol=1e-12
+        )
         np.testing.assert_allclose(st["dot weight"], torch.softmax(ref_s, 0).numpy(), rtol=1e-9)
         assert st["dot output Σ α_j v_j"] == pytest.approx(float(ref_out), rel=1e-9)
 

@@ -25,18 +25,25 @@ def test_registered(explorer):
     assert explorer.values() == {"pos": 3, "k": 5, "i": 1, "base": 10000}
 
 
-@pytest.mark.parametrize("pos,k,i,base", [(3, 5, 1, 10000), (0, 0, 0, 10000), (31, 32, 7, 10000),
-                                          (10, 17, 4, 100), (7, 3, 7, 100000)])
+@pytest.mark.parametrize(
+    "pos,k,i,base",
+    [(3, 5, 1, 10000), (0, 0, 0, 10000), (31, 32, 7, 10000), (10, 17, 4, 100), (7, 3, 7, 100000)],
+)
 def test_c31_c32_readout_matches_closed_form(explorer, pos, k, i, base):
     state = explorer.state(pos=pos, k=k, i=i, base=base)
     w = omega(i, base)
     a = w * k
     # float64 throughout; sin/cos of angles below ~70 rad agree to ~1e-14
     assert state["w_i"] == pytest.approx(w, rel=1e-12)
-    assert state["wavelength 2π / w_i"] == pytest.approx(2 * math.pi * base ** (2 * i / 16), rel=1e-12)
+    assert state["wavelength 2π / w_i"] == pytest.approx(
+        2 * math.pi * base ** (2 * i / 16), rel=1e-12
+    )
     assert state["angle w_i k (rad)"] == pytest.approx(a, rel=1e-12, abs=1e-15)
-    assert np.allclose(state["R(k), clockwise by w_i k"], [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]],
-                       atol=1e-12)
+    assert np.allclose(
+        state["R(k), clockwise by w_i k"],
+        [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]],
+        atol=1e-12,
+    )
     assert np.allclose(state["pair at pos"], [math.sin(w * pos), math.cos(w * pos)], atol=1e-12)
     target = [math.sin(w * (pos + k)), math.cos(w * (pos + k))]
     assert np.allclose(state["pair at pos + k"], target, atol=1e-12)
@@ -54,7 +61,9 @@ def test_fingerprint_and_similarity_arrays(explorer):
     dots = np.asarray(fr.arrays["dots"])  # (K, 2): k', PE(20)·PE(20 + k')
     for kk in (0, 1, 13, 32):
         pe = lambda p: [f(omega(j, 1000) * p) for j in range(8) for f in (math.sin, math.cos)]  # noqa: E731
-        assert dots[kk, 0] == kk and dots[kk, 1] == pytest.approx(float(np.dot(pe(20), pe(20 + kk))), abs=1e-12)
+        assert dots[kk, 0] == kk and dots[kk, 1] == pytest.approx(
+            float(np.dot(pe(20), pe(20 + kk))), abs=1e-12
+        )
     # 平移不变: the curve of dot products is the same whatever pos is
     other = np.asarray(explorer.compute(pos=0, k=9, i=2, base=1000).arrays["dots"])
     assert np.allclose(other, dots, atol=1e-12)

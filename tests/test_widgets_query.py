@@ -43,7 +43,9 @@ def test_c19_scores_weights_and_output_match_torch(explorer, scaled):
         torch.testing.assert_close(torch.as_tensor(fr.readout["output (x, y)"]), o_ref)
         # the picture shows the same numbers: bars = weights, the query and output points
         torch.testing.assert_close(torch.as_tensor(fr.arrays["weights"]), w_ref)
-        torch.testing.assert_close(torch.as_tensor(fr.arrays["query"]), torch.tensor([[x, y]], dtype=torch.float64))
+        torch.testing.assert_close(
+            torch.as_tensor(fr.arrays["query"]), torch.tensor([[x, y]], dtype=torch.float64)
+        )
         torch.testing.assert_close(torch.as_tensor(fr.arrays["output"])[0], o_ref)
         # the lines from the output end at the values
         mix = torch.as_tensor(fr.arrays["mix"])
@@ -56,8 +58,11 @@ def test_state_follows_the_controls(explorer):
     np.testing.assert_allclose(st["weights"], w_ref.numpy(), rtol=1e-12)
     assert explorer.values() == {"x": -1.5, "y": 0.5, "key_length": 1.0, "scaled": False}
     explorer.controls["x"].value = 2.0  # as the browser does
-    np.testing.assert_allclose(explorer.state()["output (x, y)"],
-                               _reference(2.0, 0.5, DEFAULT_KEYS, DEFAULT_VALUES, False)[2].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        explorer.state()["output (x, y)"],
+        _reference(2.0, 0.5, DEFAULT_KEYS, DEFAULT_VALUES, False)[2].numpy(),
+        rtol=1e-12,
+    )
     explorer.set(x=1.0, y=2.0, scaled=True)
 
 
@@ -105,14 +110,24 @@ def test_c03_a_stretched_key_scores_in_proportion_and_keeps_its_cosine(explorer)
         np.testing.assert_allclose(st["scores"], s_ref.numpy(), rtol=1e-12)
         np.testing.assert_allclose(st["weights"], w_ref.numpy(), rtol=1e-12)
         np.testing.assert_allclose(st["output (x, y)"], o_ref.numpy(), rtol=1e-12)
-        q, k = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor(keys, dtype=torch.float64)
-        np.testing.assert_allclose(st["cosine(q, k)"], (k @ q / (k.norm(dim=1) * q.norm())).numpy(), rtol=1e-12)
+        q, k = (
+            torch.tensor([1.0, 2.0], dtype=torch.float64),
+            torch.tensor(keys, dtype=torch.float64),
+        )
+        np.testing.assert_allclose(
+            st["cosine(q, k)"], (k @ q / (k.norm(dim=1) * q.norm())).numpy(), rtol=1e-12
+        )
         np.testing.assert_allclose(st["key length |k|"][0], c * 1.0, rtol=1e-12)
         fr = explorer.compute(x=1.0, y=2.0, key_length=c, scaled=False)
-        np.testing.assert_allclose(fr.arrays["keys"], k.numpy(), rtol=1e-12)  # the picture moves the key too
+        np.testing.assert_allclose(
+            fr.arrays["keys"], k.numpy(), rtol=1e-12
+        )  # the picture moves the key too
     # q = (1, 2): k2 = (0, 1) is better aligned (cos 0.89 vs 0.45), yet k1 stretched 3x wins (score 3 > 2)
     long = explorer.state(x=1.0, y=2.0, key_length=3.0, scaled=False)
-    assert long["cosine(q, k)"][1] > long["cosine(q, k)"][0] and long["weights"][0] > long["weights"][1]
+    assert (
+        long["cosine(q, k)"][1] > long["cosine(q, k)"][0]
+        and long["weights"][0] > long["weights"][1]
+    )
 
 
 def test_rejects_bad_keys():

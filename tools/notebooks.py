@@ -70,8 +70,13 @@ def run(nb_path: Path) -> None:
     from nbclient import NotebookClient
 
     nb = nbformat.read(nb_path, as_version=4)
-    client = NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3", store_widget_state=False,
-                            resources={"metadata": {"path": str(nb_path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=TIMEOUT_S,
+        kernel_name="python3",
+        store_widget_state=False,
+        resources={"metadata": {"path": str(nb_path.parent)}},
+    )
     client.execute()
     nbformat.write(nb, nb_path)
     sync(nb_path)
@@ -83,14 +88,18 @@ def problems(nb_path: Path) -> list[str]:
     nb = nbformat.read(nb_path, as_version=4)
     raw = nbformat.read(nb_path, as_version=4)
     if clean(raw):
-        found.append(f"{nb_path.name}: volatile metadata or missing jupytext pairing "
-                     "(run `make notebooks-sync`)")
+        found.append(
+            f"{nb_path.name}: volatile metadata or missing jupytext pairing "
+            "(run `make notebooks-sync`)"
+        )
     pair = pair_path(nb_path)
     if not pair.exists():
         found.append(f"{nb_path.name}: no paired {pair.name} (run `make notebooks-sync`)")
     elif pair.read_text() != paired_text(raw):
-        found.append(f"{nb_path.name}: {pair.name} is out of step with the notebook "
-                     "(edit the .ipynb, then run `make notebooks-sync`)")
+        found.append(
+            f"{nb_path.name}: {pair.name} is out of step with the notebook "
+            "(edit the .ipynb, then run `make notebooks-sync`)"
+        )
     del nb
     return found
 
@@ -122,8 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["run", "sync", "check", "booleans"])
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
-    paths = [q.resolve() for p in args.notebooks
-             for q in (sorted(p.glob("[0-9][0-9]_*.ipynb")) if p.is_dir() else [p])] or all_notebooks()
+    paths = [
+        q.resolve()
+        for p in args.notebooks
+        for q in (sorted(p.glob("[0-9][0-9]_*.ipynb")) if p.is_dir() else [p])
+    ] or all_notebooks()
     if args.command == "run":
         if not args.notebooks:
             parser.error("run needs the notebooks to execute")

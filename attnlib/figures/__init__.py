@@ -21,10 +21,18 @@ the machine (e.g. one drawn from a model trained where it runs) opts out explici
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
-__all__ = ["FIGURES", "FORMATS", "PIXEL_TESTED", "register_figure", "save_figure", "write_figures",
-           "RC", "DPI"]
+__all__ = [
+    "FIGURES",
+    "FORMATS",
+    "PIXEL_TESTED",
+    "register_figure",
+    "save_figure",
+    "write_figures",
+    "RC",
+    "DPI",
+]
 
 #: name -> function returning a Figure.
 FIGURES: dict[str, Callable] = {}
@@ -106,14 +114,16 @@ def write_figures(outdir: str = "figures", names: Iterable[str] | None = None) -
 
 
 # One import line per figure module (authors: add yours below).
-from attnlib.figures import query  # noqa: E402,F401
-from attnlib.figures import pooling  # noqa: E402,F401
-from attnlib.figures import bilinear  # noqa: E402,F401
-from attnlib.figures import scaling  # noqa: E402,F401
-from attnlib.figures import jacobian  # noqa: E402,F401
-from attnlib.figures import worked  # noqa: E402,F401
-from attnlib.figures import masking  # noqa: E402,F401
-from attnlib.figures import heads  # noqa: E402,F401
-from attnlib.figures import positions  # noqa: E402,F401
-from attnlib.figures import decoding  # noqa: E402,F401
-from attnlib.figures import sequence_costs  # noqa: E402,F401
+from attnlib.figures import (  # noqa: E402  (the modules register themselves with the above)
+    bilinear,  # noqa: E402,F401
+    decoding,  # noqa: E402,F401
+    heads,  # noqa: E402,F401
+    jacobian,  # noqa: E402,F401
+    masking,  # noqa: E402,F401
+    pooling,  # noqa: E402,F401
+    positions,  # noqa: E402,F401
+    query,  # noqa: E402,F401
+    scaling,  # noqa: E402,F401
+    sequence_costs,  # noqa: E402,F401
+    worked,  # noqa: E402,F401
+)

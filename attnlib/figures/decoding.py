@@ -14,8 +14,14 @@ from attnlib.toy_tasks import token_labels
 __all__ = ["cross_attention_panel", "decoding_cross_attention_figure"]
 
 
-def cross_attention_panel(trace: DecodingTrace, ax=None, *, layer: int = -1,
-                          head: int | None = None, title: str | None = None):
+def cross_attention_panel(
+    trace: DecodingTrace,
+    ax=None,
+    *,
+    layer: int = -1,
+    head: int | None = None,
+    title: str | None = None,
+):
     """Draw one decoding's cross-attention map, ``[T steps, S source positions]``, token-labelled.
 
     Args:
@@ -31,13 +37,24 @@ def cross_attention_panel(trace: DecodingTrace, ax=None, *, layer: int = -1,
     weights = trace.cross_weights[layer]  # (H, T, S)
     w = weights.mean(0) if head is None else weights[head]  # (T, S)
     steps, src_len = w.shape
-    rows = [f"{t}: →{o}" for t, o in enumerate(token_labels(trace.tokens))]  # 0-based, as the notebook
+    rows = [
+        f"{t}: →{o}" for t, o in enumerate(token_labels(trace.tokens))
+    ]  # 0-based, as the notebook
     if title is None:
         who = "average of heads" if head is None else f"head {head}"
         title = f"cross-attention [{steps} × {src_len}], {who}"
-    return plotting.heatmap(w, ax=ax, row_labels=rows, col_labels=token_labels(trace.src), vmin=0.0,
-                            vmax=1.0, title=title, xlabel="source token j",
-                            ylabel="position t: writes", colorbar_label="weight")
+    return plotting.heatmap(
+        w,
+        ax=ax,
+        row_labels=rows,
+        col_labels=token_labels(trace.src),
+        vmin=0.0,
+        vmax=1.0,
+        title=title,
+        xlabel="source token j",
+        ylabel="position t: writes",
+        colorbar_label="weight",
+    )
 
 
 # Not pixel-tested: the trained weights are committed (attnlib/data/reversal.pt), but the float32
@@ -52,9 +69,15 @@ def decoding_cross_attention_figure():
     src = torch.tensor(DEFAULT_SOURCE)  # a held-out sequence
     fig = Figure(figsize=(8.4, 3.6), layout="constrained")
     ax_before, ax_after = fig.subplots(1, 2)
-    cross_attention_panel(trace_greedy_decoding(untrained_reversal_model(), src), ax=ax_before,
-                          title="before training")
-    cross_attention_panel(trace_greedy_decoding(trained_reversal_model(), src), ax=ax_after,
-                          title="after training: anti-diagonal")
+    cross_attention_panel(
+        trace_greedy_decoding(untrained_reversal_model(), src),
+        ax=ax_before,
+        title="before training",
+    )
+    cross_attention_panel(
+        trace_greedy_decoding(trained_reversal_model(), src),
+        ax=ax_after,
+        title="after training: anti-diagonal",
+    )
     fig.suptitle("Reversal: output position t reads source position n−1−t", fontsize=10)
     return fig

@@ -33,14 +33,33 @@ def heads_weight_maps_figure(fig=None):
     if fig is None:
         fig = Figure(figsize=(14.0, 3.3), layout="constrained")
     axes = fig.subplots(1, NUM_HEADS + 1)
-    plotting.heatmap(wide, ax=axes[0], row_labels=tokens, col_labels=tokens, vmin=0.0, vmax=1.0,
-                     colorbar=False, title=f"one wide head (Dh = {d_model})", xlabel="key",
-                     ylabel="query")
+    plotting.heatmap(
+        wide,
+        ax=axes[0],
+        row_labels=tokens,
+        col_labels=tokens,
+        vmin=0.0,
+        vmax=1.0,
+        colorbar=False,
+        title=f"one wide head (Dh = {d_model})",
+        xlabel="key",
+        ylabel="query",
+    )
     for r in range(NUM_HEADS):
-        plotting.heatmap(heads[r], ax=axes[r + 1], row_labels=tokens, col_labels=tokens, vmin=0.0,
-                         vmax=1.0, colorbar=(r == NUM_HEADS - 1),
-                         title=f"head {r + 1} of {NUM_HEADS} (Dh = {d_model // NUM_HEADS})",
-                         xlabel="key", ylabel="")
-    fig.suptitle("Same W_Q, W_K cut into 4 heads: each head has its own map per query; "
-                 "one wide head has one. Both 'the' rows match: no positions yet.")
+        plotting.heatmap(
+            heads[r],
+            ax=axes[r + 1],
+            row_labels=tokens,
+            col_labels=tokens,
+            vmin=0.0,
+            vmax=1.0,
+            colorbar=(r == NUM_HEADS - 1),
+            title=f"head {r + 1} of {NUM_HEADS} (Dh = {d_model // NUM_HEADS})",
+            xlabel="key",
+            ylabel="",
+        )
+    fig.suptitle(
+        "Same W_Q, W_K cut into 4 heads: each head has its own map per query; "
+        "one wide head has one. Both 'the' rows match: no positions yet."
+    )
     return fig

@@ -18,6 +18,7 @@ def softmax_jacobian_figure():
 
     fig = Figure(figsize=(11.0, 3.6), layout="constrained")
     plotting.jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), fig.subplots(1, 3))
-    fig.suptitle("Softmax Jacobian J = diag(a) − a aᵀ: rows sum to 0, and it fades as the row "
-                 "saturates")
+    fig.suptitle(
+        "Softmax Jacobian J = diag(a) − a aᵀ: rows sum to 0, and it fades as the row saturates"
+    )
     return fig

@@ -39,19 +39,55 @@ def masking_combined_figure(fig=None):
     if fig is None:
         fig = Figure(figsize=(12.0, 3.3), layout="constrained")
     axes = fig.subplots(1, 4)
-    panels = [(pad, f"padding mask (valid_len = {VALID_LEN})"), (causal, "causal mask (j ≤ i)"),
-              (both, "padding AND causal")]
+    panels = [
+        (pad, f"padding mask (valid_len = {VALID_LEN})"),
+        (causal, "causal mask (j ≤ i)"),
+        (both, "padding AND causal"),
+    ]
     extent = (-0.5, L - 0.5, L - 0.5, -0.5)
     for ax, (m, title) in zip(axes, panels):
-        plotting.heatmap(m.double(), ax=ax, cmap="Greys_r", vmin=-0.3, vmax=1.0, colorbar=False,
-                         title=title, xlabel="key j", ylabel="query i")
-        ax.imshow(plotting.hatch_overlay(m), extent=extent, interpolation="nearest", aspect="auto", zorder=3)
+        plotting.heatmap(
+            m.double(),
+            ax=ax,
+            cmap="Greys_r",
+            vmin=-0.3,
+            vmax=1.0,
+            colorbar=False,
+            title=title,
+            xlabel="key j",
+            ylabel="query i",
+        )
+        ax.imshow(
+            plotting.hatch_overlay(m),
+            extent=extent,
+            interpolation="nearest",
+            aspect="auto",
+            zorder=3,
+        )
         plotting.cell_labels(ax, m.double(), fmt="{:.0f}", threshold=0.5)
     ax = axes[3]
-    plotting.heatmap(w[0], ax=ax, mask=both, vmin=0.0, vmax=1.0, title="weights (hidden: hatched)",
-                     xlabel="key j", ylabel="query i")
-    ax.imshow(plotting.hatch_overlay(both), extent=extent, interpolation="nearest", aspect="auto", zorder=3)
-    plotting.cell_labels(ax, plotting.masked(w[0], both).filled(float("nan")), fmt="{:.2f}", fontsize=7)
-    fig.suptitle("True = may attend. Query i sees key j only if j is a real token AND j ≤ i; "
-                 "every visible row sums to 1")
+    plotting.heatmap(
+        w[0],
+        ax=ax,
+        mask=both,
+        vmin=0.0,
+        vmax=1.0,
+        title="weights (hidden: hatched)",
+        xlabel="key j",
+        ylabel="query i",
+    )
+    ax.imshow(
+        plotting.hatch_overlay(both),
+        extent=extent,
+        interpolation="nearest",
+        aspect="auto",
+        zorder=3,
+    )
+    plotting.cell_labels(
+        ax, plotting.masked(w[0], both).filled(float("nan")), fmt="{:.2f}", fontsize=7
+    )
+    fig.suptitle(
+        "True = may attend. Query i sees key j only if j is a real token AND j ≤ i; "
+        "every visible row sums to 1"
+    )
     return fig

@@ -38,16 +38,29 @@ def positions_rotation_figure(fig=None):
     if fig is None:
         fig = Figure(figsize=(13.0, 3.8), layout="constrained")
     ax_t, ax_c, ax_r = fig.subplots(1, 3, width_ratios=[1.1, 1.3, 1.0])
-    plotting.heatmap(pe, ax=ax_t, cmap="cividis", vmin=-1.0, vmax=1.0, title="PE[pos, column]",
-                     xlabel="column (even: sin, odd: cos)", ylabel="position pos")
+    plotting.heatmap(
+        pe,
+        ax=ax_t,
+        cmap="cividis",
+        vmin=-1.0,
+        vmax=1.0,
+        title="PE[pos, column]",
+        xlabel="column (even: sin, odd: cos)",
+        ylabel="position pos",
+    )
     # The sines are defined for every real pos; the table holds only the integer samples (dots).
     # Joining the dots of the fast column i = 0 (period 2π ≈ 6.3 positions) would draw a zigzag.
     dense = torch.linspace(0.0, NUM_POSITIONS - 1, 8 * (NUM_POSITIONS - 1) + 1, dtype=torch.float64)
     omegas = sinusoidal_frequencies(D_MODEL, dtype=torch.float64)
     pos = torch.arange(NUM_POSITIONS)
     for n, c in enumerate((0, 2, 4, 6)):
-        ax_c.plot(dense.numpy(), torch.sin(dense * omegas[c // 2]).numpy(), color=f"C{n}", linewidth=1.0,
-                  label=f"column {c} (i = {c // 2})")
+        ax_c.plot(
+            dense.numpy(),
+            torch.sin(dense * omegas[c // 2]).numpy(),
+            color=f"C{n}",
+            linewidth=1.0,
+            label=f"column {c} (i = {c // 2})",
+        )
         ax_c.plot(pos.numpy(), pe[:, c].numpy(), "o", color=f"C{n}", markersize=2.5)
     ax_c.set_title("sine columns, each i its own period (dots: integer pos)", fontsize=9)
     ax_c.set_xlabel("position pos")
@@ -59,20 +72,33 @@ def positions_rotation_figure(fig=None):
     for n, p in enumerate(STARTS):
         a, b = sinusoidal_pair(p, w), sinusoidal_pair(p + OFFSET, w)  # (2,), (2,)
         moved = r @ a
-        ax_r.annotate("", xy=tuple(b.tolist()), xytext=tuple(a.tolist()),
-                      arrowprops=dict(arrowstyle="->", color=f"C{n}", connectionstyle="arc3,rad=-0.25"))
+        ax_r.annotate(
+            "",
+            xy=tuple(b.tolist()),
+            xytext=tuple(a.tolist()),
+            arrowprops=dict(arrowstyle="->", color=f"C{n}", connectionstyle="arc3,rad=-0.25"),
+        )
         ax_r.scatter(*a.tolist(), color=f"C{n}", s=25, zorder=3)
         ax_r.scatter(*moved.tolist(), facecolors="none", edgecolors="black", s=80, zorder=4)
-        ax_r.annotate(f"{p}→{p + OFFSET}", tuple(a.tolist()), xytext=(4, 4), textcoords="offset points",
-                      fontsize=8, color=f"C{n}")
+        ax_r.annotate(
+            f"{p}→{p + OFFSET}",
+            tuple(a.tolist()),
+            xytext=(4, 4),
+            textcoords="offset points",
+            fontsize=8,
+            color=f"C{n}",
+        )
     ax_r.set_aspect("equal", adjustable="box")
     ax_r.set_xlim(-1.3, 1.3)
     ax_r.set_ylim(-1.3, 1.3)
     ax_r.set_xlabel(f"sin(w pos)  (column {2 * FREQ})")
     ax_r.set_ylabel(f"cos(w pos)  (column {2 * FREQ + 1})")
     # two lines: on one, the title is wider than the square axes and is clipped at the right edge
-    ax_r.set_title(f"i = {FREQ}, k = {OFFSET}:\neach arrow turns {w * OFFSET:.2f} rad clockwise",
-                   fontsize=9)
-    fig.suptitle("Sinusoidal positions: an offset k is the same 2×2 rotation R(k) at every position "
-                 "(circles: R(k) applied to the start)")
+    ax_r.set_title(
+        f"i = {FREQ}, k = {OFFSET}:\neach arrow turns {w * OFFSET:.2f} rad clockwise", fontsize=9
+    )
+    fig.suptitle(
+        "Sinusoidal positions: an offset k is the same 2×2 rotation R(k) at every position "
+        "(circles: R(k) applied to the start)"
+    )
     return fig

@@ -37,8 +37,16 @@ def query_output_hull_figure():
         q = torch.tensor([[x, y]], dtype=torch.float64)  # (1, 2)
         out, w = dot_product_attention(q, k, v, scale=1 / math.sqrt(2))  # (1, 2), (1, S)
         weights = ", ".join(f"{float(a):.2f}" for a in w[0])
-        plotting.qkv_points(q, k, v, out, ax=ax, weights=w[0], lim=3.2,
-                            title=f"q = ({x:g}, {y:g}): weights ({weights})")
+        plotting.qkv_points(
+            q,
+            k,
+            v,
+            out,
+            ax=ax,
+            weights=w[0],
+            lim=3.2,
+            title=f"q = ({x:g}, {y:g}): weights ({weights})",
+        )
         ax.title.set_fontsize(9)
     fig.suptitle("The output (★) is a weighted mean of the values: it stays inside their hull")
     return fig

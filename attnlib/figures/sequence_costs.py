@@ -14,8 +14,13 @@ from attnlib.figures import register_figure
 
 __all__ = ["measured_cost_panels", "sequence_costs_figure"]
 
-_STYLE = {"self-attention": ("C3", "o-"), "RNN": ("C0", "s-"), "CNN": ("C2", "^-"),
-          "blockwise attention": ("C1", "d--"), "RNN / CNN output": ("C0", "s-")}
+_STYLE = {
+    "self-attention": ("C3", "o-"),
+    "RNN": ("C0", "s-"),
+    "CNN": ("C2", "^-"),
+    "blockwise attention": ("C1", "d--"),
+    "RNN / CNN output": ("C0", "s-"),
+}
 
 
 def _guides(ax, ns, anchor, slopes=(1, 2)):
@@ -24,7 +29,14 @@ def _guides(ax, ns, anchor, slopes=(1, 2)):
     for p in slopes:
         y = anchor * (n / n[0]) ** p
         ax.plot(n, y, ":", color="0.55", lw=1)
-        ax.annotate("∝ n" + ("" if p == 1 else "²" if p == 2 else f"^{p}"), (n[-1], y[-1]), fontsize=8, color="0.4", ha="right", va="bottom")
+        ax.annotate(
+            "∝ n" + ("" if p == 1 else "²" if p == 2 else f"^{p}"),
+            (n[-1], y[-1]),
+            fontsize=8,
+            color="0.4",
+            ha="right",
+            va="bottom",
+        )
 
 
 def measured_cost_panels(rows, axes):
@@ -44,7 +56,9 @@ def measured_cost_panels(rows, axes):
         rs = sorted((r for r in rows if r.layer == name), key=lambda r: r.n)
         color, fmt = _STYLE.get(name, ("C4", "o-"))
         n = [r.n for r in rs]
-        (lines[name, "time"],) = ax_t.plot(n, [r.seconds * 1e3 for r in rs], fmt, color=color, label=name, ms=4)
+        (lines[name, "time"],) = ax_t.plot(
+            n, [r.seconds * 1e3 for r in rs], fmt, color=color, label=name, ms=4
+        )
         mem = [r.peak_bytes / 2**20 if r.peak_bytes > 0 else np.nan for r in rs]
         (lines[name, "memory"],) = ax_m.plot(n, mem, fmt, color=color, label=name, ms=4)
     ns = sorted({r.n for r in rows})
@@ -76,8 +90,14 @@ def sequence_costs_figure():
         color, fmt = _STYLE[name]
         ax_c.plot(ns, y, fmt, color=color, label=name, ms=4)
     ax_c.axvline(d, color="0.6", ls=":", lw=1)
-    ax_c.annotate("n = d: attention = RNN", (d, costs.rnn_macs[0]), fontsize=8, color="0.35",
-                  xytext=(4, 0), textcoords="offset points")
+    ax_c.annotate(
+        "n = d: attention = RNN",
+        (d, costs.rnn_macs[0]),
+        fontsize=8,
+        color="0.35",
+        xytext=(4, 0),
+        textcoords="offset points",
+    )
     ax_c.set_title("multiply-adds of one layer (d = 512, k = 3)")
     ax_c.set_ylabel("multiply-adds")
     for name, y in costs.memory.items():
@@ -90,6 +110,7 @@ def sequence_costs_figure():
         ax.set_yscale("log")
         ax.set_xlabel("sequence length n")
         ax.legend(fontsize="small")
-    fig.suptitle("Full attention grows like n² in compute and memory; blocks keep memory linear",
-                 fontsize=10)
+    fig.suptitle(
+        "Full attention grows like n² in compute and memory; blocks keep memory linear", fontsize=10
+    )
     return fig

@@ -31,8 +31,12 @@ def worked_example_figure():
     q = torch.tensor([[1.0, 2.0], [1.0, 1.0]], dtype=torch.float64)  # (L=2, d_k=2)
     k = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)  # (S=2, d_k=2)
     _, weights = dot_product_attention(q, k, k)  # values unused here: only the weights are drawn
-    plotting.two_query_weights(weights, ax_bars, query_labels=("q1 = (1, 2)", "q2 = (1, 1)"),
-                               key_labels=("k1 = (1, 0)", "k2 = (0, 1)"))
+    plotting.two_query_weights(
+        weights,
+        ax_bars,
+        query_labels=("q1 = (1, 2)", "q2 = (1, 1)"),
+        key_labels=("k1 = (1, 0)", "k2 = (0, 1)"),
+    )
     ax_bars.set_title("softmax(q·k / √2) for the 2-D example")
     fig.suptitle("Weights mix the values: the output lies between them")
     return fig

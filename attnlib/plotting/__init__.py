@@ -15,16 +15,38 @@ idea of the course, drawn from computed results).
 from ._core import masked, to_numpy
 from .curves import curves, hist_bars, set_bar_heights, set_hist, weight_bars
 from .matrices import cell_labels, hatch_overlay, heatmap, set_cell_labels, weights_rgba
-from .panels import (jacobian_panels, kernel_regression_panels, mixing_segment,
-                     score_asymmetry_panels, sharpness_curves, two_query_weights,
-                     variance_errorbars)
+from .panels import (
+    jacobian_panels,
+    kernel_regression_panels,
+    mixing_segment,
+    score_asymmetry_panels,
+    sharpness_curves,
+    two_query_weights,
+    variance_errorbars,
+)
 from .points import QKVArtists, convex_hull, qkv_points
 
 __all__ = [
-    "to_numpy", "masked",
-    "heatmap", "cell_labels", "set_cell_labels", "hatch_overlay", "weights_rgba",
-    "weight_bars", "set_bar_heights", "curves", "hist_bars", "set_hist",
-    "convex_hull", "qkv_points", "QKVArtists",
-    "kernel_regression_panels", "score_asymmetry_panels", "variance_errorbars",
-    "sharpness_curves", "jacobian_panels", "mixing_segment", "two_query_weights",
+    "to_numpy",
+    "masked",
+    "heatmap",
+    "cell_labels",
+    "set_cell_labels",
+    "hatch_overlay",
+    "weights_rgba",
+    "weight_bars",
+    "set_bar_heights",
+    "curves",
+    "hist_bars",
+    "set_hist",
+    "convex_hull",
+    "qkv_points",
+    "QKVArtists",
+    "kernel_regression_panels",
+    "score_asymmetry_panels",
+    "variance_errorbars",
+    "sharpness_curves",
+    "jacobian_panels",
+    "mixing_segment",
+    "two_query_weights",
 ]

@@ -37,8 +37,10 @@ def _as_matrix(name: str, x) -> np.ndarray:
     if a.ndim == 1:
         a = a[None, :]
     if a.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (L, S) (leading size-1 dims are dropped), "
-                         f"got shape {tuple(a.shape)}")
+        raise ValueError(
+            f"{name} must be 2-D (L, S) (leading size-1 dims are dropped), "
+            f"got shape {tuple(a.shape)}"
+        )
     return a
 
 
@@ -57,4 +59,3 @@ def masked(weights, mask=None) -> np.ma.MaskedArray:
         return np.ma.masked_array(w, mask=np.zeros_like(w, dtype=bool))
     m = np.broadcast_to(to_numpy(mask).astype(bool), w.shape)
     return np.ma.masked_array(w, mask=~m)
-

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -118,8 +118,17 @@ def curves(
     return lines
 
 
-def hist_bars(samples, bins, ax=None, *, density: bool = True, title: str = "Histogram",
-              xlabel: str = "value", ylabel: str = "density", color: str = "C0"):
+def hist_bars(
+    samples,
+    bins,
+    ax=None,
+    *,
+    density: bool = True,
+    title: str = "Histogram",
+    xlabel: str = "value",
+    ylabel: str = "density",
+    color: str = "C0",
+):
     """Draw a histogram of ``samples`` over fixed bin edges, as bars that can be updated in place.
 
     Args:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -56,8 +56,9 @@ def heatmap(
         raise ValueError(f"col_labels has {len(col_labels)} entries but weights has {S} columns")
     ax = _axes(ax)
     cm = matplotlib.colormaps[cmap].with_extremes(bad=hidden_color)
-    im = ax.imshow(masked(w, mask), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto",
-                   interpolation="nearest")
+    im = ax.imshow(
+        masked(w, mask), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest"
+    )
     cols = list(col_labels) if col_labels is not None else [str(j) for j in range(S)]
     rows = list(row_labels) if row_labels is not None else [str(i) for i in range(L)]
     ax.set_xticks(range(S), labels=cols)
@@ -76,8 +77,9 @@ def heatmap(
     return im
 
 
-def cell_labels(ax, values, fmt: str = "{:.2f}", *, fontsize: float = 8,
-                threshold: float | None = None):
+def cell_labels(
+    ax, values, fmt: str = "{:.2f}", *, fontsize: float = 8, threshold: float | None = None
+):
     """Write each cell's value on a heatmap drawn by :func:`heatmap` in ``ax``.
 
     Args:
@@ -116,8 +118,9 @@ def set_cell_labels(texts, values, fmt: str = "{:.2f}", *, threshold: float | No
 _CELL_PX = 8  # pixels per cell in the hatch overlay
 
 
-def hatch_overlay(visible, *, cell_px: int = _CELL_PX, color=(0.25, 0.25, 0.25),
-                  alpha: float = 0.45) -> np.ndarray:
+def hatch_overlay(
+    visible, *, cell_px: int = _CELL_PX, color=(0.25, 0.25, 0.25), alpha: float = 0.45
+) -> np.ndarray:
     """An RGBA image with diagonal stripes over the hidden cells (transparent elsewhere).
 
     Args:
@@ -145,9 +148,16 @@ def hatch_overlay(visible, *, cell_px: int = _CELL_PX, color=(0.25, 0.25, 0.25),
     return rgba
 
 
-def weights_rgba(weights, visible, *, cmap: str = "viridis", vmin: float = 0.0,
-                 vmax: float = 1.0, hidden_color=(0.85, 0.85, 0.85),
-                 cell_px: int = _CELL_PX) -> np.ndarray:
+def weights_rgba(
+    weights,
+    visible,
+    *,
+    cmap: str = "viridis",
+    vmin: float = 0.0,
+    vmax: float = 1.0,
+    hidden_color=(0.85, 0.85, 0.85),
+    cell_px: int = _CELL_PX,
+) -> np.ndarray:
     """One RGBA picture of a weight matrix: visible cells in ``cmap``, hidden ones grey, hatched.
 
     Drawing this single image is cheaper than a masked heatmap plus a hatch overlay.

@@ -6,7 +6,7 @@ Each panel takes results (weights, Jacobians, tables), never logits: no panel ca
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -14,8 +14,15 @@ from ._core import to_numpy
 from .curves import curves
 from .matrices import cell_labels, heatmap
 
-__all__ = ["kernel_regression_panels", "score_asymmetry_panels", "variance_errorbars",
-           "sharpness_curves", "jacobian_panels", "mixing_segment", "two_query_weights"]
+__all__ = [
+    "kernel_regression_panels",
+    "score_asymmetry_panels",
+    "variance_errorbars",
+    "sharpness_curves",
+    "jacobian_panels",
+    "mixing_segment",
+    "two_query_weights",
+]
 
 _JACOBIAN_CLIM = 0.25  # every entry of a softmax Jacobian lies in [-1/4, 1/4]
 
@@ -35,9 +42,18 @@ def _edges(c: np.ndarray) -> np.ndarray:
     return np.concatenate([[2 * c[0] - mid[0]], mid, [2 * c[-1] - mid[-1]]])
 
 
-def kernel_regression_panels(x_train, y_train, grid, fits: Mapping[str, object], weights,
-                             axes=None, *, y_true=None,
-                             weights_title: str = "weights α(x, x_i)", vmax: float | None = None):
+def kernel_regression_panels(
+    x_train,
+    y_train,
+    grid,
+    fits: Mapping[str, object],
+    weights,
+    axes=None,
+    *,
+    y_true=None,
+    weights_title: str = "weights α(x, x_i)",
+    vmax: float | None = None,
+):
     """Draw fitted curves over the data (left) and the weight matrix of one fit (right).
 
     The weight matrix is drawn in x units: the key x_i across (each column centred on its x_i),
@@ -69,8 +85,15 @@ def kernel_regression_panels(x_train, y_train, grid, fits: Mapping[str, object],
         ax_fit.plot(g, to_numpy(y_true), "--", color="0.5", label="true function")
     ax_fit.scatter(x, y, s=14, color="C0", alpha=0.7, label="training points")
     styles = [f"C{i + 1}-" for i in range(len(fits))]  # C0 is the data's colour
-    lines = curves(g, dict(fits), ax=ax_fit, xlabel="x", ylabel="y", styles=styles,
-                   title="Nadaraya–Watson fits for several kernel widths σ")
+    lines = curves(
+        g,
+        dict(fits),
+        ax=ax_fit,
+        xlabel="x",
+        ylabel="y",
+        styles=styles,
+        title="Nadaraya–Watson fits for several kernel widths σ",
+    )
     ax_fit.legend(fontsize="x-small")
     w = to_numpy(weights)
     if vmax is None:
@@ -81,12 +104,15 @@ def kernel_regression_panels(x_train, y_train, grid, fits: Mapping[str, object],
     ax_w.set_title(weights_title)
     ax_w.set_xlabel("key x_i (training points)")
     ax_w.set_ylabel("query x")
-    ax_w.figure.colorbar(mesh, ax=ax_w, label="weight", extend="max" if w.max() > vmax else "neither")
+    ax_w.figure.colorbar(
+        mesh, ax=ax_w, label="weight", extend="max" if w.max() > vmax else "neither"
+    )
     return lines, mesh
 
 
-def score_asymmetry_panels(asym, axes=None, *, labels: Sequence[str] | None = None,
-                           fmt: str = "{:.1f}"):
+def score_asymmetry_panels(
+    asym, axes=None, *, labels: Sequence[str] | None = None, fmt: str = "{:.1f}"
+):
     """Draw E, Eᵀ and E − Eᵀ side by side on one colour scale.
 
     Entry (i, j) of the first panel is e_ij ("token i reads token j"); of the second, e_ji (the
@@ -118,9 +144,19 @@ def score_asymmetry_panels(asym, axes=None, *, labels: Sequence[str] | None = No
     vmax = float(np.abs(np.concatenate([p.ravel() for p, _ in panels])).max()) or 1.0
     images, texts = [], []
     for ax, (mat, title) in zip(axes, panels):
-        im = heatmap(mat, ax=ax, row_labels=labels, col_labels=labels, title=title,
-                     xlabel="j", ylabel="i", cmap="RdBu_r", vmin=-vmax, vmax=vmax,
-                     colorbar=ax is axes[-1])
+        im = heatmap(
+            mat,
+            ax=ax,
+            row_labels=labels,
+            col_labels=labels,
+            title=title,
+            xlabel="j",
+            ylabel="i",
+            cmap="RdBu_r",
+            vmin=-vmax,
+            vmax=vmax,
+            colorbar=ax is axes[-1],
+        )
         images.append(im)
         texts.append(cell_labels(ax, mat, fmt, threshold=-np.inf))
     return images, texts
@@ -147,8 +183,16 @@ def variance_errorbars(table, ax=None):
     d = np.asarray(table.d_k, dtype=np.float64)
     ratio, se = to_numpy(table.variance) / d, to_numpy(table.stderr) / d
     ax.axhline(1.0, ls=":", color="0.4", lw=1, label="theory: 1")
-    bars = ax.errorbar(d, ratio, yerr=2 * se, fmt="o", color="C0", capsize=4, ms=5,
-                       label="Var(q·k) / d_k = Var(q·k / √d_k), sampled")
+    bars = ax.errorbar(
+        d,
+        ratio,
+        yerr=2 * se,
+        fmt="o",
+        color="C0",
+        capsize=4,
+        ms=5,
+        label="Var(q·k) / d_k = Var(q·k / √d_k), sampled",
+    )
     ax.set_xscale("log", base=2)
     half = max(0.1, float(np.max(np.abs(ratio - 1) + 2 * se)) * 1.3)
     ax.set_ylim(1 - half, 1 + half)
@@ -178,16 +222,30 @@ def sharpness_curves(unscaled, scaled, ax=None):
     ax_e, ax_m = (ax[0], ax[1]) if isinstance(ax, (list, tuple, np.ndarray)) else (ax, ax)
     d = np.asarray(unscaled.d_k, dtype=np.float64)
     S = unscaled.num_keys
-    lines = curves(d, {"q·k": unscaled.entropy, "q·k / √d_k": scaled.entropy}, ax=ax_e, logx=True,
-                   styles=["C3o-", "C0s-"], title=f"mean entropy of a row (S = {S} keys)",
-                   xlabel="d_k", ylabel="entropy (nats)")
+    lines = curves(
+        d,
+        {"q·k": unscaled.entropy, "q·k / √d_k": scaled.entropy},
+        ax=ax_e,
+        logx=True,
+        styles=["C3o-", "C0s-"],
+        title=f"mean entropy of a row (S = {S} keys)",
+        xlabel="d_k",
+        ylabel="entropy (nats)",
+    )
     log_s = math.log(S)
     ax_e.axhline(log_s, color="0.6", ls=":", lw=1)
     ax_e.text(d[0], log_s, "uniform row: log S", va="bottom", fontsize=8, color="0.4")
     ax_e.set_ylim(0.0, 1.15 * log_s)
-    lines += curves(d, {"q·k": unscaled.max_weight, "q·k / √d_k": scaled.max_weight}, ax=ax_m,
-                    logx=True, styles=["C3o--", "C0s--"], title=f"mean max weight of a row (S = {S} keys)",
-                    xlabel="d_k", ylabel="max weight")
+    lines += curves(
+        d,
+        {"q·k": unscaled.max_weight, "q·k / √d_k": scaled.max_weight},
+        ax=ax_m,
+        logx=True,
+        styles=["C3o--", "C0s--"],
+        title=f"mean max weight of a row (S = {S} keys)",
+        xlabel="d_k",
+        ylabel="max weight",
+    )
     ax_m.axhline(1 / S, color="0.6", ls=":", lw=1)
     ax_m.text(d[0], 1 / S, "uniform row: 1/S", va="bottom", fontsize=8, color="0.4")
     ax_m.set_ylim(0.0, 1.05)
@@ -219,14 +277,23 @@ def jacobian_panels(table, axes=None):
     images = []
     for i, (ax, sigma) in enumerate(zip(axes, spreads)):
         jac = jacobians[i]  # (S, S)
-        title = (f"σ = {sigma:g}: max a = {float(weights[i].max()):.2f}, "
-                 f"‖J‖ = {float(norms[i]):.3f}")
-        im = heatmap(jac, ax=ax, row_labels=[f"a{j + 1}" for j in range(S)], col_labels=labels,
-                     title=title, xlabel="∂ / ∂z_r", ylabel="a_j" if i == 0 else "",
-                     cmap="RdBu_r", vmin=-_JACOBIAN_CLIM, vmax=_JACOBIAN_CLIM,
-                     colorbar=i == len(spreads) - 1)
-        cell_labels(ax, np.round(jac, decimals=2) + 0.0, "{:.2f}", fontsize=7,
-                    threshold=-1.0)  # + 0.0: no "-0.00"
+        title = f"σ = {sigma:g}: max a = {float(weights[i].max()):.2f}, ‖J‖ = {float(norms[i]):.3f}"
+        im = heatmap(
+            jac,
+            ax=ax,
+            row_labels=[f"a{j + 1}" for j in range(S)],
+            col_labels=labels,
+            title=title,
+            xlabel="∂ / ∂z_r",
+            ylabel="a_j" if i == 0 else "",
+            cmap="RdBu_r",
+            vmin=-_JACOBIAN_CLIM,
+            vmax=_JACOBIAN_CLIM,
+            colorbar=i == len(spreads) - 1,
+        )
+        cell_labels(
+            ax, np.round(jac, decimals=2) + 0.0, "{:.2f}", fontsize=7, threshold=-1.0
+        )  # + 0.0: no "-0.00"
         images.append(im)
     return images
 
@@ -247,8 +314,10 @@ def mixing_segment(scores, weights, output, values, ax=None, *, lim: float = 4.8
     """
     z, a, o, vv = (to_numpy(t) for t in (scores, weights, output, values))
     if z.shape != (2,) or a.shape != (2,) or o.shape != (2,) or vv.shape != (2, 2):
-        raise ValueError(f"scores, weights and output must be (2,) and values (2, 2), got "
-                         f"{z.shape}, {a.shape}, {o.shape} and {vv.shape}")
+        raise ValueError(
+            f"scores, weights and output must be (2,) and values (2, 2), got "
+            f"{z.shape}, {a.shape}, {o.shape} and {vv.shape}"
+        )
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -256,19 +325,31 @@ def mixing_segment(scores, weights, output, values, ax=None, *, lim: float = 4.8
     (segment,) = ax.plot(vv[:, 0], vv[:, 1], "--", color="C2", lw=1.5)
     ax.scatter(vv[:, 0], vv[:, 1], marker="^", s=80, color="C2", zorder=3)
     for j in range(2):
-        ax.annotate(f"v{j + 1} = ({vv[j, 0]:g}, {vv[j, 1]:g})\nweight {float(a[j]):.2f}",
-                    tuple(vv[j]), xytext=(8, -4), textcoords="offset points", color="C2",
-                    fontsize=9)
+        ax.annotate(
+            f"v{j + 1} = ({vv[j, 0]:g}, {vv[j, 1]:g})\nweight {float(a[j]):.2f}",
+            tuple(vv[j]),
+            xytext=(8, -4),
+            textcoords="offset points",
+            color="C2",
+            fontsize=9,
+        )
     point = ax.scatter([o[0]], [o[1]], marker="*", s=220, color="black", zorder=4)
-    ax.annotate(f"o = ({o[0]:.2f}, {o[1]:.2f})", tuple(o), xytext=(10, 4),
-                textcoords="offset points", fontsize=10)
+    ax.annotate(
+        f"o = ({o[0]:.2f}, {o[1]:.2f})",
+        tuple(o),
+        xytext=(10, 4),
+        textcoords="offset points",
+        fontsize=10,
+    )
     ax.set_xlim(-0.5, lim)
     ax.set_ylim(-0.5, lim)
     ax.set_aspect("equal", adjustable="box")
     ax.set_xlabel("dimension 1")
     ax.set_ylabel("dimension 2")
-    ax.set_title(f"scores ({float(z[0]):.2f}, {float(z[1]):.2f}) → weights "
-                 f"({float(a[0]):.2f}, {float(a[1]):.2f})")
+    ax.set_title(
+        f"scores ({float(z[0]):.2f}, {float(z[1]):.2f}) → weights "
+        f"({float(a[0]):.2f}, {float(a[1]):.2f})"
+    )
     return segment, point
 
 
@@ -285,8 +366,10 @@ def two_query_weights(weights, ax=None, *, query_labels=("q1", "q2"), key_labels
     """
     w = to_numpy(weights)
     if w.ndim != 2 or w.shape != (len(query_labels), len(key_labels)):
-        raise ValueError(f"weights must be (L, S) = ({len(query_labels)}, {len(key_labels)}), "
-                         f"got {tuple(w.shape)}")
+        raise ValueError(
+            f"weights must be (L, S) = ({len(query_labels)}, {len(key_labels)}), "
+            f"got {tuple(w.shape)}"
+        )
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -296,8 +379,9 @@ def two_query_weights(weights, ax=None, *, query_labels=("q1", "q2"), key_labels
     x = np.arange(L)
     containers = []
     for j in range(S):
-        bars = ax.bar(x + (j - (S - 1) / 2) * width, w[:, j], width, label=key_labels[j],
-                      color=f"C{j}")
+        bars = ax.bar(
+            x + (j - (S - 1) / 2) * width, w[:, j], width, label=key_labels[j], color=f"C{j}"
+        )
         ax.bar_label(bars, fmt="%.2f", fontsize=9)
         containers.append(bars)
     ax.set_xticks(x, labels=list(query_labels))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -101,8 +101,9 @@ def _points(name, x) -> np.ndarray:
     if a.ndim == 1:
         a = a[None, :]
     if a.ndim != 2 or a.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (2,) or (N, 2) (2-D points), "
-                         f"got {tuple(to_numpy(x).shape)}")
+        raise ValueError(
+            f"{name} must have shape (2,) or (N, 2) (2-D points), got {tuple(to_numpy(x).shape)}"
+        )
     return a
 
 
@@ -168,35 +169,55 @@ def qkv_points(
         value_labels = list(value_labels)
         if hull:
             art.hull = ax.add_patch(
-                Polygon(_closed(convex_hull(v)), closed=True, facecolor="C2", alpha=0.15,
-                        edgecolor="C2", linestyle="--", label="hull of values")
+                Polygon(
+                    _closed(convex_hull(v)),
+                    closed=True,
+                    facecolor="C2",
+                    alpha=0.15,
+                    edgecolor="C2",
+                    linestyle="--",
+                    label="hull of values",
+                )
             )
         if output is not None:
             o = _points("output", output)
             w = np.full(S, 1.0 / S) if weights is None else to_numpy(weights).reshape(-1, S)[0]
             art.mix_lines = ax.add_collection(
-                LineCollection([[tuple(o[0]), tuple(p)] for p in v], colors="0.4",
-                               linewidths=0.5 + 5.0 * w, alpha=0.6, zorder=1)
+                LineCollection(
+                    [[tuple(o[0]), tuple(p)] for p in v],
+                    colors="0.4",
+                    linewidths=0.5 + 5.0 * w,
+                    alpha=0.6,
+                    zorder=1,
+                )
             )
-        art.values = ax.scatter(v[:, 0], v[:, 1], marker="^", s=70, color="C2", zorder=3,
-                                label="values")
-        art.value_texts = [ax.annotate(t, tuple(p), xytext=(5, -12), textcoords="offset points",
-                                       color="C2")
-                           for t, p in zip(value_labels, v)]
+        art.values = ax.scatter(
+            v[:, 0], v[:, 1], marker="^", s=70, color="C2", zorder=3, label="values"
+        )
+        art.value_texts = [
+            ax.annotate(t, tuple(p), xytext=(5, -12), textcoords="offset points", color="C2")
+            for t, p in zip(value_labels, v)
+        ]
     if arrows:
         style = dict(arrowstyle="-|>", mutation_scale=10, linewidth=1.2, shrinkA=0, shrinkB=0)
-        art.key_arrows = [ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C0", alpha=0.6,
-                                                       **style)) for p in k]
-        art.query_arrows = [ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C3", **style))
-                            for p in q]
+        art.key_arrows = [
+            ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C0", alpha=0.6, **style))
+            for p in k
+        ]
+        art.query_arrows = [
+            ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C3", **style)) for p in q
+        ]
     art.keys = ax.scatter(k[:, 0], k[:, 1], marker="s", s=50, color="C0", zorder=3, label="keys")
-    art.key_texts = [ax.annotate(t, tuple(p), xytext=(5, 5), textcoords="offset points", color="C0")
-                     for t, p in zip(key_labels, k)]
+    art.key_texts = [
+        ax.annotate(t, tuple(p), xytext=(5, 5), textcoords="offset points", color="C0")
+        for t, p in zip(key_labels, k)
+    ]
     art.query = ax.scatter(q[:, 0], q[:, 1], marker="o", s=60, color="C3", zorder=4, label="query")
     if values is not None and output is not None:
         o = _points("output", output)
-        art.output = ax.scatter(o[:, 0], o[:, 1], marker="*", s=160, color="black", zorder=5,
-                                label="output")
+        art.output = ax.scatter(
+            o[:, 0], o[:, 1], marker="*", s=160, color="black", zorder=5, label="output"
+        )
 
     if lim is not None:
         x0, x1, y0, y1 = (-lim, lim, -lim, lim) if np.isscalar(lim) else lim
@@ -209,7 +230,13 @@ def qkv_points(
     ax.set_ylabel("dimension 2")
     ax.set_title(title)
     # zorder below the points: a moving point passes over the legend, not under it.
-    ax.legend(loc="upper left", fontsize=7, markerscale=0.6, handlelength=1.2, labelspacing=0.3,
-              borderpad=0.3, framealpha=0.7).set_zorder(0.5)
+    ax.legend(
+        loc="upper left",
+        fontsize=7,
+        markerscale=0.6,
+        handlelength=1.2,
+        labelspacing=0.3,
+        borderpad=0.3,
+        framealpha=0.7,
+    ).set_zorder(0.5)
     return art
-

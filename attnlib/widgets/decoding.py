@@ -71,8 +71,14 @@ def _decode(model, src: torch.Tensor) -> tuple[DecodingTrace, torch.Tensor]:
     return trace, logits.double().softmax(-1)
 
 
-def decoding_explorer(source: str = SOURCES[0], *, trained: bool = True, step: int | None = None,
-                      head: int | None = None, sources=SOURCES) -> Explorer:
+def decoding_explorer(
+    source: str = SOURCES[0],
+    *,
+    trained: bool = True,
+    step: int | None = None,
+    head: int | None = None,
+    sources=SOURCES,
+) -> Explorer:
     """Greedy decoding of notebook 08's reversal model, position by position (C36, C39, C40).
 
     Left: the decoder's causal self-attention; middle: the cross-attention over the source (rows
@@ -106,26 +112,36 @@ def decoding_explorer(source: str = SOURCES[0], *, trained: bool = True, step: i
     for s in sources:
         letters = _ids(s)
         if not letters or min(letters) < NUM_SPECIAL or max(letters) >= vocab:
-            raise ValueError(f"sources must hold letters a..{chr(ord('a') + vocab - NUM_SPECIAL - 1)} "
-                             f"separated by spaces, got {s!r}")
+            raise ValueError(
+                f"sources must hold letters a..{chr(ord('a') + vocab - NUM_SPECIAL - 1)} "
+                f"separated by spaces, got {s!r}"
+            )
         ids[s] = torch.tensor(letters)
     lengths = {len(v) for v in ids.values()}
     if len(lengths) != 1:
-        raise ValueError(f"sources must all have one length (the picture's size), got lengths {sorted(lengths)}")
+        raise ValueError(
+            f"sources must all have one length (the picture's size), got lengths {sorted(lengths)}"
+        )
     traces = {(s, tr): _decode(models[tr], ids[s]) for s in sources for tr in (True, False)}
     num_heads, T, S = traces[(source, trained)][0].cross_weights[-1].shape
     if head is not None and not (isinstance(head, int) and 0 <= head < num_heads):
-        raise ValueError(f"head must be None (average of heads) or an int in [0, {num_heads}), got {head!r}")
+        raise ValueError(
+            f"head must be None (average of heads) or an int in [0, {num_heads}), got {head!r}"
+        )
     step = T - 1 if step is None else step
     if not (isinstance(step, int) and 0 <= step < T):
         raise ValueError(f"step must be an int in [0, {T - 1}], got {step!r}")
     data = {}
     for key, (trace, probs) in traces.items():
-        data[key] = dict(self_w=plotting.to_numpy(trace.self_weights[-1]).astype(np.float64),  # (H, T, T)
-                         cross_w=plotting.to_numpy(trace.cross_weights[-1]).astype(np.float64),  # (H, T, S)
-                         probs=plotting.to_numpy(probs),  # (T, V)
-                         src=token_labels(trace.src), reads=token_labels(trace.tgt_in),
-                         writes=token_labels(trace.tokens), tokens=trace.tokens.tolist())
+        data[key] = dict(
+            self_w=plotting.to_numpy(trace.self_weights[-1]).astype(np.float64),  # (H, T, T)
+            cross_w=plotting.to_numpy(trace.cross_weights[-1]).astype(np.float64),  # (H, T, S)
+            probs=plotting.to_numpy(probs),  # (T, V)
+            src=token_labels(trace.src),
+            reads=token_labels(trace.tgt_in),
+            writes=token_labels(trace.tokens),
+            tokens=trace.tokens.tolist(),
+        )
 
     def compute(step, source, trained, head):
         t, d = int(step), data[(source, bool(trained))]
@@ -135,9 +151,15 @@ def decoding_explorer(source: str = SOURCES[0], *, trained: bool = True, step: i
         top = int(np.argmax(row))
         written = d["tokens"][t]
         return Frame(
-            arrays={"self": sw, "self_hidden": ~visible_rows(T, T, t + 1, causal=True),
-                    "cross": cw, "cross_hidden": ~visible_rows(T, S, t + 1, causal=False),
-                    "self_box": _box(t, T), "cross_box": _box(t, S), "probs": d["probs"][t]},
+            arrays={
+                "self": sw,
+                "self_hidden": ~visible_rows(T, T, t + 1, causal=True),
+                "cross": cw,
+                "cross_hidden": ~visible_rows(T, S, t + 1, causal=False),
+                "self_box": _box(t, T),
+                "cross_box": _box(t, S),
+                "probs": d["probs"][t],
+            },
             readout={
                 "position t": t,
                 "reads": d["reads"][t],
@@ -148,26 +170,53 @@ def decoding_explorer(source: str = SOURCES[0], *, trained: bool = True, step: i
                 "reversal needs source position": str(S - 1 - t) if t < S else "none (writes </s>)",
                 "self-attention row (inputs 0..T-1)": sw[t],
             },
-            texts={"src": "source: " + " ".join(d["src"]),
-                   "wrote": "wrote: " + " ".join(d["writes"][: t + 1])})
+            texts={
+                "src": "source: " + " ".join(d["src"]),
+                "wrote": "wrote: " + " ".join(d["writes"][: t + 1]),
+            },
+        )
 
     positions = [str(t) for t in range(T)]
     vocab_labels = token_labels(range(vocab))
-    self_panel = Panel([Heatmap("self", hidden="self_hidden", cmap="viridis"),
-                        Line("self_box", color="C3", width=2.0)],
-                       title="decoder self-attention (causal)", xlabel="decoder input j",
-                       ylabel="output position t", **cells(T, T, positions, positions))
-    cross_panel = Panel([Heatmap("cross", hidden="cross_hidden", cmap="viridis", colorbar=True),
-                         Line("cross_box", color="C3", width=2.0)],
-                        title=f"cross-attention [{T} × {S}]", xlabel="source position j",
-                        **cells(T, S, positions, [str(j) for j in range(S)]))
-    prob_panel = Panel([Bars("probs", color="C0"),
-                        Text(0.02, 0.95, key="src", axes=True, size=8, color="0.2", va="top"),
-                        Text(0.02, 0.87, key="wrote", axes=True, size=8, color="C3", va="top")],
-                       xlim=(-0.6, vocab - 0.4), ylim=(0.0, 1.05), title="next-token probabilities at t",
-                       xlabel="token", xticks=list(range(vocab)), xticklabels=vocab_labels)
-    scene = Scene([self_panel, cross_panel, prob_panel], cols=3, width=1040, height=320,
-                  col_widths=[1.0, 1.15, 1.55])
+    self_panel = Panel(
+        [
+            Heatmap("self", hidden="self_hidden", cmap="viridis"),
+            Line("self_box", color="C3", width=2.0),
+        ],
+        title="decoder self-attention (causal)",
+        xlabel="decoder input j",
+        ylabel="output position t",
+        **cells(T, T, positions, positions),
+    )
+    cross_panel = Panel(
+        [
+            Heatmap("cross", hidden="cross_hidden", cmap="viridis", colorbar=True),
+            Line("cross_box", color="C3", width=2.0),
+        ],
+        title=f"cross-attention [{T} × {S}]",
+        xlabel="source position j",
+        **cells(T, S, positions, [str(j) for j in range(S)]),
+    )
+    prob_panel = Panel(
+        [
+            Bars("probs", color="C0"),
+            Text(0.02, 0.95, key="src", axes=True, size=8, color="0.2", va="top"),
+            Text(0.02, 0.87, key="wrote", axes=True, size=8, color="C3", va="top"),
+        ],
+        xlim=(-0.6, vocab - 0.4),
+        ylim=(0.0, 1.05),
+        title="next-token probabilities at t",
+        xlabel="token",
+        xticks=list(range(vocab)),
+        xticklabels=vocab_labels,
+    )
+    scene = Scene(
+        [self_panel, cross_panel, prob_panel],
+        cols=3,
+        width=1040,
+        height=320,
+        col_widths=[1.0, 1.15, 1.55],
+    )
     head_options = [("average of heads", None)] + [(f"head {h}", h) for h in range(num_heads)]
     controls = {
         "step": int_slider("output position t", 0, T - 1, step, width="300px"),
@@ -179,5 +228,7 @@ def decoding_explorer(source: str = SOURCES[0], *, trained: bool = True, step: i
     if sources != SOURCES:
         args["sources"] = list(sources)
     ex = Explorer(controls, compute, scene, name="decoding", args=args, digits=2)
-    ex.traces = {key: tr for key, (tr, _) in traces.items()}  # what was decoded, for tests and readers
+    ex.traces = {
+        key: tr for key, (tr, _) in traces.items()
+    }  # what was decoded, for tests and readers
     return ex

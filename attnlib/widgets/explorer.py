@@ -59,8 +59,9 @@ import html
 import itertools
 import json
 from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,9 @@ def _view_class():
 
         _esm = _ESM
         scene = traitlets.Dict().tag(sync=True)
-        fast = traitlets.List().tag(sync=True)  # per fast slider: {group, values} (the axis, as linked)
+        fast = traitlets.List().tag(
+            sync=True
+        )  # per fast slider: {group, values} (the axis, as linked)
         groups = traitlets.List().tag(sync=True)  # per group: the fast indices it holds
         meta = traitlets.Dict().tag(sync=True)  # builder name, args (for the browser test), columns
         v0, v1, v2, v3, v4, v5 = (traitlets.Any(None).tag(sync=True) for _ in range(MAX_FAST))
@@ -109,7 +112,9 @@ def _slider_axis(c) -> tuple[str, list, list]:
         exps = [round(c.min + i * c.step, 10) for i in range(n)]
         vals = [float(c.base**e) for e in exps] if name == "FloatLogSlider" else exps
         return "value", vals, vals
-    raise TypeError(f"a fast control must be an ipywidgets slider (Float/Int/FloatLog/SelectionSlider), got {name}")
+    raise TypeError(
+        f"a fast control must be an ipywidgets slider (Float/Int/FloatLog/SelectionSlider), got {name}"
+    )
 
 
 class Explorer:
@@ -130,11 +135,22 @@ class Explorer:
         cache: frame sets kept per explorer (LRU).
     """
 
-    def __init__(self, controls: Mapping[str, Any], compute: Callable[..., Frame], scene: Scene, *,
-                 grid: Sequence[Sequence[str]] = (), slow: Sequence[str] = (), name: str | None = None,
-                 args: Mapping[str, Any] | None = None, title: str | None = None,
-                 columns: Sequence[str] | None = None, digits: int = 3, max_bytes: int = 3_000_000,
-                 cache: int = 8):
+    def __init__(
+        self,
+        controls: Mapping[str, Any],
+        compute: Callable[..., Frame],
+        scene: Scene,
+        *,
+        grid: Sequence[Sequence[str]] = (),
+        slow: Sequence[str] = (),
+        name: str | None = None,
+        args: Mapping[str, Any] | None = None,
+        title: str | None = None,
+        columns: Sequence[str] | None = None,
+        digits: int = 3,
+        max_bytes: int = 3_000_000,
+        cache: int = 8,
+    ):
         import ipywidgets as w
 
         global _VIEW
@@ -152,15 +168,23 @@ class Explorer:
         named = [n for g in grid for n in g] + list(slow)
         unknown = sorted(set(named) - set(self.controls))
         if unknown:
-            raise KeyError(f"grid/slow name unknown control(s) {unknown}; controls are {sorted(self.controls)}")
-        sliders = [n for n, c in self.controls.items() if "Slider" in type(c).__name__ and n not in slow]
+            raise KeyError(
+                f"grid/slow name unknown control(s) {unknown}; controls are {sorted(self.controls)}"
+            )
+        sliders = [
+            n for n, c in self.controls.items() if "Slider" in type(c).__name__ and n not in slow
+        ]
         self.groups: list[tuple[str, ...]] = [tuple(g) for g in grid]
         self.groups += [(n,) for n in sliders if n not in {m for g in grid for m in g}]
         self.fast = [n for g in self.groups for n in g]
         if len(self.fast) > MAX_FAST:
-            raise ValueError(f"at most {MAX_FAST} fast sliders per explorer, got {self.fast}; list some in slow=")
+            raise ValueError(
+                f"at most {MAX_FAST} fast sliders per explorer, got {self.fast}; list some in slow="
+            )
         self._axes = {n: _slider_axis(self.controls[n]) for n in self.fast}
-        self._sets: OrderedDict = OrderedDict()  # (group, outside values) -> (token, header, buffers)
+        self._sets: OrderedDict = (
+            OrderedDict()
+        )  # (group, outside values) -> (token, header, buffers)
         self._sent: dict[int, int] = {}
         self._want: dict[int, int] = {}
         self._timer = None
@@ -172,11 +196,16 @@ class Explorer:
 
         if _VIEW is None:
             _VIEW = _view_class()
-        self.view = _VIEW(scene=scene.to_json(),
-                          fast=[{"group": gi, "values": self._axes[n][2]} for gi, g in enumerate(self.groups)
-                                for n in g],
-                          groups=[[self.fast.index(n) for n in g] for g in self.groups],
-                          meta={"builder": name, "args": self.args, "columns": self.columns, "digits": digits})
+        self.view = _VIEW(
+            scene=scene.to_json(),
+            fast=[
+                {"group": gi, "values": self._axes[n][2]}
+                for gi, g in enumerate(self.groups)
+                for n in g
+            ],
+            groups=[[self.fast.index(n) for n in g] for g in self.groups],
+            meta={"builder": name, "args": self.args, "columns": self.columns, "digits": digits},
+        )
         self.view.add_class("attnlib-view")
         self._links = []
         for i, n in enumerate(self.fast):
@@ -216,7 +245,9 @@ class Explorer:
         """Set controls by name (sliders clip to their range), update the front end, return :meth:`state`."""
         unknown = sorted(set(values) - set(self.controls))
         if unknown:
-            raise KeyError(f"unknown control(s) {unknown}; this explorer has {sorted(self.controls)}")
+            raise KeyError(
+                f"unknown control(s) {unknown}; this explorer has {sorted(self.controls)}"
+            )
         self._hold = True
         try:
             for k, v in values.items():
@@ -260,8 +291,10 @@ class Explorer:
         for key, (artist, field) in self.scene.keys().items():
             have = f.texts if field == "text" else f.arrays
             if key not in have:
-                raise KeyError(f"compute's Frame has no {'text' if field == 'text' else 'array'} {key!r} "
-                               f"for {artist.kind}.{field}; it has {sorted(have)}")
+                raise KeyError(
+                    f"compute's Frame has no {'text' if field == 'text' else 'array'} {key!r} "
+                    f"for {artist.kind}.{field}; it has {sorted(have)}"
+                )
             if field != "text":
                 artist.check(field, f.arrays[key])
 
@@ -276,8 +309,11 @@ class Explorer:
 
     def _outside(self, gi: int) -> tuple:
         inside = set(self.groups[gi])
-        return tuple((k, json.dumps(v, sort_keys=True, default=str)) for k, v in self.values().items()
-                     if k not in inside)
+        return tuple(
+            (k, json.dumps(v, sort_keys=True, default=str))
+            for k, v in self.values().items()
+            if k not in inside
+        )
 
     def _set_for(self, gi: int, token: int | None = None):
         key = (gi, self._outside(gi))
@@ -287,12 +323,22 @@ class Explorer:
         names = self.groups[gi]
         axes = [self._axes[n][1] for n in names]
         base = {k: c.value for k, c in self.controls.items()}
-        frames = [self._compute(**{**base, **dict(zip(names, combo))}) for combo in itertools.product(*axes)]
+        frames = [
+            self._compute(**{**base, **dict(zip(names, combo))})
+            for combo in itertools.product(*axes)
+        ]
         header, buffers = self._pack(frames, {k: _py(v) for k, v in base.items() if k not in names})
         token = next(_TOKENS) if token is None else token
-        header.update(group=gi, token=token, shape=[len(a) for a in axes], names=list(names),
-                      axes=[[_py(v) for v in a] for a in axes],
-                      fixed_fast=[[i, self._axis_index(n)] for i, n in enumerate(self.fast) if n not in names])
+        header.update(
+            group=gi,
+            token=token,
+            shape=[len(a) for a in axes],
+            names=list(names),
+            axes=[[_py(v) for v in a] for a in axes],
+            fixed_fast=[
+                [i, self._axis_index(n)] for i, n in enumerate(self.fast) if n not in names
+            ],
+        )
         self._sets[key] = (token, header, buffers)
         while len(self._sets) > self._cache_size:
             self._sets.popitem(last=False)
@@ -313,8 +359,10 @@ class Explorer:
             for k in arr_keys:
                 a = np.asarray(_py(fr.arrays[k]), dtype=np.float32)
                 if list(a.shape) != shapes[k]:
-                    raise ValueError(f"array {k!r} has shape {list(a.shape)} in one frame and {shapes[k]} "
-                                     f"in another: every frame of an explorer must have the same shapes")
+                    raise ValueError(
+                        f"array {k!r} has shape {list(a.shape)} in one frame and {shapes[k]} "
+                        f"in another: every frame of an explorer must have the same shapes"
+                    )
                 f32.append(a.reshape(-1))
             nums, strs = [], []
             for s in self._spec:
@@ -329,12 +377,20 @@ class Explorer:
         b32 = np.concatenate(f32).astype(np.float32).tobytes() if f32 else b""
         b64 = np.concatenate(f64).astype(np.float64).tobytes()
         if len(b32) + len(b64) > self.max_bytes:
-            raise ValueError(f"a frame set of {self.name or 'this explorer'} is {(len(b32) + len(b64)) / 1e6:.1f} MB "
-                             f"({len(frames)} frames) > max_bytes={self.max_bytes / 1e6:.1f} MB: use a coarser "
-                             f"slider step, or list the slider in slow=")
-        header = {"n": len(frames), "arrays": {k: shapes[k] for k in arr_keys}, "readout": self._spec,
-                  "texts": txt_keys, "text_values": texts if txt_keys else [],
-                  "strings": rstr if any(rstr) else [], "fixed": fixed}
+            raise ValueError(
+                f"a frame set of {self.name or 'this explorer'} is {(len(b32) + len(b64)) / 1e6:.1f} MB "
+                f"({len(frames)} frames) > max_bytes={self.max_bytes / 1e6:.1f} MB: use a coarser "
+                f"slider step, or list the slider in slow="
+            )
+        header = {
+            "n": len(frames),
+            "arrays": {k: shapes[k] for k in arr_keys},
+            "readout": self._spec,
+            "texts": txt_keys,
+            "text_values": texts if txt_keys else [],
+            "strings": rstr if any(rstr) else [],
+            "fixed": fixed,
+        }
         return header, [b32, b64]
 
     # -- the kernel side of the front end

@@ -72,8 +72,15 @@ def _box(x0: float, x1: float, y0: float, y1: float) -> np.ndarray:
     return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]], dtype=np.float64)  # (5, 2)
 
 
-def head_view_explorer(sentences=SENTENCES, sentence: int = 0, token: int = 3, layer: int = 0,
-                       head: int = 2, *, encoder=None) -> Explorer:
+def head_view_explorer(
+    sentences=SENTENCES,
+    sentence: int = 0,
+    token: int = 3,
+    layer: int = 0,
+    head: int = 2,
+    *,
+    encoder=None,
+) -> Explorer:
     """A sentence dropdown and token, layer and head sliders over MiniLM's attention weights.
 
     Args:
@@ -106,8 +113,10 @@ def head_view_explorer(sentences=SENTENCES, sentence: int = 0, token: int = 3, l
     views = [hs.head_view(enc, s) for s in sentences]
     for k, v in enumerate(views):
         if not 3 <= len(v.tokens) <= MAX_TOKENS:
-            raise ValueError(f"sentences[{k}] has {len(v.tokens)} tokens ([CLS] and [SEP] included); "
-                             f"the head view needs 3 to {MAX_TOKENS}: {sentences[k]!r}")
+            raise ValueError(
+                f"sentences[{k}] has {len(v.tokens)} tokens ([CLS] and [SEP] included); "
+                f"the head view needs 3 to {MAX_TOKENS}: {sentences[k]!r}"
+            )
     n_max = max(len(v.tokens) for v in views)
     check_int("token", token, min=0, max=n_max - 1)
 
@@ -123,18 +132,25 @@ def head_view_explorer(sentences=SENTENCES, sentence: int = 0, token: int = 3, l
         pad = np.zeros((n_max, n_max), dtype=bool)
         pad[n:, :] = True
         pad[:, n:] = True
-        data.append(dict(
-            tokens=list(v.tokens) + [""] * (n_max - n), n=n, w=w, pad=pad,
-            row_entropy=entropy(v.weights.double()).numpy(),  # (layers, H, n)
-            head_entropy=hs.head_entropy(a, lens).numpy(),  # (layers, H)
-            prev=hs.offset_share(a, lens, -1).numpy(),  # (layers, H)
-            cls=hs.key_share(a, lens, masks["[CLS]"]).numpy(),  # (layers, H)
-            sep=hs.key_share(a, lens, masks["[SEP]"]).numpy(),  # (layers, H)
-        ))
+        data.append(
+            dict(
+                tokens=list(v.tokens) + [""] * (n_max - n),
+                n=n,
+                w=w,
+                pad=pad,
+                row_entropy=entropy(v.weights.double()).numpy(),  # (layers, H, n)
+                head_entropy=hs.head_entropy(a, lens).numpy(),  # (layers, H)
+                prev=hs.offset_share(a, lens, -1).numpy(),  # (layers, H)
+                cls=hs.key_share(a, lens, masks["[CLS]"]).numpy(),  # (layers, H)
+                sep=hs.key_share(a, lens, masks["[SEP]"]).numpy(),  # (layers, H)
+            )
+        )
 
     rows = np.arange(n_max, dtype=np.float64)
     heads_x = np.arange(heads, dtype=np.float64)
-    faint_xy = np.array([[[0.0, i], [1.0, j]] for i in range(n_max) for j in range(n_max)])  # (N*N, 2, 2)
+    faint_xy = np.array(
+        [[[0.0, i], [1.0, j]] for i in range(n_max) for j in range(n_max)]
+    )  # (N*N, 2, 2)
     empty = np.zeros((5, 2)) - 0.5  # a zero-length outline: draws nothing
 
     def compute(sentence, token, layer, head):
@@ -148,8 +164,13 @@ def head_view_explorer(sentences=SENTENCES, sentence: int = 0, token: int = 3, l
         tok = d["tokens"]
         arrays = {
             "faint_px": w[head].reshape(-1) * _FAINT_PX,  # (N*N,)
-            "lines": np.stack([np.stack([np.zeros(n_max), np.full(n_max, i)], 1),
-                               np.stack([np.ones(n_max), rows], 1)], 1),  # (N, 2, 2)
+            "lines": np.stack(
+                [
+                    np.stack([np.zeros(n_max), np.full(n_max, i)], 1),
+                    np.stack([np.ones(n_max), rows], 1),
+                ],
+                1,
+            ),  # (N, 2, 2)
             "line_px": row * _LINE_PX,  # (N,)
             "query": [[0.0, float(i)]],
             "by_head": w[:, i, :].T,  # (N, H): keys x heads
@@ -170,54 +191,112 @@ def head_view_explorer(sentences=SENTENCES, sentence: int = 0, token: int = 3, l
         for r, j in enumerate(top, 1):
             readout[f"key {r}"] = f"{tok[j]} (position {j})"
             readout[f"weight {r}"] = float(row[j])
-        readout.update({
-            "entropy of this row (nats)": float(d["row_entropy"][layer, head, i]),
-            "uniform row: log n": math.log(n),
-            "head: mean row entropy (nats)": float(d["head_entropy"][layer, head]),
-            "head: mean weight on previous token": float(d["prev"][layer, head]),
-            "head: mean weight on [CLS]": float(d["cls"][layer, head]),
-            "head: mean weight on [SEP]": float(d["sep"][layer, head]),
-        })
+        readout.update(
+            {
+                "entropy of this row (nats)": float(d["row_entropy"][layer, head, i]),
+                "uniform row: log n": math.log(n),
+                "head: mean row entropy (nats)": float(d["head_entropy"][layer, head]),
+                "head: mean weight on previous token": float(d["prev"][layer, head]),
+                "head: mean weight on [CLS]": float(d["cls"][layer, head]),
+                "head: mean weight on [SEP]": float(d["sep"][layer, head]),
+            }
+        )
         return Frame(arrays=arrays, readout=readout, texts=texts)
 
     lines = Panel(
-        [Segments(faint_xy, color="0.82", widths="faint_px"), Segments("lines", color="C0", widths="line_px"),
-         Points("query", color="black", marker="s", size=4)]
+        [
+            Segments(faint_xy, color="0.82", widths="faint_px"),
+            Segments("lines", color="C0", widths="line_px"),
+            Points("query", color="black", marker="s", size=4),
+        ]
         + [Text(-0.06, float(j), key=f"t{j}", ha="right", size=9) for j in range(n_max)]
         + [Text(1.06, float(j), key=f"t{j}", ha="left", size=9) for j in range(n_max)],
-        xlim=(-1.25, 2.25), ylim=(n_max - 0.5, -0.5), xticks=[], yticks=[],
-        title="this head: the picked token (left) and its keys (right)")
+        xlim=(-1.25, 2.25),
+        ylim=(n_max - 0.5, -0.5),
+        xticks=[],
+        yticks=[],
+        title="this head: the picked token (left) and its keys (right)",
+    )
     by_head = Panel(
         [Heatmap("by_head", hidden="pad_kh", colorbar=True, cmap="viridis")]
         + [Text(-0.7, float(j), key=f"t{j}", ha="right", size=8) for j in range(n_max)]
         + [Line("head_col", color="C3", width=2.0)],
-        xlim=(-5.5, heads - 0.5), ylim=(n_max - 0.5, -0.5), xticks=list(range(heads)),
-        xticklabels=[str(h) for h in range(heads)], yticks=[], xlabel="head",
-        title="the picked token in every head (rows: keys)")
+        xlim=(-5.5, heads - 0.5),
+        ylim=(n_max - 0.5, -0.5),
+        xticks=list(range(heads)),
+        xticklabels=[str(h) for h in range(heads)],
+        yticks=[],
+        xlabel="head",
+        title="the picked token in every head (rows: keys)",
+    )
     log_n = math.log(n_max)
     ent = Panel(
-        [Bars("ent_bars", color="C0"),
-         Line("uniform", color="0.5", width=1.0, dash=True),
-         Points("ent_row", color="black", size=3.5),
-         Points("ent_pick", color="C3", size=6, marker="*")],
-        xlim=(-0.6, heads - 0.4), ylim=(0.0, 1.15 * log_n), xticks=list(range(heads)),
-        xticklabels=[str(h) for h in range(heads)], xlabel="head", ylabel="nats",
-        title="entropy: bars each head, dots the picked token")
-    smalls = [Panel([Heatmap(f"w{h}", hidden="pad", cmap="viridis"), Line("row_box", color="C3", width=1.0),
-                     Line(f"frame{h}", color="C3", width=4.0)],
-                    title=f"head {h}", equal=True, **{**cells(n_max, n_max), "xticks": [], "yticks": [],
-                                                      "xticklabels": [], "yticklabels": []})
-              for h in range(heads)]
+        [
+            Bars("ent_bars", color="C0"),
+            Line("uniform", color="0.5", width=1.0, dash=True),
+            Points("ent_row", color="black", size=3.5),
+            Points("ent_pick", color="C3", size=6, marker="*"),
+        ],
+        xlim=(-0.6, heads - 0.4),
+        ylim=(0.0, 1.15 * log_n),
+        xticks=list(range(heads)),
+        xticklabels=[str(h) for h in range(heads)],
+        xlabel="head",
+        ylabel="nats",
+        title="entropy: bars each head, dots the picked token",
+    )
+    smalls = [
+        Panel(
+            [
+                Heatmap(f"w{h}", hidden="pad", cmap="viridis"),
+                Line("row_box", color="C3", width=1.0),
+                Line(f"frame{h}", color="C3", width=4.0),
+            ],
+            title=f"head {h}",
+            equal=True,
+            **{
+                **cells(n_max, n_max),
+                "xticks": [],
+                "yticks": [],
+                "xticklabels": [],
+                "yticklabels": [],
+            },
+        )
+        for h in range(heads)
+    ]
     per_row = heads // 3
-    panels = [lines, *smalls[:per_row], by_head, *smalls[per_row:2 * per_row], ent, *smalls[2 * per_row:]]
-    scene = Scene(panels, cols=per_row + 1, width=980, height=660, col_widths=[2.6] + [1.0] * per_row,
-                  row_heights=[1.45, 1.15, 0.9])
+    panels = [
+        lines,
+        *smalls[:per_row],
+        by_head,
+        *smalls[per_row : 2 * per_row],
+        ent,
+        *smalls[2 * per_row :],
+    ]
+    scene = Scene(
+        panels,
+        cols=per_row + 1,
+        width=980,
+        height=660,
+        col_widths=[2.6] + [1.0] * per_row,
+        row_heights=[1.45, 1.15, 0.9],
+    )
     controls = {
-        "sentence": dropdown("sentence", [(s, k) for k, s in enumerate(sentences)], sentence, width="520px"),
+        "sentence": dropdown(
+            "sentence", [(s, k) for k, s in enumerate(sentences)], sentence, width="520px"
+        ),
         "token": int_slider("token", 0, n_max - 1, token),
         "layer": int_slider("layer", 0, layers - 1, layer, width="220px"),
         "head": int_slider("head", 0, heads - 1, head, width="260px"),
     }
-    return Explorer(controls, compute, scene, name="head_view",
-                    args=dict(sentences=list(sentences), sentence=sentence, token=token, layer=layer, head=head),
-                    title="Head view: all-MiniLM-L6-v2, 6 layers x 12 heads", digits=3)
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        name="head_view",
+        args=dict(
+            sentences=list(sentences), sentence=sentence, token=token, layer=layer, head=head
+        ),
+        title="Head view: all-MiniLM-L6-v2, 6 layers x 12 heads",
+        digits=3,
+    )

@@ -35,8 +35,15 @@ def repeated_token(tokens) -> tuple[int, int] | None:
     return None
 
 
-def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int = 4, positions: bool = False,
-                   score_gain: float = 2.0, seed: int = 0) -> Explorer:
+def heads_explorer(
+    tokens=DEFAULT_TOKENS,
+    *,
+    d_model: int = 16,
+    num_heads: int = 4,
+    positions: bool = False,
+    score_gain: float = 2.0,
+    seed: int = 0,
+) -> Explorer:
     """A number-of-heads slider and a "+ positions" toggle: every head's weight map for one sentence.
 
     Top left: the one wide head (h = 1) of the same projections, softmax((1/√h) Σ_r s^(r)); below
@@ -61,15 +68,20 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
     if not 2 <= len(tokens) <= 10:
         raise ValueError(f"tokens must have between 2 and 10 entries, got {len(tokens)}")
     if not isinstance(d_model, int) or d_model <= 0 or d_model % _MAX_HEADS:
-        raise ValueError(f"d_model must be a positive int divisible by {_MAX_HEADS}, got {d_model!r}")
+        raise ValueError(
+            f"d_model must be a positive int divisible by {_MAX_HEADS}, got {d_model!r}"
+        )
     if num_heads not in HEAD_CHOICES:
         raise ValueError(f"num_heads must be one of {HEAD_CHOICES}, got {num_heads!r}")
     data = demo_projections(tokens, d_model=d_model, score_gain=score_gain, seed=seed)
     L = len(tokens)
     pe = sinusoidal_encoding(L, d_model, dtype=torch.float64)  # (L, D)
     inputs = {False: data.x, True: data.x + pe}  # (1, L, D) each
-    maps = {(p, h): head_weight_maps(inputs[p], data.w_q, data.w_k, h)  # (H, L, S)
-            for p in (False, True) for h in HEAD_CHOICES}
+    maps = {
+        (p, h): head_weight_maps(inputs[p], data.w_q, data.w_k, h)  # (H, L, S)
+        for p in (False, True)
+        for h in HEAD_CHOICES
+    }
     pair = repeated_token(tokens)
     zeros, ones = torch.zeros(L, L, dtype=torch.float64), torch.ones(L, L, dtype=torch.float64)
 
@@ -85,7 +97,11 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
             arrays[f"hid{r + 1}"] = zeros if r < h else ones
             texts[f"t{r + 1}"] = "" if r < h else f"no head {r + 1} at h = {h}"
         flat = w.reshape(h, -1)  # (H, L*S)
-        gap = float((flat[:, None] - flat[None]).abs().mean(-1).sum() / (h * (h - 1))) if h > 1 else 0.0
+        gap = (
+            float((flat[:, None] - flat[None]).abs().mean(-1).sum() / (h * (h - 1)))
+            if h > 1
+            else 0.0
+        )
         readout = {
             "heads h": h,
             "head width Dh = D / h": d_model // h,
@@ -94,30 +110,71 @@ def heads_explorer(tokens=DEFAULT_TOKENS, *, d_model: int = 16, num_heads: int =
         }
         if pair is not None:
             i, j = pair
-            readout[f"max |row {i} - row {j}| ('{tokens[i]}'), all heads"] = float((w[:, i] - w[:, j]).abs().max())
+            readout[f"max |row {i} - row {j}| ('{tokens[i]}'), all heads"] = float(
+                (w[:, i] - w[:, j]).abs().max()
+            )
         readout["query 0's row, wide head"] = wide[0]
         readout["query 0's row, head 1"] = w[0, 0]
         return Frame(arrays=arrays, readout=readout, texts=texts)
 
     grid = cells(L, L, tokens, tokens)
     side = dict(grid, xlabel="key")
-    panels = [Panel([Heatmap("wide", cmap="viridis")], title="one wide head (h = 1)", ylabel="query", **side)]
+    panels = [
+        Panel(
+            [Heatmap("wide", cmap="viridis")], title="one wide head (h = 1)", ylabel="query", **side
+        )
+    ]
     for r in range(4):
-        panels.append(Panel([Heatmap(f"w{r + 1}", hidden=f"hid{r + 1}", colorbar=(r == 3)),
-                             Text(0.5, 0.5, key=f"t{r + 1}", axes=True, ha="center", size=8)],
-                            title=f"head {r + 1}", **grid))
-    panels.append(Panel([Heatmap("mean", cmap="viridis")], title="mean of the h heads' maps", ylabel="query",
-                        **side))
+        panels.append(
+            Panel(
+                [
+                    Heatmap(f"w{r + 1}", hidden=f"hid{r + 1}", colorbar=(r == 3)),
+                    Text(0.5, 0.5, key=f"t{r + 1}", axes=True, ha="center", size=8),
+                ],
+                title=f"head {r + 1}",
+                **grid,
+            )
+        )
+    panels.append(
+        Panel(
+            [Heatmap("mean", cmap="viridis")],
+            title="mean of the h heads' maps",
+            ylabel="query",
+            **side,
+        )
+    )
     for r in range(4, 8):
-        panels.append(Panel([Heatmap(f"w{r + 1}", hidden=f"hid{r + 1}", colorbar=(r == 7)),
-                             Text(0.5, 0.5, key=f"t{r + 1}", axes=True, ha="center", size=8)],
-                            title=f"head {r + 1}", xlabel="key", **grid))
+        panels.append(
+            Panel(
+                [
+                    Heatmap(f"w{r + 1}", hidden=f"hid{r + 1}", colorbar=(r == 7)),
+                    Text(0.5, 0.5, key=f"t{r + 1}", axes=True, ha="center", size=8),
+                ],
+                title=f"head {r + 1}",
+                xlabel="key",
+                **grid,
+            )
+        )
     scene = Scene(panels, cols=5, width=980, height=440, col_widths=[1.0, 1.0, 1.0, 1.0, 1.3])
-    controls = {"heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
-                "positions": toggle("+ positions (sinusoidal, notebook 07)", positions)}
-    ex = Explorer(controls, compute, scene, name="heads",
-                  args=dict(tokens=tokens, d_model=d_model, num_heads=num_heads, positions=positions,
-                            score_gain=score_gain, seed=seed),
-                  columns=tokens, digits=3)
+    controls = {
+        "heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
+        "positions": toggle("+ positions (sinusoidal, notebook 07)", positions),
+    }
+    ex = Explorer(
+        controls,
+        compute,
+        scene,
+        name="heads",
+        args=dict(
+            tokens=tokens,
+            d_model=d_model,
+            num_heads=num_heads,
+            positions=positions,
+            score_gain=score_gain,
+            seed=seed,
+        ),
+        columns=tokens,
+        digits=3,
+    )
     ex.data = data  # the input and projections, for tests and curious readers
     return ex

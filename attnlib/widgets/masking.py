@@ -56,9 +56,16 @@ def _marks(cond: np.ndarray) -> np.ndarray:
     return xy
 
 
-def masking_explorer(valid_lens=DEFAULT_VALID_LENS, *, causal: bool = False,
-                     recipe: str = "attnlib masked_softmax", dtype: str = "float32", num_tokens: int = 6,
-                     d_k: int = 8, seed: int = 0) -> Explorer:
+def masking_explorer(
+    valid_lens=DEFAULT_VALID_LENS,
+    *,
+    causal: bool = False,
+    recipe: str = "attnlib masked_softmax",
+    dtype: str = "float32",
+    num_tokens: int = 6,
+    d_k: int = 8,
+    seed: int = 0,
+) -> Explorer:
     """Sliders for each batch row's valid length, a causal toggle and recipe / dtype menus, over one batch.
 
     Args:
@@ -89,10 +96,15 @@ def masking_explorer(valid_lens=DEFAULT_VALID_LENS, *, causal: bool = False,
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
     B, L = 3, num_tokens
-    q, k, v = demo_batch(batch=B, num_tokens=L, d_k=d_k, seed=seed)  # (B, L, Dk), (B, S, Dk), (B, S, Dv)
+    q, k, v = demo_batch(
+        batch=B, num_tokens=L, d_k=d_k, seed=seed
+    )  # (B, L, Dk), (B, S, Dk), (B, S, Dv)
     scores = q @ k.transpose(-2, -1) / d_k**0.5  # (B, L, S) float64
 
-    controls = {f"len{b}": int_slider(f"valid_len (row {b})", 0, L, lens[b], width="230px") for b in range(B)}
+    controls = {
+        f"len{b}": int_slider(f"valid_len (row {b})", 0, L, lens[b], width="230px")
+        for b in range(B)
+    }
     controls["causal"] = toggle("causal mask (hide j > i)", causal)
     controls["recipe"] = dropdown("recipe", list(RECIPES), recipe, width="300px")
     controls["dtype"] = dropdown("dtype", list(DTYPES), dtype, width="180px")
@@ -121,7 +133,9 @@ def masking_explorer(valid_lens=DEFAULT_VALID_LENS, *, causal: bool = False,
             wf = np.where(isnan, 0.0, w)  # (L, S) drawn: NaN cells get a red square instead
             hidden = ~vis
             arrays[f"w{b}"] = wf
-            arrays[f"hid{b}"] = ((hidden & (wf == 0)) | isnan).astype(np.float64)  # hatched, no number
+            arrays[f"hid{b}"] = ((hidden & (wf == 0)) | isnan).astype(
+                np.float64
+            )  # hatched, no number
             arrays[f"leak{b}"] = _marks(hidden & (wf > 0) & ~isnan)
             arrays[f"nan{b}"] = _marks(isnan)
             worst_hidden = max(worst_hidden, float(np.where(hidden, wf, 0.0).max()))
@@ -130,8 +144,10 @@ def masking_explorer(valid_lens=DEFAULT_VALID_LENS, *, causal: bool = False,
             empty += len(rows)
             gap = max(gap, float(np.abs(np.where(isnan, 0.0, w - exact)).max()))
             # what the fully hidden queries got, judged on the keys the causal mask leaves (j <= i)
-            seen = [_verdict(w[i, : (i + 1 if causal else L)], scores[b, i, : (i + 1 if causal else L)])
-                    for i in rows.tolist()]
+            seen = [
+                _verdict(w[i, : (i + 1 if causal else L)], scores[b, i, : (i + 1 if causal else L)])
+                for i in rows.tolist()
+            ]
             verdicts.append(" / ".join(dict.fromkeys(seen)) if seen else "(none)")
         readout["valid_lens"] = [int(len0), int(len1), int(len2)]
         for b in range(B):
@@ -144,15 +160,40 @@ def masking_explorer(valid_lens=DEFAULT_VALID_LENS, *, causal: bool = False,
 
     panels = []
     for b in range(B):
-        panels.append(Panel([
-            Heatmap(f"w{b}", hidden=f"hid{b}", annotate=True, colorbar=(b == B - 1), cmap="viridis"),
-            Points(f"leak{b}", color="#ff7f0e", marker="s", size=11, filled=False),
-            Points(f"nan{b}", color="#d62728", marker="s", size=12),
-        ], title=f"batch row {b}", xlabel="key j", ylabel="query i" if b == 0 else "", **cells(L, L)))
+        panels.append(
+            Panel(
+                [
+                    Heatmap(
+                        f"w{b}",
+                        hidden=f"hid{b}",
+                        annotate=True,
+                        colorbar=(b == B - 1),
+                        cmap="viridis",
+                    ),
+                    Points(f"leak{b}", color="#ff7f0e", marker="s", size=11, filled=False),
+                    Points(f"nan{b}", color="#d62728", marker="s", size=12),
+                ],
+                title=f"batch row {b}",
+                xlabel="key j",
+                ylabel="query i" if b == 0 else "",
+                **cells(L, L),
+            )
+        )
     scene = Scene(panels, cols=B, width=900, height=300)
-    args = {"valid_lens": list(lens), "causal": bool(causal), "recipe": recipe, "dtype": dtype,
-            "num_tokens": num_tokens, "d_k": d_k, "seed": seed}
+    args = {
+        "valid_lens": list(lens),
+        "causal": bool(causal),
+        "recipe": recipe,
+        "dtype": dtype,
+        "num_tokens": num_tokens,
+        "d_k": d_k,
+        "seed": seed,
+    }
     ex = Explorer(controls, compute, scene, name="masking", args=args, digits=3)
-    ex.data = {"q": q, "k": k, "v": v, "scores": scores}  # the inputs, for tests and curious readers
+    ex.data = {
+        "q": q,
+        "k": k,
+        "v": v,
+        "scores": scores,
+    }  # the inputs, for tests and curious readers
     return ex
-

@@ -32,10 +32,12 @@ _OFF = -100.0  # x of a guide that is not in use: outside every panel, so it is 
 def block_trace(q, k, v, block_size: int) -> dict[str, np.ndarray]:
     """The library's online softmax after every block: ``m``, ``l`` ``(N, L)``, output ``(N, L, Dv)``, ends ``(N,)``."""
     steps = list(blockwise_attention_steps(q, k, v, block_size=block_size))
-    return {"end": np.array([s.key_stop for s in steps]),
-            "m": np.stack([plotting.to_numpy(s.running_max) for s in steps]),
-            "l": np.stack([plotting.to_numpy(s.running_sum) for s in steps]),
-            "out": np.stack([plotting.to_numpy(s.output) for s in steps])}
+    return {
+        "end": np.array([s.key_stop for s in steps]),
+        "m": np.stack([plotting.to_numpy(s.running_max) for s in steps]),
+        "l": np.stack([plotting.to_numpy(s.running_sum) for s in steps]),
+        "out": np.stack([plotting.to_numpy(s.output) for s in steps]),
+    }
 
 
 def unrescaled_trace(scores: np.ndarray, v: np.ndarray, block_size: int) -> dict[str, np.ndarray]:
@@ -53,11 +55,16 @@ def unrescaled_trace(scores: np.ndarray, v: np.ndarray, block_size: int) -> dict
     m, l, a = np.full(L, -np.inf), np.zeros(L), np.zeros((L, v.shape[1]))
     out = {"end": [], "m": [], "l": [], "out": []}
     for start in range(0, S, block_size):
-        s = scores[:, start:start + block_size]  # (L, b)
+        s = scores[:, start : start + block_size]  # (L, b)
         m = np.maximum(m, s.max(1))
         p = np.exp(s - m[:, None])  # (L, b)
-        l, a = l + p.sum(1), a + p @ v[start:start + block_size]  # no rescaling of l and a
-        for key, val in (("end", min(start + block_size, S)), ("m", m), ("l", l), ("out", a / l[:, None])):
+        l, a = l + p.sum(1), a + p @ v[start : start + block_size]  # no rescaling of l and a
+        for key, val in (
+            ("end", min(start + block_size, S)),
+            ("m", m),
+            ("l", l),
+            ("out", a / l[:, None]),
+        ):
             out[key].append(val)
     return {key: np.array(val) for key, val in out.items()}
 
@@ -73,9 +80,17 @@ def _fmt(x: np.ndarray) -> str:
     return ", ".join(f"{float(u):.3f}" for u in x)
 
 
-def online_softmax_explorer(block_size: int = 4, query: int = 0, *, shuffled: bool = False,
-                            rescale: bool = True, num_queries: int = 4, num_keys: int = 24,
-                            d_k: int = 8, seed: int = 0) -> Explorer:
+def online_softmax_explorer(
+    block_size: int = 4,
+    query: int = 0,
+    *,
+    shuffled: bool = False,
+    rescale: bool = True,
+    num_queries: int = 4,
+    num_keys: int = 24,
+    d_k: int = 8,
+    seed: int = 0,
+) -> Explorer:
     """Block-size and query sliders over blockwise attention, with key-order and rescaling switches (C42).
 
     Left: query i's scores over the keys (bars), the blocks (dotted lines), the running max after
@@ -132,7 +147,12 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, shuffled: bo
     def compute(block_size, query, shuffled, rescale):
         b, i = int(block_size), int(query)
         tr = traces[(b, bool(shuffled), bool(rescale))]
-        end, m, l, out = tr["end"], tr["m"][:, i], tr["l"][:, i], tr["out"][:, i]  # (N,), (N,), (N,), (N, Dv)
+        end, m, l, out = (
+            tr["end"],
+            tr["m"][:, i],
+            tr["l"][:, i],
+            tr["out"][:, i],
+        )  # (N,), (N,), (N,), (N, Dv)
         m_old = np.concatenate([[-np.inf], m[:-1]])
         factor = np.exp(m_old - m)  # (N,): 0 at the first block (nothing to rescale), 1 if m held
         rose = np.flatnonzero(factor[1:] < 1.0) + 1  # blocks (after the first) where m rose
@@ -145,17 +165,25 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, shuffled: bo
         marks[: len(rose), 1] = m[rose]
         frame_out = out[-1]
         return Frame(
-            arrays={"scores": scores[bool(shuffled)][i], "walls": walls, "m_stairs": _stairs(end, m, S),
-                    "rose": marks, "l_stairs": _stairs(end, l, S),
-                    "l_full": [[-0.5, denominators[i]], [S - 0.5, denominators[i]]],
-                    "o0": _stairs(end, out[:, 0], S), "o1": _stairs(end, out[:, 1], S),
-                    "o0_full": [[-0.5, full_out[i, 0]], [S - 0.5, full_out[i, 0]]],
-                    "o1_full": [[-0.5, full_out[i, 1]], [S - 0.5, full_out[i, 1]]]},
+            arrays={
+                "scores": scores[bool(shuffled)][i],
+                "walls": walls,
+                "m_stairs": _stairs(end, m, S),
+                "rose": marks,
+                "l_stairs": _stairs(end, l, S),
+                "l_full": [[-0.5, denominators[i]], [S - 0.5, denominators[i]]],
+                "o0": _stairs(end, out[:, 0], S),
+                "o1": _stairs(end, out[:, 1], S),
+                "o0_full": [[-0.5, full_out[i, 0]], [S - 0.5, full_out[i, 0]]],
+                "o1_full": [[-0.5, full_out[i, 1]], [S - 0.5, full_out[i, 1]]],
+            },
             readout={
                 "blocks": len(end),
                 "blocks where m rose (rescaled)": len(rose),
                 "running max m after each block": _fmt(m),
-                "rescale exp(m_old − m_new) at each block": "start, " + _fmt(factor[1:]) if len(end) > 1 else "start",
+                "rescale exp(m_old − m_new) at each block": "start, " + _fmt(factor[1:])
+                if len(end) > 1
+                else "start",
                 "running sum l after each block": _fmt(l),
                 "full softmax's Σ exp(s − max)": float(denominators[i]),
                 "output a/l after the last block": frame_out,
@@ -163,37 +191,81 @@ def online_softmax_explorer(block_size: int = 4, query: int = 0, *, shuffled: bo
                 "max |a/l − full| for query i": float(np.abs(frame_out - full_out[i]).max()),
                 "score bytes: full L×S": score_bytes(L, S),
                 "score bytes: one block L×block": score_bytes(L, b),
-            })
+            },
+        )
 
     key_ticks = list(range(0, S, 4))
-    score_panel = Panel([Line([[-0.5, 0.0], [S - 0.5, 0.0]], color="0.6", width=0.6),
-                         Bars("scores", color="C0", label="score s_ij"),
-                         Segments("walls", color="0.35", width=1.0),
-                         Line("m_stairs", color="C3", width=2.0, label="running max m"),
-                         Points("rose", color="C3", marker="^", size=6, label="m rose: rescale")],
-                        xlim=(-0.7, S - 0.3), ylim=(s_lo, s_hi), title="scores of query i, in blocks",
-                        xlabel="key position j (reading order)", ylabel="score", xticks=key_ticks,
-                        legend="lower right")
-    sum_panel = Panel([Line("l_full", color="0.3", width=1.0, dash=True, label="full Σ exp(s − max)"),
-                       Line("l_stairs", color="C2", width=2.0, label="running sum l")],
-                      xlim=(-0.7, S - 0.3), ylim=(0.0, l_top), title="running sum after each block",
-                      xlabel="key position j", xticks=key_ticks, legend="upper left")
-    out_panel = Panel([Line("o0_full", color="C0", width=1.0, dash=True),
-                       Line("o1_full", color="C1", width=1.0, dash=True),
-                       Line("o0", color="C0", width=2.0, label="a/l, component 1"),
-                       Line("o1", color="C1", width=2.0, label="a/l, component 2")],
-                      xlim=(-0.7, S - 0.3), ylim=(o_lo, o_hi), title="running output (dashed: full)",
-                      xlabel="key position j", xticks=key_ticks, legend="lower right")
-    scene = Scene([score_panel, sum_panel, out_panel], cols=3, width=960, height=300,
-                  col_widths=[1.3, 1.0, 1.0])
+    score_panel = Panel(
+        [
+            Line([[-0.5, 0.0], [S - 0.5, 0.0]], color="0.6", width=0.6),
+            Bars("scores", color="C0", label="score s_ij"),
+            Segments("walls", color="0.35", width=1.0),
+            Line("m_stairs", color="C3", width=2.0, label="running max m"),
+            Points("rose", color="C3", marker="^", size=6, label="m rose: rescale"),
+        ],
+        xlim=(-0.7, S - 0.3),
+        ylim=(s_lo, s_hi),
+        title="scores of query i, in blocks",
+        xlabel="key position j (reading order)",
+        ylabel="score",
+        xticks=key_ticks,
+        legend="lower right",
+    )
+    sum_panel = Panel(
+        [
+            Line("l_full", color="0.3", width=1.0, dash=True, label="full Σ exp(s − max)"),
+            Line("l_stairs", color="C2", width=2.0, label="running sum l"),
+        ],
+        xlim=(-0.7, S - 0.3),
+        ylim=(0.0, l_top),
+        title="running sum after each block",
+        xlabel="key position j",
+        xticks=key_ticks,
+        legend="upper left",
+    )
+    out_panel = Panel(
+        [
+            Line("o0_full", color="C0", width=1.0, dash=True),
+            Line("o1_full", color="C1", width=1.0, dash=True),
+            Line("o0", color="C0", width=2.0, label="a/l, component 1"),
+            Line("o1", color="C1", width=2.0, label="a/l, component 2"),
+        ],
+        xlim=(-0.7, S - 0.3),
+        ylim=(o_lo, o_hi),
+        title="running output (dashed: full)",
+        xlabel="key position j",
+        xticks=key_ticks,
+        legend="lower right",
+    )
+    scene = Scene(
+        [score_panel, sum_panel, out_panel],
+        cols=3,
+        width=960,
+        height=300,
+        col_widths=[1.3, 1.0, 1.0],
+    )
     controls = {
         "block_size": int_slider("block size (keys per block)", 1, S, block_size, width="320px"),
         "query": int_slider("query i", 0, L - 1, query, width="220px"),
         "shuffled": toggle("shuffle the key order", shuffled),
         "rescale": toggle("rescale old sums by exp(m_old − m_new)", rescale),
     }
-    ex = Explorer(controls, compute, scene, name="online_softmax",
-                  args=dict(block_size=block_size, query=query, shuffled=shuffled, rescale=rescale,
-                            num_queries=num_queries, num_keys=num_keys, d_k=d_k, seed=seed), digits=3)
+    ex = Explorer(
+        controls,
+        compute,
+        scene,
+        name="online_softmax",
+        args=dict(
+            block_size=block_size,
+            query=query,
+            shuffled=shuffled,
+            rescale=rescale,
+            num_queries=num_queries,
+            num_keys=num_keys,
+            d_k=d_k,
+            seed=seed,
+        ),
+        digits=3,
+    )
     ex.data = {"q": q, "k": k, "v": v, "perm": perm}
     return ex

@@ -34,7 +34,9 @@ _MIN_WIDTH, _WIDTH_PER_WEIGHT = 0.5, 6.0
 def _as_points(name, x) -> torch.Tensor:
     t = torch.as_tensor(x, dtype=torch.float64)
     if t.ndim != 2 or t.shape[1] != 2:
-        raise ValueError(f"{name} must be a list of 2-D points with shape (S, 2), got shape {tuple(t.shape)}")
+        raise ValueError(
+            f"{name} must be a list of 2-D points with shape (S, 2), got shape {tuple(t.shape)}"
+        )
     return t
 
 
@@ -42,12 +44,24 @@ def _frame(q, k, v, scores, cosines, w, o) -> Frame:
     """The frame of one query from numpy arrays: q ``(2,)``, k, v ``(S, 2)``, scores, cosines, w ``(S,)``, o ``(2,)``."""
     origin = np.zeros(2)
     return Frame(
-        arrays={"query": q[None], "query_arrow": np.stack([origin, q])[None],  # (1, 2), (1, 2, 2)
-                "keys": k, "key_arrows": np.stack([np.zeros_like(k), k], 1),  # (S, 2), (S, 2, 2)
-                "output": o[None], "mix": np.stack([np.broadcast_to(o, v.shape), v], 1),  # (1, 2), (S, 2, 2)
-                "mix_widths": _MIN_WIDTH + _WIDTH_PER_WEIGHT * w, "weights": w},
-        readout={"scores": scores, "cosine(q, k)": cosines, "key length |k|": np.linalg.norm(k, axis=-1),
-                 "weights": w, "output (x, y)": o})
+        arrays={
+            "query": q[None],
+            "query_arrow": np.stack([origin, q])[None],  # (1, 2), (1, 2, 2)
+            "keys": k,
+            "key_arrows": np.stack([np.zeros_like(k), k], 1),  # (S, 2), (S, 2, 2)
+            "output": o[None],
+            "mix": np.stack([np.broadcast_to(o, v.shape), v], 1),  # (1, 2), (S, 2, 2)
+            "mix_widths": _MIN_WIDTH + _WIDTH_PER_WEIGHT * w,
+            "weights": w,
+        },
+        readout={
+            "scores": scores,
+            "cosine(q, k)": cosines,
+            "key length |k|": np.linalg.norm(k, axis=-1),
+            "weights": w,
+            "output (x, y)": o,
+        },
+    )
 
 
 def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scaled: bool):
@@ -70,8 +84,16 @@ def query_frame(k: torch.Tensor, v: torch.Tensor, x: float, y: float, scaled: bo
 KEY_LENGTHS = (0.25, 3.0, 0.25)
 
 
-def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0), scaled: bool = True,
-                   key_labels=None, stretch_key: int = 0, key_length: float = 1.0) -> Explorer:
+def query_explorer(
+    keys=DEFAULT_KEYS,
+    values=DEFAULT_VALUES,
+    *,
+    query=(1.0, 2.0),
+    scaled: bool = True,
+    key_labels=None,
+    stretch_key: int = 0,
+    key_length: float = 1.0,
+) -> Explorer:
     """Sliders for a 2-D query over fixed keys and values, and one for a key's length (C19, C07, C26, C03).
 
     Args:
@@ -100,10 +122,21 @@ def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0)
     check_int("stretch_key", stretch_key, min=0, max=S - 1)
     lo, hi, step = KEY_LENGTHS
     controls = {
-        "x": float_slider("query x", -3.0, 3.0, float(query[0]), step=STEP, readout_format=".1f", width="260px"),
-        "y": float_slider("query y", -3.0, 3.0, float(query[1]), step=STEP, readout_format=".1f", width="260px"),
-        "key_length": float_slider(f"length of {labels[stretch_key]} (×)", lo, hi, float(key_length), step=step,
-                                   readout_format=".2f", width="260px"),
+        "x": float_slider(
+            "query x", -3.0, 3.0, float(query[0]), step=STEP, readout_format=".1f", width="260px"
+        ),
+        "y": float_slider(
+            "query y", -3.0, 3.0, float(query[1]), step=STEP, readout_format=".1f", width="260px"
+        ),
+        "key_length": float_slider(
+            f"length of {labels[stretch_key]} (×)",
+            lo,
+            hi,
+            float(key_length),
+            step=step,
+            readout_format=".2f",
+            width="260px",
+        ),
         "scaled": toggle("divide scores by √d_k", scaled),
     }
     stretch = torch.ones(S, 1, dtype=torch.float64)  # (S, 1)
@@ -111,8 +144,12 @@ def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0)
     longest[stretch_key] *= hi
     lim = max(3.2, 1.1 * float(torch.cat([longest, v]).abs().max()))
 
-    axis = [round(-3.0 + i * STEP, 10) for i in range(int(round(6.0 / STEP)) + 1)]  # the sliders' steps
-    plane_q = torch.tensor([[a, b] for a in axis for b in axis], dtype=torch.float64)  # (n*n, 2), x-major
+    axis = [
+        round(-3.0 + i * STEP, 10) for i in range(int(round(6.0 / STEP)) + 1)
+    ]  # the sliders' steps
+    plane_q = torch.tensor(
+        [[a, b] for a in axis for b in axis], dtype=torch.float64
+    )  # (n*n, 2), x-major
     batches: dict = {}  # (key length, scaled) -> every grid query at once (one batched call, not n*n)
 
     def compute(x, y, key_length, scaled):
@@ -120,7 +157,12 @@ def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0)
         f[stretch_key] = float(key_length)
         kk = k * f  # (S, 2)
         i, j = round((float(x) + 3.0) / STEP), round((float(y) + 3.0) / STEP)
-        if not (0 <= i < len(axis) and 0 <= j < len(axis) and abs(axis[i] - x) < 1e-9 and abs(axis[j] - y) < 1e-9):
+        if not (
+            0 <= i < len(axis)
+            and 0 <= j < len(axis)
+            and abs(axis[i] - x) < 1e-9
+            and abs(axis[j] - y) < 1e-9
+        ):
             return query_frame(kk, v, float(x), float(y), bool(scaled))  # off the grid: one query
         key = (float(key_length), bool(scaled))
         if key not in batches:
@@ -130,22 +172,58 @@ def query_explorer(keys=DEFAULT_KEYS, values=DEFAULT_VALUES, *, query=(1.0, 2.0)
         scores, cosines, w, o = (a[i * len(axis) + j] for a in batches[key])
         return _frame(np.array([float(x), float(y)]), kk.numpy(), v.numpy(), scores, cosines, w, o)
 
-    plane = Panel([
-        Polygon(convex_hull(v), color="C2", alpha=0.15),
-        Points(v, color="C2", marker="^", size=6, labels=[f"v{j + 1}" for j in range(S)], label="values"),
-        Arrows("key_arrows", color="C0", width=1.2),
-        Points("keys", color="C0", marker="s", size=5, labels=labels, label="keys"),
-        Segments("mix", color="0.35", widths="mix_widths"),
-        Arrows("query_arrow", color="C3", width=1.5),
-        Points("query", color="C3", size=6, label="query"),
-        Points("output", color="black", marker="*", size=6, label="output"),
-    ], xlim=(-lim, lim), ylim=(-lim, lim), equal=True, title="query, keys, values, output", legend="lower right")
-    bars = Panel([Bars("weights", color="C0")], xlim=(-0.6, S - 0.4), ylim=(0.0, 1.0), title="softmax weights",
-                 xlabel="key", ylabel="weight", xticks=list(range(S)), xticklabels=labels)
+    plane = Panel(
+        [
+            Polygon(convex_hull(v), color="C2", alpha=0.15),
+            Points(
+                v,
+                color="C2",
+                marker="^",
+                size=6,
+                labels=[f"v{j + 1}" for j in range(S)],
+                label="values",
+            ),
+            Arrows("key_arrows", color="C0", width=1.2),
+            Points("keys", color="C0", marker="s", size=5, labels=labels, label="keys"),
+            Segments("mix", color="0.35", widths="mix_widths"),
+            Arrows("query_arrow", color="C3", width=1.5),
+            Points("query", color="C3", size=6, label="query"),
+            Points("output", color="black", marker="*", size=6, label="output"),
+        ],
+        xlim=(-lim, lim),
+        ylim=(-lim, lim),
+        equal=True,
+        title="query, keys, values, output",
+        legend="lower right",
+    )
+    bars = Panel(
+        [Bars("weights", color="C0")],
+        xlim=(-0.6, S - 0.4),
+        ylim=(0.0, 1.0),
+        title="softmax weights",
+        xlabel="key",
+        ylabel="weight",
+        xticks=list(range(S)),
+        xticklabels=labels,
+    )
     scene = Scene([plane, bars], cols=2, width=720, height=320, col_widths=[1.15, 1.0])
-    args = {"keys": [list(map(float, p)) for p in keys], "values": [list(map(float, p)) for p in values],
-            "query": list(map(float, query)), "scaled": bool(scaled), "stretch_key": stretch_key,
-            "key_length": float(key_length)}
+    args = {
+        "keys": [list(map(float, p)) for p in keys],
+        "values": [list(map(float, p)) for p in values],
+        "query": list(map(float, query)),
+        "scaled": bool(scaled),
+        "stretch_key": stretch_key,
+        "key_length": float(key_length),
+    }
     if key_labels is not None:
         args["key_labels"] = labels
-    return Explorer(controls, compute, scene, grid=[("x", "y")], name="query", args=args, columns=labels, digits=3)
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        grid=[("x", "y")],
+        name="query",
+        args=args,
+        columns=labels,
+        digits=3,
+    )

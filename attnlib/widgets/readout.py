@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,18 +55,31 @@ def _fmt(x, kind: str, digits: int) -> str:
     return f"{0.0:.{digits}f}" if float(s) == 0.0 else s
 
 
-def readout_html(readout: Mapping[str, Any], *, columns: Sequence[str] | None = None, digits: int = 3) -> str:
+def readout_html(
+    readout: Mapping[str, Any], *, columns: Sequence[str] | None = None, digits: int = 3
+) -> str:
     """The readout table as HTML, exactly as the front end writes it into ``.attnlib-readout``."""
     rows = []
     for name, value in readout.items():
         kind, v = _kind(_py(value)), _py(value)
-        grid = v if isinstance(v, list) and v and isinstance(v[0], list) else [v if isinstance(v, list) else [v]]
+        grid = (
+            v
+            if isinstance(v, list) and v and isinstance(v[0], list)
+            else [v if isinstance(v, list) else [v]]
+        )
         for i, r in enumerate(grid):
             rows.append([html.escape(name) if i == 0 else "", *(_fmt(c, kind, digits) for c in r)])
     return _table(rows, columns)
 
 
 def _table(rows, columns) -> str:
-    head = ("<tr><th></th>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>") if columns else ""
-    body = "".join("<tr><th>" + r[0] + "</th>" + "".join(f"<td>{c}</td>" for c in r[1:]) + "</tr>" for r in rows)
+    head = (
+        ("<tr><th></th>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
+        if columns
+        else ""
+    )
+    body = "".join(
+        "<tr><th>" + r[0] + "</th>" + "".join(f"<td>{c}</td>" for c in r[1:]) + "</tr>"
+        for r in rows
+    )
     return f"<table class='attnlib-table'>{head}{body}</table>"

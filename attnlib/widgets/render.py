@@ -12,8 +12,21 @@ import io
 
 import numpy as np
 
-from attnlib.widgets.scene import (HATCH_FILL, Arrows, Bars, Frame, Heatmap, Line, Points, Polygon, Scene,
-                                   Segments, Text, _Artist, _mpl_cmap)
+from attnlib.widgets.scene import (
+    HATCH_FILL,
+    Arrows,
+    Bars,
+    Frame,
+    Heatmap,
+    Line,
+    Points,
+    Polygon,
+    Scene,
+    Segments,
+    Text,
+    _Artist,
+    _mpl_cmap,
+)
 
 __all__ = ["render", "render_png"]
 
@@ -27,7 +40,9 @@ def render(scene: Scene, frame: Frame, *, dpi: int = 100):
     FigureCanvasAgg(fig)
     pt = 72 / dpi  # points per pixel: sizes in the scene are pixels
     for p, (left, top, w, h) in zip(scene.panels, scene.rects()):
-        ax = fig.add_axes((left / scene.width, 1 - (top + h) / scene.height, w / scene.width, h / scene.height))
+        ax = fig.add_axes(
+            (left / scene.width, 1 - (top + h) / scene.height, w / scene.width, h / scene.height)
+        )
         ax.set_xlim(*p.xlim)
         ax.set_ylim(*p.ylim)
         ax.set_xticks(p.xticks, labels=p.xticklabels, fontsize=8)
@@ -46,7 +61,9 @@ def _get(a: _Artist, name: str, frame: Frame):
     v = getattr(a, name)
     if isinstance(v, str):
         if v not in frame.arrays:
-            raise KeyError(f"the frame has no array {v!r} for {a.kind}.{name}; it has {sorted(frame.arrays)}")
+            raise KeyError(
+                f"the frame has no array {v!r} for {a.kind}.{name}; it has {sorted(frame.arrays)}"
+            )
         v = frame.arrays[v]
     return None if v is None else a.check(name, v)
 
@@ -59,43 +76,100 @@ def _draw(ax, a: _Artist, frame: Frame, pt: float, fig, colorbar_at) -> None:
     if isinstance(a, Heatmap):
         v = _get(a, "values", frame)
         n, m = v.shape
-        im = ax.imshow(v, cmap=_mpl_cmap(a.cmap), vmin=a.vmin, vmax=a.vmax, interpolation="nearest",
-                       extent=(-0.5, m - 0.5, n - 0.5, -0.5), aspect="auto")
+        im = ax.imshow(
+            v,
+            cmap=_mpl_cmap(a.cmap),
+            vmin=a.vmin,
+            vmax=a.vmax,
+            interpolation="nearest",
+            extent=(-0.5, m - 0.5, n - 0.5, -0.5),
+            aspect="auto",
+        )
         ax.set_xlim(ax.get_xlim())
         hidden = _get(a, "hidden", frame)
         if hidden is not None:
             for i, j in zip(*np.nonzero(hidden > 0.5)):
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=HATCH_FILL, edgecolor="0.45",
-                                       hatch="///", lw=0))
+                ax.add_patch(
+                    Rectangle(
+                        (j - 0.5, i - 0.5),
+                        1,
+                        1,
+                        facecolor=HATCH_FILL,
+                        edgecolor="0.45",
+                        hatch="///",
+                        lw=0,
+                    )
+                )
         if a.annotate:
             for i in range(n):
                 for j in range(m):
                     if hidden is None or hidden[i, j] <= 0.5:
                         t = (v[i, j] - a.vmin) / (a.vmax - a.vmin)
-                        ax.text(j, i, f"{v[i, j]:.{a.digits}f}", ha="center", va="center", fontsize=7,
-                                color="black" if t > 0.55 else "white")
+                        ax.text(
+                            j,
+                            i,
+                            f"{v[i, j]:.{a.digits}f}",
+                            ha="center",
+                            va="center",
+                            fontsize=7,
+                            color="black" if t > 0.55 else "white",
+                        )
         if a.colorbar:
             right, top, h, scene = colorbar_at
-            cax = fig.add_axes(((right + 8) / scene.width, 1 - (top + h) / scene.height, 10 / scene.width,
-                                h / scene.height))
+            cax = fig.add_axes(
+                (
+                    (right + 8) / scene.width,
+                    1 - (top + h) / scene.height,
+                    10 / scene.width,
+                    h / scene.height,
+                )
+            )
             fig.colorbar(im, cax=cax).ax.tick_params(labelsize=7)
     elif isinstance(a, Bars):
         hts = _get(a, "heights", frame)
         x = _get(a, "x", frame)
         x = np.arange(len(hts)) if x is None else x
-        ax.bar(x, hts, width=a.width, bottom=a.bottom, color=list(a.colors) if a.colors else a.color,
-               label=a.label)
+        ax.bar(
+            x,
+            hts,
+            width=a.width,
+            bottom=a.bottom,
+            color=list(a.colors) if a.colors else a.color,
+            label=a.label,
+        )
     elif isinstance(a, Points):
         xy = _get(a, "xy", frame)
         mk = {"o": "o", "s": "s", "^": "^", "*": "*"}[a.marker]
-        ax.plot(xy[:, 0], xy[:, 1], ls="none", marker=mk, ms=2 * a.size * pt * (1.6 if mk == "*" else 1),
-                mfc=a.color if a.filled else "none", mec=a.color, mew=1.5 * pt * 1.4, label=a.label)
+        ax.plot(
+            xy[:, 0],
+            xy[:, 1],
+            ls="none",
+            marker=mk,
+            ms=2 * a.size * pt * (1.6 if mk == "*" else 1),
+            mfc=a.color if a.filled else "none",
+            mec=a.color,
+            mew=1.5 * pt * 1.4,
+            label=a.label,
+        )
         for (x, y), s in zip(xy, a.labels or []):
-            ax.annotate(s, (x, y), xytext=(a.size + 2, a.size + 2), textcoords="offset pixels", fontsize=8,
-                        color=a.color)
+            ax.annotate(
+                s,
+                (x, y),
+                xytext=(a.size + 2, a.size + 2),
+                textcoords="offset pixels",
+                fontsize=8,
+                color=a.color,
+            )
     elif isinstance(a, Line):
         xy = _get(a, "xy", frame)
-        ax.plot(xy[:, 0], xy[:, 1], color=a.color, lw=a.width * pt, ls="--" if a.dash else "-", label=a.label)
+        ax.plot(
+            xy[:, 0],
+            xy[:, 1],
+            color=a.color,
+            lw=a.width * pt,
+            ls="--" if a.dash else "-",
+            label=a.label,
+        )
     elif isinstance(a, Segments):
         xy = _get(a, "xy", frame)
         widths = _get(a, "widths", frame)
@@ -103,8 +177,19 @@ def _draw(ax, a: _Artist, frame: Frame, pt: float, fig, colorbar_at) -> None:
         ax.add_collection(LineCollection(list(xy), colors=a.color, linewidths=lw))
     elif isinstance(a, Arrows):
         for (x0, y0), (x1, y1) in _get(a, "xy", frame):
-            ax.annotate("", (x1, y1), (x0, y0), arrowprops=dict(arrowstyle="-|>", color=a.color,
-                        lw=a.width * pt, shrinkA=0, shrinkB=0, mutation_scale=10))
+            ax.annotate(
+                "",
+                (x1, y1),
+                (x0, y0),
+                arrowprops=dict(
+                    arrowstyle="-|>",
+                    color=a.color,
+                    lw=a.width * pt,
+                    shrinkA=0,
+                    shrinkB=0,
+                    mutation_scale=10,
+                ),
+            )
     elif isinstance(a, Polygon):
         xy = _get(a, "xy", frame)
         ax.add_patch(MplPolygon(xy, closed=True, facecolor=a.color, alpha=a.alpha, lw=0))
@@ -112,8 +197,16 @@ def _draw(ax, a: _Artist, frame: Frame, pt: float, fig, colorbar_at) -> None:
             ax.add_patch(MplPolygon(xy, closed=True, fill=False, edgecolor=a.edge, lw=pt))
     elif isinstance(a, Text):
         text = frame.texts.get(a.key, "") if a.key else a.text
-        ax.text(a.x, a.y, text, color=a.color, fontsize=a.size * pt * 1.2, ha=a.ha,
-                va={"middle": "center"}.get(a.va, a.va), transform=ax.transAxes if a.axes else ax.transData)
+        ax.text(
+            a.x,
+            a.y,
+            text,
+            color=a.color,
+            fontsize=a.size * pt * 1.2,
+            ha=a.ha,
+            va={"middle": "center"}.get(a.va, a.va),
+            transform=ax.transAxes if a.axes else ax.transData,
+        )
 
 
 def render_png(scene: Scene, frame: Frame, *, dpi: int = 100) -> bytes:

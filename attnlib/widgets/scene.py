@@ -41,13 +41,28 @@ Example (two small multiples of a heatmap, one with hatched hidden cells, and a 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Scene", "Panel", "Frame", "Heatmap", "Bars", "Points", "Line", "Segments", "Arrows",
-           "Polygon", "Text", "cells", "CMAPS", "HATCH_FILL"]
+__all__ = [
+    "Scene",
+    "Panel",
+    "Frame",
+    "Heatmap",
+    "Bars",
+    "Points",
+    "Line",
+    "Segments",
+    "Arrows",
+    "Polygon",
+    "Text",
+    "cells",
+    "CMAPS",
+    "HATCH_FILL",
+]
 
 CMAPS = ("viridis", "cividis", "greys")
 HATCH_FILL = "#d9d9d9"
@@ -95,8 +110,13 @@ class _Artist:
     def check(self, name: str, value) -> np.ndarray:
         a = _num(value)
         want = self._shapes.get(name)
-        ok = {"N2": a.ndim == 2 and a.shape[-1] == 2, "N22": a.ndim == 3 and a.shape[1:] == (2, 2),
-              "2D": a.ndim == 2, "1D": a.ndim == 1, None: True}[want]
+        ok = {
+            "N2": a.ndim == 2 and a.shape[-1] == 2,
+            "N22": a.ndim == 3 and a.shape[1:] == (2, 2),
+            "2D": a.ndim == 2,
+            "1D": a.ndim == 1,
+            None: True,
+        }[want]
         if not ok:
             need = {"N2": "(N, 2)", "N22": "(N, 2, 2)", "2D": "2-D", "1D": "1-D"}[want]
             raise ValueError(f"{self.kind}.{name} must have shape {need}, got shape {a.shape}")
@@ -113,7 +133,10 @@ class _Artist:
                     out[f.name] = {"key": v}
                 else:
                     a = self.check(f.name, v)
-                    out[f.name] = {"shape": list(a.shape), "data": [float(t) for t in a.reshape(-1)]}
+                    out[f.name] = {
+                        "shape": list(a.shape),
+                        "data": [float(t) for t in a.reshape(-1)],
+                    }
             elif f.name in ("color", "edge") and v is not None:
                 out[f.name] = to_hex(v)
             elif f.name == "colors" and v is not None:
@@ -271,13 +294,19 @@ class Panel:
             raise ValueError(f"Panel legend must be one of {_LEGEND_LOCS}, got {self.legend!r}")
         for a in self.artists:
             if not isinstance(a, _Artist):
-                raise TypeError(f"Panel artists must be scene artists (Heatmap, Bars, ...), got {type(a).__name__}")
+                raise TypeError(
+                    f"Panel artists must be scene artists (Heatmap, Bars, ...), got {type(a).__name__}"
+                )
         for axis in "xy":
             ticks, labels = getattr(self, f"{axis}ticks"), getattr(self, f"{axis}ticklabels")
-            ticks = _ticks(*getattr(self, f"{axis}lim")) if ticks is None else [float(t) for t in ticks]
+            ticks = (
+                _ticks(*getattr(self, f"{axis}lim")) if ticks is None else [float(t) for t in ticks]
+            )
             labels = [_label(t) for t in ticks] if labels is None else [str(s) for s in labels]
             if len(labels) != len(ticks):
-                raise ValueError(f"Panel {axis}ticklabels has {len(labels)} labels for {len(ticks)} ticks")
+                raise ValueError(
+                    f"Panel {axis}ticklabels has {len(labels)} labels for {len(ticks)} ticks"
+                )
             setattr(self, f"{axis}ticks", ticks)
             setattr(self, f"{axis}ticklabels", labels)
 
@@ -288,31 +317,47 @@ class Panel:
 
 def cells(n_rows: int, n_cols: int, row_labels=None, col_labels=None) -> dict:
     """Panel keyword arguments for an ``(n_rows, n_cols)`` heatmap: limits (row 0 on top) and ticks."""
-    return dict(xlim=(-0.5, n_cols - 0.5), ylim=(n_rows - 0.5, -0.5),
-                xticks=list(range(n_cols)), yticks=list(range(n_rows)),
-                xticklabels=list(col_labels) if col_labels is not None else [str(j) for j in range(n_cols)],
-                yticklabels=list(row_labels) if row_labels is not None else [str(i) for i in range(n_rows)])
+    return dict(
+        xlim=(-0.5, n_cols - 0.5),
+        ylim=(n_rows - 0.5, -0.5),
+        xticks=list(range(n_cols)),
+        yticks=list(range(n_rows)),
+        xticklabels=list(col_labels) if col_labels is not None else [str(j) for j in range(n_cols)],
+        yticklabels=list(row_labels) if row_labels is not None else [str(i) for i in range(n_rows)],
+    )
 
 
 class Scene:
     """Panels in a grid of ``cols`` columns (row-major), ``width`` x ``height`` CSS pixels."""
 
-    def __init__(self, panels: Sequence[Panel], *, cols: int = 1, width: int = 720, height: int = 300,
-                 col_widths: Sequence[float] | None = None, row_heights: Sequence[float] | None = None):
+    def __init__(
+        self,
+        panels: Sequence[Panel],
+        *,
+        cols: int = 1,
+        width: int = 720,
+        height: int = 300,
+        col_widths: Sequence[float] | None = None,
+        row_heights: Sequence[float] | None = None,
+    ):
         self.panels = list(panels)
         if not self.panels or not all(isinstance(p, Panel) for p in self.panels):
             raise TypeError("Scene panels must be a non-empty list of Panel")
         if not (isinstance(cols, int) and cols >= 1):
             raise ValueError(f"Scene cols must be an int >= 1, got {cols!r}")
         if not (200 <= width <= 1600 and 100 <= height <= 1200):
-            raise ValueError(f"Scene size must be 200..1600 x 100..1200 pixels, got {width} x {height}")
+            raise ValueError(
+                f"Scene size must be 200..1600 x 100..1200 pixels, got {width} x {height}"
+            )
         self.cols, self.width, self.height = cols, int(width), int(height)
         self.rows = math.ceil(len(self.panels) / cols)
         self.col_widths = list(col_widths) if col_widths is not None else [1.0] * cols
         self.row_heights = list(row_heights) if row_heights is not None else [1.0] * self.rows
         if len(self.col_widths) != cols or len(self.row_heights) != self.rows:
-            raise ValueError(f"Scene col_widths needs {cols} and row_heights {self.rows} entries, got "
-                             f"{len(self.col_widths)} and {len(self.row_heights)}")
+            raise ValueError(
+                f"Scene col_widths needs {cols} and row_heights {self.rows} entries, got "
+                f"{len(self.col_widths)} and {len(self.row_heights)}"
+            )
 
     def keys(self) -> dict[str, tuple[Any, str]]:
         """``{frame key: (artist, field)}`` for every dynamic field (Text keys: field ``"text"``)."""
@@ -361,8 +406,13 @@ class Scene:
             d["rect"] = rect
             d["artists"] = [a.to_json() for a in sorted(p.artists, key=lambda a: a.dynamic)]
             panels.append(d)
-        return {"width": self.width, "height": self.height, "panels": panels, "luts": luts,
-                "hatch": HATCH_FILL}
+        return {
+            "width": self.width,
+            "height": self.height,
+            "panels": panels,
+            "luts": luts,
+            "hatch": HATCH_FILL,
+        }
 
 
 def _mpl_cmap(name: str) -> str:

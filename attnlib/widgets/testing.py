@@ -27,13 +27,20 @@ def control_values(control, rng: np.random.Generator | None = None, n_random: in
         opts = [o[1] if isinstance(o, tuple) else o for o in control.options]
         if len(opts) <= n_random + 2:
             return opts
-        picks = [0, len(opts) - 1, *rng.choice(np.arange(1, len(opts) - 1), n_random, replace=False)]
+        picks = [
+            0,
+            len(opts) - 1,
+            *rng.choice(np.arange(1, len(opts) - 1), n_random, replace=False),
+        ]
         return [opts[int(i)] for i in picks]
     lo, hi = control.min, control.max
     base = getattr(control, "base", None)
     if base is not None:  # FloatLogSlider: min/max are exponents
-        return [float(base**lo), float(base**hi),
-                *(float(base ** rng.uniform(lo, hi)) for _ in range(n_random))]
+        return [
+            float(base**lo),
+            float(base**hi),
+            *(float(base ** rng.uniform(lo, hi)) for _ in range(n_random)),
+        ]
     if isinstance(control.value, tuple):  # range sliders
         if isinstance(lo, int):
             pairs = [tuple(sorted(rng.integers(lo, hi + 1, 2).tolist())) for _ in range(n_random)]
@@ -56,12 +63,12 @@ def decode_set(header: dict, buffers) -> list[tuple[dict, dict, np.ndarray]]:
     combos = list(itertools.product(*header["axes"])) if header.get("axes") else [()]
     out = []
     for i, combo in enumerate(combos):
-        block, arrays, o = f32[i * stride:(i + 1) * stride], {}, 0
+        block, arrays, o = f32[i * stride : (i + 1) * stride], {}, 0
         for k, n in zip(keys, sizes):
-            arrays[k] = block[o:o + n].reshape(header["arrays"][k])
+            arrays[k] = block[o : o + n].reshape(header["arrays"][k])
             o += n
         values = {**header["fixed"], **dict(zip(header.get("names", []), combo))}
-        out.append((values, arrays, f64[i * rstride:(i + 1) * rstride]))
+        out.append((values, arrays, f64[i * rstride : (i + 1) * rstride]))
     return out
 
 
@@ -69,8 +76,11 @@ def readout_numbers(frame, spec) -> np.ndarray:
     """A frame's readout as the float64 numbers the front end gets (strings left out)."""
     from attnlib.widgets.explorer import _py
 
-    parts = [np.asarray(_py(frame.readout[s["label"]]), dtype=np.float64).reshape(-1)
-             for s in spec if s["kind"] != "s"]
+    parts = [
+        np.asarray(_py(frame.readout[s["label"]]), dtype=np.float64).reshape(-1)
+        for s in spec
+        if s["kind"] != "s"
+    ]
     return np.concatenate(parts) if parts else np.zeros(0)
 
 

@@ -38,7 +38,9 @@ def _scores_weights(x: float, y: float, scaled: bool) -> tuple[np.ndarray, np.nd
     q = torch.tensor([[x, y]], dtype=torch.float64)  # (L=1, d_k=2)
     k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, d_k)
     scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
-    _, weights = dot_product_attention(q, k, k, scale=scale)  # (1, S); the values do not enter the weights
+    _, weights = dot_product_attention(
+        q, k, k, scale=scale
+    )  # (1, S); the values do not enter the weights
     return ((q @ k.T)[0] * scale).numpy(), weights[0].numpy()
 
 
@@ -51,15 +53,18 @@ def _grid_table(scaled: bool) -> dict:
     scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
     _, weights = dot_product_attention(q, k, k, scale=scale)  # (N, S)
     scores = (q @ k.T) * scale  # (N, S)
-    return {(round(float(a), 6), round(float(b), 6)): (s, w)
-            for (a, b), s, w in zip(q.tolist(), scores.numpy(), weights.numpy())}
+    return {
+        (round(float(a), 6), round(float(b), 6)): (s, w)
+        for (a, b), s, w in zip(q.tolist(), scores.numpy(), weights.numpy())
+    }
 
 
 _TABLES: dict = {}
 
 
-def two_key_frame(x: float, y: float, scaled: bool, v1x: float, v1y: float, v2x: float,
-                  v2y: float) -> Frame:
+def two_key_frame(
+    x: float, y: float, scaled: bool, v1x: float, v1y: float, v2x: float, v2y: float
+) -> Frame:
     """What the explorer shows for query ``(x, y)`` against :data:`KEYS` and values ``v1``, ``v2``.
 
     The weights of every query on the sliders' grid are computed once by
@@ -75,17 +80,29 @@ def two_key_frame(x: float, y: float, scaled: bool, v1x: float, v1y: float, v2x:
     o = a @ v  # (d_v,) the weighted sum of the values
     diff = float(s[0] - s[1])
     return Frame(
-        arrays={"query": [[x, y]], "query_arrow": [[[0.0, 0.0], [x, y]]],  # (1, 2), (1, 2, 2)
-                "sigma_point": [[diff, float(a[0])]],
-                "values": v, "output": o[None],  # (S, 2), (1, 2)
-                "mix": np.stack([np.broadcast_to(o, v.shape), v], 1),  # (S, 2, 2)
-                "mix_widths": _MIN_WIDTH + _WIDTH_PER_WEIGHT * a},  # (S,)
-        readout={"scores (s1, s2)": s, "s1 - s2": diff, "a1 = σ(s1 - s2)": float(a[0]),
-                 "weights (a1, a2)": a, "output o = a1 v1 + a2 v2": o},
-        texts={"a1": f"a1 = {float(a[0]):.3f}"})
+        arrays={
+            "query": [[x, y]],
+            "query_arrow": [[[0.0, 0.0], [x, y]]],  # (1, 2), (1, 2, 2)
+            "sigma_point": [[diff, float(a[0])]],
+            "values": v,
+            "output": o[None],  # (S, 2), (1, 2)
+            "mix": np.stack([np.broadcast_to(o, v.shape), v], 1),  # (S, 2, 2)
+            "mix_widths": _MIN_WIDTH + _WIDTH_PER_WEIGHT * a,
+        },  # (S,)
+        readout={
+            "scores (s1, s2)": s,
+            "s1 - s2": diff,
+            "a1 = σ(s1 - s2)": float(a[0]),
+            "weights (a1, a2)": a,
+            "output o = a1 v1 + a2 v2": o,
+        },
+        texts={"a1": f"a1 = {float(a[0]):.3f}"},
+    )
 
 
-def two_key_explorer(query=(1.0, 2.0), values=((2.0, 0.0), (0.0, 4.0)), *, scaled: bool = True) -> Explorer:
+def two_key_explorer(
+    query=(1.0, 2.0), values=((2.0, 0.0), (0.0, 4.0)), *, scaled: bool = True
+) -> Explorer:
     """Sliders for a 2-D query against k1 = (1, 0), k2 = (0, 1), and for the two values (C26, C09, C07).
 
     Args:
@@ -103,52 +120,114 @@ def two_key_explorer(query=(1.0, 2.0), values=((2.0, 0.0), (0.0, 4.0)), *, scale
     if qt.shape != (2,):
         raise ValueError(f"query must be two numbers (x, y), got shape {tuple(qt.shape)}")
     if vt.shape != (2, 2):
-        raise ValueError(f"values must be two 2-D points ((v1x, v1y), (v2x, v2y)), got shape {tuple(vt.shape)}")
+        raise ValueError(
+            f"values must be two 2-D points ((v1x, v1y), (v2x, v2y)), got shape {tuple(vt.shape)}"
+        )
     if qt.abs().max() > QUERY_LIM or vt.abs().max() > VALUE_LIM:
-        raise ValueError(f"query coordinates must lie in [-{QUERY_LIM}, {QUERY_LIM}] and value coordinates in "
-                         f"[-{VALUE_LIM}, {VALUE_LIM}], got query {qt.tolist()} and values {vt.tolist()}")
+        raise ValueError(
+            f"query coordinates must lie in [-{QUERY_LIM}, {QUERY_LIM}] and value coordinates in "
+            f"[-{VALUE_LIM}, {VALUE_LIM}], got query {qt.tolist()} and values {vt.tolist()}"
+        )
 
     def value_slider(label, x):
-        return float_slider(label, -VALUE_LIM, VALUE_LIM, float(x), step=VALUE_STEP, readout_format=".0f",
-                            width="200px")
+        return float_slider(
+            label,
+            -VALUE_LIM,
+            VALUE_LIM,
+            float(x),
+            step=VALUE_STEP,
+            readout_format=".0f",
+            width="200px",
+        )
 
     controls = {
-        "x": float_slider("query x", -QUERY_LIM, QUERY_LIM, float(qt[0]), step=QUERY_STEP, readout_format=".1f",
-                          width="240px"),
-        "y": float_slider("query y", -QUERY_LIM, QUERY_LIM, float(qt[1]), step=QUERY_STEP, readout_format=".1f",
-                          width="240px"),
+        "x": float_slider(
+            "query x",
+            -QUERY_LIM,
+            QUERY_LIM,
+            float(qt[0]),
+            step=QUERY_STEP,
+            readout_format=".1f",
+            width="240px",
+        ),
+        "y": float_slider(
+            "query y",
+            -QUERY_LIM,
+            QUERY_LIM,
+            float(qt[1]),
+            step=QUERY_STEP,
+            readout_format=".1f",
+            width="240px",
+        ),
         "scaled": toggle("divide scores by √d_k = √2", scaled),
-        "v1x": value_slider("v1 x", vt[0, 0]), "v1y": value_slider("v1 y", vt[0, 1]),
-        "v2x": value_slider("v2 x", vt[1, 0]), "v2y": value_slider("v2 y", vt[1, 1]),
+        "v1x": value_slider("v1 x", vt[0, 0]),
+        "v1y": value_slider("v1 y", vt[0, 1]),
+        "v2x": value_slider("v2 x", vt[1, 0]),
+        "v2y": value_slider("v2 y", vt[1, 1]),
     }
     k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, 2)
     origin = torch.zeros(2, 2, dtype=torch.float64)
     qlim = QUERY_LIM + 0.3
-    matching = Panel([
-        Line([[-qlim, -qlim], [qlim, qlim]], color="0.6", width=1.0, dash=True, label="x = y: a1 = a2"),
-        Arrows(torch.stack([origin, k], 1), color="C0", width=1.2),
-        Points(k, color="C0", marker="s", size=5, labels=["k1", "k2"], label="keys"),
-        Arrows("query_arrow", color="C3", width=1.5),
-        Points("query", color="C3", size=6, label="query q"),
-    ], xlim=(-qlim, qlim), ylim=(-qlim, qlim), equal=True, title="matching: q against k1, k2",
-        xlabel="dimension 1", ylabel="dimension 2", legend="lower right")
+    matching = Panel(
+        [
+            Line(
+                [[-qlim, -qlim], [qlim, qlim]],
+                color="0.6",
+                width=1.0,
+                dash=True,
+                label="x = y: a1 = a2",
+            ),
+            Arrows(torch.stack([origin, k], 1), color="C0", width=1.2),
+            Points(k, color="C0", marker="s", size=5, labels=["k1", "k2"], label="keys"),
+            Arrows("query_arrow", color="C3", width=1.5),
+            Points("query", color="C3", size=6, label="query q"),
+        ],
+        xlim=(-qlim, qlim),
+        ylim=(-qlim, qlim),
+        equal=True,
+        title="matching: q against k1, k2",
+        xlabel="dimension 1",
+        ylabel="dimension 2",
+        legend="lower right",
+    )
     t = torch.linspace(-_DIFF_LIM, _DIFF_LIM, 131, dtype=torch.float64)
-    sigma = Panel([
-        Line(torch.stack([t, torch.sigmoid(t)], 1), color="C0", width=1.5),
-        Line([[-_DIFF_LIM, 0.5], [_DIFF_LIM, 0.5]], color="0.7", width=1.0, dash=True),
-        Points("sigma_point", color="black", size=6),
-        Text(0.04, 0.92, key="a1", axes=True),
-    ], xlim=(-_DIFF_LIM, _DIFF_LIM), ylim=(0.0, 1.0), title="weight of v1: a1 = σ(s1 − s2)",
-        xlabel="s1 − s2", ylabel="a1")
+    sigma = Panel(
+        [
+            Line(torch.stack([t, torch.sigmoid(t)], 1), color="C0", width=1.5),
+            Line([[-_DIFF_LIM, 0.5], [_DIFF_LIM, 0.5]], color="0.7", width=1.0, dash=True),
+            Points("sigma_point", color="black", size=6),
+            Text(0.04, 0.92, key="a1", axes=True),
+        ],
+        xlim=(-_DIFF_LIM, _DIFF_LIM),
+        ylim=(0.0, 1.0),
+        title="weight of v1: a1 = σ(s1 − s2)",
+        xlabel="s1 − s2",
+        ylabel="a1",
+    )
     vlim = VALUE_LIM + 0.8
-    content = Panel([
-        Line("values", color="C2", width=1.2, dash=True),  # the segment v1-v2
-        Segments("mix", color="0.35", widths="mix_widths"),
-        Points("values", color="C2", marker="^", size=6, labels=["v1", "v2"], label="values"),
-        Points("output", color="black", marker="*", size=6, label="output o"),
-    ], xlim=(-vlim, vlim), ylim=(-vlim, vlim), equal=True, title="content: o = a1 v1 + a2 v2",
-        xlabel="dimension 1", ylabel="dimension 2", legend="lower left")
-    scene = Scene([matching, sigma, content], cols=3, width=900, height=300, col_widths=[1.0, 1.0, 1.0])
-    args = {"query": [float(c) for c in qt], "values": [[float(c) for c in p] for p in vt], "scaled": bool(scaled)}
-    return Explorer(controls, two_key_frame, scene, name="two_key", args=args,
-                    columns=["1", "2"], digits=3)
+    content = Panel(
+        [
+            Line("values", color="C2", width=1.2, dash=True),  # the segment v1-v2
+            Segments("mix", color="0.35", widths="mix_widths"),
+            Points("values", color="C2", marker="^", size=6, labels=["v1", "v2"], label="values"),
+            Points("output", color="black", marker="*", size=6, label="output o"),
+        ],
+        xlim=(-vlim, vlim),
+        ylim=(-vlim, vlim),
+        equal=True,
+        title="content: o = a1 v1 + a2 v2",
+        xlabel="dimension 1",
+        ylabel="dimension 2",
+        legend="lower left",
+    )
+    scene = Scene(
+        [matching, sigma, content], cols=3, width=900, height=300, col_widths=[1.0, 1.0, 1.0]
+    )
+    args = {
+        "query": [float(c) for c in qt],
+        "values": [[float(c) for c in p] for p in vt],
+        "scaled": bool(scaled),
+    }
+    return Explorer(
+        controls, two_key_frame, scene, name="two_key", args=args, columns=["1", "2"], digits=3
+    )

@@ -25,12 +25,18 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 # Measured in ../shared/RECIPES.md: these flags make Debian's Chromium run as root, headless, offline.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 INSTALL_HINT = "install it with `apt-get install -y chromium` (do not run `playwright install`)"
 
 
@@ -64,8 +70,11 @@ class Lab:
     log: Path
 
     def api(self, path: str, method: str = "GET"):
-        req = urllib.request.Request(f"{self.url}/api/{path}", method=method,
-                                     headers={"Authorization": f"token {self.token}"})
+        req = urllib.request.Request(
+            f"{self.url}/api/{path}",
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
         with urllib.request.urlopen(req, timeout=10) as r:
             body = r.read()
         return json.loads(body) if body else None
@@ -88,38 +97,68 @@ def lab_server(notebooks: Path = REPO / "notebooks"):
     shutil.copytree(notebooks, root)
     # User settings: no news pop-up, every cell attached to the DOM (no windowing), no update check.
     settings = dirs["config"] / "lab" / "user-settings" / "@jupyterlab"
-    _write_json(settings / "apputils-extension" / "notification.jupyterlab-settings",
-                {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True})
-    _write_json(settings / "notebook-extension" / "tracker.jupyterlab-settings", {"windowingMode": "none"})
+    _write_json(
+        settings / "apputils-extension" / "notification.jupyterlab-settings",
+        {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
+    )
+    _write_json(
+        settings / "notebook-extension" / "tracker.jupyterlab-settings", {"windowingMode": "none"}
+    )
     # No "receive official Jupyter news?" prompt: switch the announcements plugin off.
-    _write_json(dirs["config"] / "labconfig" / "page_config.json",
-                {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    _write_json(
+        dirs["config"] / "labconfig" / "page_config.json",
+        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}},
+    )
     env = dict(os.environ)
-    env.pop("JUPYTER_PATH", None)  # sys.prefix/share/jupyter (lab extensions, kernelspec) stays on the path
-    env.update(HOME=str(dirs["home"]), TMPDIR=str(dirs["tmp"]), JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
-               JUPYTER_CONFIG_DIR=str(dirs["config"]), JUPYTER_DATA_DIR=str(dirs["data"]),
-               IPYTHONDIR=str(dirs["ipython"]), MPLCONFIGDIR=str(dirs["mpl"]), PYTHONUNBUFFERED="1")
+    env.pop(
+        "JUPYTER_PATH", None
+    )  # sys.prefix/share/jupyter (lab extensions, kernelspec) stays on the path
+    env.update(
+        HOME=str(dirs["home"]),
+        TMPDIR=str(dirs["tmp"]),
+        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+        JUPYTER_CONFIG_DIR=str(dirs["config"]),
+        JUPYTER_DATA_DIR=str(dirs["data"]),
+        IPYTHONDIR=str(dirs["ipython"]),
+        MPLCONFIGDIR=str(dirs["mpl"]),
+        PYTHONUNBUFFERED="1",
+    )
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     port, token = _free_port(), secrets.token_hex(16)
     log = base / "jupyterlab.log"
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
-           "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={root}", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.ip=127.0.0.1",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # its own process group: kernels die with it
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )  # its own process group: kernels die with it
     server = Lab(url=f"http://127.0.0.1:{port}", token=token, root=root, log=log)
     try:
         deadline = time.monotonic() + 90
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited with {proc.returncode}:\n{server.log_tail()}")
+                raise RuntimeError(
+                    f"jupyter lab exited with {proc.returncode}:\n{server.log_tail()}"
+                )
             try:
                 server.api("status")
                 break
             except (urllib.error.URLError, ConnectionError, OSError):
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"jupyter lab did not answer in 90 s:\n{server.log_tail()}")
+                    raise RuntimeError(
+                        f"jupyter lab did not answer in 90 s:\n{server.log_tail()}"
+                    ) from None
                 time.sleep(0.3)
         yield server
     finally:
@@ -140,11 +179,17 @@ def chromium():
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=60_000)
-    home = tempfile.mkdtemp(prefix="attnlib-chromium-")  # its profile and crash folders, not ~/.config
+    home = tempfile.mkdtemp(
+        prefix="attnlib-chromium-"
+    )  # its profile and crash folders, not ~/.config
     pw = sync_playwright().start()
     try:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-                               env={**os.environ, "HOME": home, "XDG_CONFIG_HOME": home, "XDG_CACHE_HOME": home})
+        b = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            env={**os.environ, "HOME": home, "XDG_CONFIG_HOME": home, "XDG_CACHE_HOME": home},
+        )
         try:
             yield b
         finally:
@@ -186,16 +231,21 @@ def open_and_run_all(page, lab, notebook: str, timeout: float = 150):
     page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={lab.token}")
     session = wait(lambda: session_of(lab, notebook), 60, f"a kernel session for {notebook}")
     # The toolbar's kernel indicator says idle too early (RECIPES.md): ask the server.
-    wait(lambda: kernel_idle(lab, session["kernel"]["id"]), 60, "the kernel to be idle and connected")
+    wait(
+        lambda: kernel_idle(lab, session["kernel"]["id"]), 60, "the kernel to be idle and connected"
+    )
     page.locator(".jp-Notebook").first.wait_for()
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
 
     def finished():
         prompts = page.locator(".jp-Notebook .jp-InputArea-prompt").all_inner_texts()
-        return (prompts and not any("*" in p for p in prompts)
-                and all(re.search(r"\[\d+\]", p) or not p.strip() for p in prompts)
-                and kernel_idle(lab, session["kernel"]["id"]))
+        return (
+            prompts
+            and not any("*" in p for p in prompts)
+            and all(re.search(r"\[\d+\]", p) or not p.strip() for p in prompts)
+            and kernel_idle(lab, session["kernel"]["id"])
+        )
 
     wait(finished, timeout, f"{notebook} to finish running")
     return session

@@ -20,7 +20,6 @@ import time
 
 import numpy as np
 import pytest
-
 from harness import open_and_run_all
 from harness import wait as _wait
 from specs import NOTEBOOKS
@@ -56,7 +55,9 @@ def _check_canvas_explorer(page, ex_el) -> None:
     before_values, before_png = root.get_attribute("data-values"), png()
     before_text = root.locator(".attnlib-readout").inner_text()
     _drag_first_slider(page, ex_el, dx=70)
-    _wait(lambda: root.get_attribute("data-values") != before_values, 20, "a new frame after the drag")
+    _wait(
+        lambda: root.get_attribute("data-values") != before_values, 20, "a new frame after the drag"
+    )
 
     def settled():
         a = (root.get_attribute("data-frames"), png())
@@ -73,20 +74,33 @@ def _check_canvas_explorer(page, ex_el) -> None:
     ref = BUILDERS[name](**args)
     first = ref.fast[0]
     shown = _numbers(ex_el.locator(".widget-slider .widget-readout").first.inner_text())
-    assert shown and float(shown[0]) == pytest.approx(float(snap["values"][first]), abs=1e-9 + 0.5 * 10.0 ** -(
-        len(shown[0].split(".")[1]) if "." in shown[0] else 0)), (name, shown, snap["values"])
+    assert shown and float(shown[0]) == pytest.approx(
+        float(snap["values"][first]),
+        abs=1e-9 + 0.5 * 10.0 ** -(len(shown[0].split(".")[1]) if "." in shown[0] else 0),
+    ), (name, shown, snap["values"])
     frame = ref.compute(**snap["values"])
     for key, drawn in snap["arrays"].items():
         want = np.asarray(frame.arrays[key], dtype=np.float64).astype(np.float32).reshape(-1)
         # The browser holds float32 casts of the kernel's float64 numbers: equal to the cast here,
         # up to 2 float32 ulps (2**-22 relative) should the kernel's float64 differ in its last bits.
-        np.testing.assert_allclose(np.asarray(drawn, dtype=np.float32), want, rtol=2.0**-22, atol=0,
-                                   err_msg=f"{name}: array {key!r} drawn in the browser")
+        np.testing.assert_allclose(
+            np.asarray(drawn, dtype=np.float32),
+            want,
+            rtol=2.0**-22,
+            atol=0,
+            err_msg=f"{name}: array {key!r} drawn in the browser",
+        )
     # The readout numbers travel in float64: the same up to float64 rounding of a reordered sum.
-    np.testing.assert_allclose(snap["nums"], readout_numbers(frame, ref._spec), rtol=1e-12, atol=1e-15,
-                               err_msg=f"{name}: readout numbers in the browser")
+    np.testing.assert_allclose(
+        snap["nums"],
+        readout_numbers(frame, ref._spec),
+        rtol=1e-12,
+        atol=1e-15,
+        err_msg=f"{name}: readout numbers in the browser",
+    )
     assert _numbers(text) == _readout_text_numbers_from_html(ref.readout_html(frame)), (
-        f"{name}: the browser shows\n{text}\nbut Python shows\n{ref.readout_html(frame)}")
+        f"{name}: the browser shows\n{text}\nbut Python shows\n{ref.readout_html(frame)}"
+    )
 
 
 def _drag_first_slider(page, explorer, dx: float) -> None:
@@ -103,23 +117,37 @@ def _drag_first_slider(page, explorer, dx: float) -> None:
 @pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
 def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, lab, browser):
     expected = NOTEBOOKS[notebook]
-    assert (lab.root / notebook).exists(), f"notebooks/{notebook} is listed in specs.py but does not exist"
+    assert (lab.root / notebook).exists(), (
+        f"notebooks/{notebook} is listed in specs.py but does not exist"
+    )
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
     page = context.new_page()
     console_errors = []
     page.on("pageerror", lambda exc: console_errors.append(str(exc)))
     # e.g. ipywidgets' "Error setting state: ..." when a widget model breaks in the front-end
-    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error"
-            and "Failed to load resource" not in m.text else None)
+    page.on(
+        "console",
+        lambda m: (
+            console_errors.append(m.text)
+            if m.type == "error" and "Failed to load resource" not in m.text
+            else None
+        ),
+    )
     session = None
     try:
         session = open_and_run_all(page, lab, notebook, RUN_TIMEOUT_S)
 
-        errors = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
-        assert errors.count() == 0, f"{notebook} shows error output:\n" + "\n---\n".join(errors.all_inner_texts())[:3000]
+        errors = page.locator(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+        )
+        assert errors.count() == 0, (
+            f"{notebook} shows error output:\n" + "\n---\n".join(errors.all_inner_texts())[:3000]
+        )
 
         explorers = page.locator(".attnlib-explorer")
-        _wait(lambda: explorers.count() >= len(expected), 30, f"{len(expected)} explorers to render")
+        _wait(
+            lambda: explorers.count() >= len(expected), 30, f"{len(expected)} explorers to render"
+        )
         shown = [_builder(explorers.nth(i)) for i in range(explorers.count())]
         assert set(expected) <= set(shown), f"{notebook} should show {expected}, shows {shown}"
 
