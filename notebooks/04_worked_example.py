@@ -56,7 +56,7 @@ device = default_device()
 #
 # 1. an **attention score (注意力分数)** for every key, $s_i = a(q, k_i)$ — here the scaled dot product $q\cdot k_i/\sqrt{d_k}$;
 # 2. **attention weights (注意力权重)** from a softmax over the scores, $\alpha_i = \exp(s_i) / \sum_{j=1}^m \exp(s_j)$;
-# 3. the **output**, a weighted sum of the values, $o = \sum_{i=1}^m \alpha_i v_i$.
+# 3. the **output**, a **weighted sum (加权求和)** of the values, $o = \sum_{i=1}^m \alpha_i v_i$.
 #
 # In short: query and keys → scores → softmax → weights; weights × values → sum → output.
 #
@@ -86,7 +86,7 @@ print(f"smallest weight {weights.min().item():.3g} (> 0), largest {weights.max()
 # o = \tfrac34\,[2, 0] + \tfrac14\,[0, 4] = [1.5,\ 0] + [0,\ 1] = [1.5,\ 1].
 # $$
 #
-# The output is neither $v_1$ nor $v_2$: attention did not *pick* one token and copy it, it *blended* them, three parts of the first to one part of the second.
+# Neither value comes out unchanged. The result $[1.5, 1]$ lies between $v_1$ and $v_2$, a blend of three parts $v_1$ to one part $v_2$: here attention works as a weighted average, not as a lookup that returns one stored row.
 
 # %%
 # C09: scores [log 3, 0] -> weights [3/4, 1/4]; values [2, 0], [0, 4] -> output [1.5, 1]
@@ -136,7 +136,7 @@ _ = ax.set_title("scores (log 3 ≈ 1.10, 0) → weights (0.75, 0.25)")
 
 # %% [markdown]
 # > **Common mistake**: reading a large attention weight as "the reason" for the output.
-# > A weight is not a **causal explanation (因果解释)**: it is one coefficient on one read path. What a value contributes is its weight *times* the value, so a small weight on a large value can outweigh a large weight on a small one — and in a real network there are other heads, residual connections, the FFN and later layers on top (the next section shows a residual connection undoing the "mixture" picture). Two values, weights $[0.9, 0.1]$:
+# > A weight tells you how strongly one head, in one layer, reads one position; it is not a **causal explanation (因果解释)** of what the network computes. Even inside the head, what a value adds to the output is its weight *times* the value, so a small weight on a large value can outweigh a large weight on a small one. And whatever the head reads is then combined with the other heads, added to a residual connection and reworked by the FFN and every later layer (the next section shows a residual connection undoing the "mixture" picture). Two values, weights $[0.9, 0.1]$:
 
 # %%
 # a large weight is not a large contribution: what counts is weight × value
@@ -152,7 +152,7 @@ print("size of each share:    ", rounded(contrib.norm(dim=-1), 4))
 #
 # Because every weight is non-negative and each row sums to 1, the output $o_i = \sum_j a_{ij} v_j$ is a **convex combination** of the value rows. Geometrically it lies in their **convex hull (凸包)**: on the segment between two values, inside the triangle of three, and so on. It can never overshoot the values in any direction.
 #
-# A clean test of hull membership in any dimension: $o$ is in the hull of $v_1, \ldots, v_m$ exactly when, for every direction $u$, $u\cdot o \le \max_j u\cdot v_j$. Below, 1000 random queries against 6 random keys and 3-D values, checked along 256 random directions:
+# A clean test of hull membership in any dimension: $o$ is in the hull of $v_1, \ldots, v_m$ exactly when, for every direction $u$, $u\cdot o \le \max_j u\cdot v_j$. One direction that breaks the inequality proves $o$ is outside; a finite set of directions can miss the one that would. So with 256 random directions a count of outputs *found* outside is a lower bound, and "0 found outside" agrees with the guarantee without proving it (the proof is the algebra above). Below, 1000 random queries against 6 random keys and 3-D values, checked along 256 random directions:
 
 # %%
 # C07: weights >= 0, rows sum to 1, and every output lies in the convex hull of the values
@@ -165,15 +165,15 @@ u = torch.randn(256, d_v, generator=gen).to(device)          # (256, d_v) test d
 
 
 def outside_hull(points, corners):
-    """How many rows of `points` fail u·p <= max_j u·c_j (+ 1e-5 for float32 rounding) for some u."""
+    """How many rows of `points` fail u·p <= max_j u·c_j (+ 1e-5 for float32 rounding) for one of the u: a lower bound."""
     return int((~(points @ u.T <= (corners @ u.T).amax(dim=0) + 1e-5).all(dim=-1)).sum())
 
 
 out, A = dot_product_attention(q, k, v)                      # (L, d_v), (L, S)
 gap = (A.sum(-1) - 1).abs().max().item()
-print(f"smallest weight:              {A.min().item():.2e} (>= 0)")
-print(f"max |row sum - 1|:            {'<' if gap < 1e-6 else '>='} 1e-6")
-print(f"outputs outside the hull:     {outside_hull(out, v)} of {Lq}")
+print(f"smallest weight:                {A.min().item():.2e} (>= 0)")
+print(f"max |row sum - 1|:              {'<' if gap < 1e-6 else '>='} 1e-6")
+print(f"outputs found outside the hull: {outside_hull(out, v)} of {Lq}")
 
 # %% [markdown]
 # The guarantee is for **one head without attention dropout**. Dropout zeros some weights and rescales the survivors by $1/(1-p)$, so a row no longer sums to 1 and the output can leave the hull (during training only). The same inputs with `dropout_p=0.5` (on the CPU, with the seeded global generator):
@@ -183,13 +183,14 @@ print(f"outputs outside the hull:     {outside_hull(out, v)} of {Lq}")
 torch.manual_seed(0)
 out_d, _ = dot_product_attention(q.cpu(), k.cpu(), v.cpu(), dropout_p=0.5)
 inside_each = (out_d @ u.cpu().T <= (v.cpu() @ u.cpu().T).amax(dim=0) + 1e-5).all(dim=-1)
-print(f"with dropout p = 0.5: {int((~inside_each).sum())} of {Lq} outputs lie outside the hull")
+print(f"with dropout p = 0.5: at least {int((~inside_each).sum())} of {Lq} outputs lie outside the hull "
+      "(a test direction separates each of them from the values)")
 
 # %% [markdown]
 # What about the layers after attention? Be precise about which ones break the guarantee:
 #
 # - **The output projection $W_O$ of one head does not.** It is linear, so $o\,W_O = \big(\sum_j a_j v_j\big) W_O = \sum_j a_j\,(v_j W_O)$: still a convex combination, now of the *projected* values $v_j W_O$. The output lies in their hull (not in the hull of the $v_j$ themselves).
-# - **A residual connection does.** The block outputs $x_i + o_i$: the query position's own input plus the mixture. That shifts each output by a different vector, out of the hull.
+# - **A residual connection does.** The block outputs $x_i + o_i$: the query position's own input plus the mixture. That shifts each output by a different vector, and most of the shifted outputs leave the hull.
 # - So do the sum of several heads (each head's $o^{(h)} W_O^{(h)}$ lies in its own hull; their *sum* need not lie in any), the non-linear FFN and the layers above: the seed's "convex combination" is a statement about one attention head, not about the network's output.
 #
 # The same 1000 outputs, tested the same way:
@@ -198,8 +199,8 @@ print(f"with dropout p = 0.5: {int((~inside_each).sum())} of {Lq} outputs lie ou
 # C07: one head + W_O is still a convex combination of the v_j W_O; a residual x + o leaves the hull
 W_O = torch.randn(d_v, d_v, generator=gen).to(device)        # (d_v, d_model=d_v) output projection
 x_res = torch.randn(Lq, d_v, generator=gen).to(device)       # (L, d_model) each query position's own input
-print(f"o W_O outside the hull of the v_j W_O:    {outside_hull(out @ W_O, v @ W_O)} of {Lq}")
-print(f"x + o outside the hull of the values v_j: {outside_hull(x_res + out, v)} of {Lq}")
+print(f"o W_O found outside the hull of the v_j W_O: {outside_hull(out @ W_O, v @ W_O)} of {Lq}")
+print(f"x + o outside the hull of the values v_j:    at least {outside_hull(x_res + out, v)} of {Lq}")
 
 # %% [markdown]
 # ## 4. The 2-D example from the slides

@@ -128,7 +128,7 @@ print("batch 1 weights:", show(w2[1], 3))
 # The seed (§9.6) writes this masking into a complete additive-attention layer. Nothing about it is specific to the dot product: the mask acts on the scores, whatever function produced them. `attnlib.AdditiveAttention` (notebook 00) takes the same `valid_lens`:
 
 # %%
-# C25: the same valid_lens mask the additive score  vᵀ tanh(W_q q + W_k k)
+# C25: the same valid_lens masks the additive score vᵀ tanh(W_q q + W_k k)
 torch.manual_seed(0)
 additive = AdditiveAttention(d_q=3, d_k=4, d_hidden=8).to(device)
 queries = torch.randn(2, 2, 3, generator=gen).to(device)   # (B, L, d_q)
@@ -181,7 +181,7 @@ print("|output| of the pad queries 4, 5:              ", show(out_pad[0, 4:].nor
 # * **Plain softmax with $M = -\infty$**: every entry is $-\infty$, the row max is $-\infty$, and $-\infty - (-\infty)$ is NaN. The NaN then spreads through every later layer.
 # * **float16** tops out at 65504, so $-10^6$ and $-10^9$ **overflow (溢出)**: they *are* $-\infty$ once stored in float16, and we are back at NaN. (`Tensor.masked_fill` refuses outright, so the seed's own `masked_softmax` crashes on any float16 batch: shown below the tables.)
 # * **Replacing** the hidden scores by one large number makes every entry equal, so the row becomes **uniform**.
-# * **Adding** $M = -10^6$ in float32 is the subtlest. float32 keeps 24 significant bits, and $10^6$ lies between $2^{19}$ and $2^{20}$, so numbers near it are stored in steps of $2^{19-23} = 1/16$. The score *differences* survive, and the softmax, which only sees differences, returns the weights the row would have had **with no mask at all**. Near $10^9$ (between $2^{29}$ and $2^{30}$) the steps are $2^{6} = 64$: adding $-10^9$ rounds the differences away and gives a uniform row again. bfloat16 keeps only 8 significant bits, so both sentinels round the differences away there.
+# * **Adding** $M = -10^6$ in float32 is the subtlest. float32 keeps 24 significant bits, and $10^6$ lies between $2^{19}$ and $2^{20}$, so numbers near it are stored in steps of $2^{19-23} = 1/16$. The score *differences* survive (to within that step; exactly here, where every score is a multiple of $1/16$), and the softmax, which only sees differences, returns the weights the row would have had **with no mask at all**. Near $10^9$ (between $2^{29}$ and $2^{30}$) the steps are $2^{6} = 64$: adding $-10^9$ rounds the differences away and gives a uniform row again. bfloat16 keeps only 8 significant bits, so both sentinels round the differences away there.
 # * **Adding** $M = $ `torch.finfo(dtype).min`, the most negative finite number of the dtype (the choice of Hugging Face's code and of our STYLE guide), never overflows when stored, in any dtype. But it is so large that every score rounds away: a fully hidden row is **uniform** in all three dtypes. And it leaves no headroom: two such masks *added* overflow to $-\infty$ (shown below).
 #
 # We call the large negative number a recipe writes into the hidden entries its **sentinel**: a stand-in value that means "hidden" rather than a real score.
@@ -221,7 +221,7 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
           f"row hidden by both masks: {show(row[0], 3)}")
 
 # %% [markdown]
-# Read the first table as a list of failure modes. NaN is loud (it poisons everything after it). "uniform" and "as if unmasked" are silent: the numbers look fine, but a query that should have read nothing reads padding. `finfo(dtype).min` is the safest sentinel (never NaN with one mask, in any dtype) and still gives a uniform row. Only the last line gives the same, well-defined answer in all three dtypes.
+# Read the first table as a list of failure modes. NaN is loud (it poisons everything after it). "uniform" and "as if unmasked" are silent: the numbers look fine, but a query that should have read nothing reads padding. `finfo(dtype).min` is the safest sentinel (never NaN with one mask, in any dtype), and it gives the same answer in all three dtypes, but the wrong one: a uniform row. Only the last line gives the right answer (zeros: the query reads nothing) in all three.
 #
 # The zeros carry through the whole attention call, so the output of such a row is zero too, also in half precision:
 
@@ -246,7 +246,7 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
 # A = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right).
 # $$
 #
-# The visible part is the lower triangle including the diagonal. The lecture's picture, "when computing $x_i$'s output, pretend the sequence has length $i$", is exactly this: row $i$ behaves as if the keys after $i$ did not exist.
+# The visible part is the lower triangle including the diagonal. The lecture's picture, "when computing $x_i$'s output, pretend the sequence has length $i$", is exactly this: row $i$ behaves as if the keys after $i$ did not exist. (The lecture counts positions from 1; counting from 0, as we do, row $i$ sees the $i + 1$ keys $0, \dots, i$.)
 
 # %%
 # C36: the causal mask (True = may attend): lower triangle including the diagonal
@@ -269,11 +269,11 @@ for causal in (True, False):
     out_old, _ = dot_product_attention(x @ W_q, x @ W_k, x @ W_v, is_causal=causal)                  # (L, d)
     out_new, _ = dot_product_attention(x_new @ W_q, x_new @ W_k, x_new @ W_v, is_causal=causal)      # (L, d)
     diff = (out_old - out_new).abs().amax(dim=-1)                                                    # (L,) per position
-    print(f"causal={str(causal):5s}  max |change| at positions 0..{t}: {show(diff[:t + 1].max(), 4)}"
-          f"   after {t}: {'> 0' if diff[t + 1:].min().item() > 0 else '0'}")
+    per_position = "[" + ", ".join(f"{c:.3g}" for c in diff.cpu().tolist()) + "]"   # 3 significant digits
+    print(f"causal={str(causal):5s}  max |change| at positions 0..{L - 1}: {per_position}")
 
 # %% [markdown]
-# With the mask, the past is untouched to the last bit (a difference of exactly `0.0`, because the future keys get weight exactly 0). Without it, every position moves. And "pretend the length is $i$" can be checked literally: position $i$'s causal output equals plain attention over the prefix $x_0,\dots,x_i$ alone.
+# With the mask, the past is untouched to the last bit (a difference of exactly 0, because the future keys get weight exactly 0). Without it, every position moves, by very different amounts: position 3 only by 0.000348, because its query puts almost all of its weight on key 0 and next to none on the changed keys. And "pretend the length is $i$" can be checked literally: position $i$'s causal output equals plain attention over the prefix $x_0,\dots,x_i$ alone.
 
 # %%
 # C36: causal output at i == unmasked attention over the prefix x[:i+1]
@@ -346,7 +346,7 @@ explorer = masking_explorer()
 explorer
 
 # %% [markdown]
-# What batch row 0 with valid length 0 gets under every recipe and dtype, read from `explorer.state(...)` (which computes the readout at those settings and moves nothing on screen). The scores are the explorer's random ones, not section 3's $(2, 0.5, -1, 1)$: the $-10^6$ row is "≈ as if unmasked" because the sum rounds each score to a step of $1/16$, which moves each weight by up to 7 %.
+# What batch row 0 with valid length 0 gets under every recipe and dtype, read from `explorer.state(...)` (which computes the readout at those settings and moves nothing on screen). The scores are the explorer's random ones, not section 3's $(2, 0.5, -1, 1)$: the $-10^6$ row is "≈ as if unmasked" because the sum rounds each score to a step of $1/16$, which changes each weight by a factor between $e^{-1/16}$ and $e^{1/16}$ (at most about 6.5 %).
 
 # %%
 # C12: the explorer's verdict for an empty batch row, per recipe and dtype
