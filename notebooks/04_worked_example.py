@@ -34,7 +34,7 @@
 # **Time:** about 20 minutes.
 
 # %%
-# %matplotlib widget
+# %matplotlib inline
 import math
 
 import matplotlib.pyplot as plt

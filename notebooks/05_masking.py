@@ -33,7 +33,7 @@
 # **Time:** about 30 minutes.
 
 # %%
-# %matplotlib widget
+# %matplotlib inline
 import math
 
 import matplotlib.pyplot as plt
