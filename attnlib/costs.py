@@ -266,7 +266,9 @@ def allocated_bytes(fn: Callable[[], object]) -> int:
 
 
 def largest_tensor_bytes(fn: Callable[[], object]) -> int:
-    """Bytes of the largest single tensor storage ``fn()`` creates (exact; see :class:`TensorBytes`)."""
+    """Bytes of the largest single tensor storage ``fn()`` creates
+    (exact; see :class:`TensorBytes`).
+    """
     return _count(fn).largest
 
 
@@ -391,7 +393,8 @@ def layer_costs(
     dtype: torch.dtype = torch.float32,
     repeats: int = 3,
 ) -> list[CostRow]:
-    """Time one self-attention, ``nn.RNN`` and ``nn.Conv1d`` layer's forward as n grows, and count its memory (C41).
+    """Time one self-attention, ``nn.RNN`` and ``nn.Conv1d`` layer's forward as n grows, and count
+    its memory (C41).
 
     Self-attention is single-head written-out attention of the sequence with itself
     (``softmax(X Xᵀ/√d) X``); the RNN is ``nn.RNN(d, d)``; the CNN is ``nn.Conv1d(d, d, k)``

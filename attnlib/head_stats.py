@@ -129,7 +129,9 @@ def head_entropy(attentions, valid_lens: torch.Tensor) -> torch.Tensor:
 
 
 def key_share(attentions, valid_lens: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-    """Mean weight each head puts on the keys where ``keys`` (``(B, L)`` bool) is True: ``(layers, H)``."""
+    """Mean weight each head puts on the keys where ``keys`` (``(B, L)`` bool) is True:
+    ``(layers, H)``.
+    """
     a, real = _checked(attentions, valid_lens)
     if keys.dtype != torch.bool or tuple(keys.shape) != tuple(real.shape):
         raise ValueError(

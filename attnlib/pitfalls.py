@@ -60,7 +60,9 @@ _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch
 
 
 def sentinel_for(fill, dtype: torch.dtype) -> float:
-    """The number a recipe's ``fill`` means in ``dtype``: ``"finfo.min"`` is ``torch.finfo(dtype).min``."""
+    """The number a recipe's ``fill`` means in ``dtype``: ``"finfo.min"`` is
+    ``torch.finfo(dtype).min``.
+    """
     if isinstance(fill, str):
         if fill != "finfo.min":
             raise ValueError(f"fill must be a number or 'finfo.min', got {fill!r}")
@@ -236,7 +238,8 @@ def fully_masked_row_cases(
 
 
 def format_cases(cases: list[MaskedRowCase], *, what: str = "verdict") -> str:
-    """Lay out :func:`fully_masked_row_cases` as a text table: one row per recipe, one column per dtype.
+    """Lay out :func:`fully_masked_row_cases` as a text table: one row per recipe, one column per
+    dtype.
 
     Args:
         cases: the cases.

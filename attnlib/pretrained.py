@@ -59,7 +59,9 @@ class MiniLMConfig:
 
     @classmethod
     def from_json(cls, path: Path) -> MiniLMConfig:
-        """Read a transformers ``BertConfig`` file; only what this encoder implements is accepted."""
+        """Read a transformers ``BertConfig`` file; only what this encoder
+        implements is accepted.
+        """
         raw = json.loads(Path(path).read_text())
         expected = {
             "model_type": "bert",
@@ -88,7 +90,8 @@ class TokenBatch:
 
     Attributes:
         ids: ``(B, L)`` int64 token ids on the encoder's device.
-        valid_lens: ``(B,)`` int64, the number of real tokens of each text ([CLS] and [SEP] included).
+        valid_lens: ``(B,)`` int64, the number of real tokens of each text
+        ([CLS] and [SEP] included).
         tokens: the real tokens of each text as strings, ``[CLS] ... [SEP]`` (no padding).
     """
 

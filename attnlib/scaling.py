@@ -132,7 +132,9 @@ def spread_logits(logits: torch.Tensor, spread: float) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class VarianceTable:
-    """Result of :func:`dot_product_variance`, one entry per width d_k (tensors of shape ``(K,)``)."""
+    """Result of :func:`dot_product_variance`, one entry per width d_k
+    (tensors of shape ``(K,)``).
+    """
 
     d_k: list[int]
     variance: torch.Tensor  # Var(q·k), expected d_k
@@ -179,7 +181,8 @@ def dot_product_variance(
     Args:
         d_ks: the widths to try, positive ints, e.g. ``[1, 4, 16, 64, 256, 1024]``.
         num_samples: pairs per width (>= 2).
-        generator: a ``torch.Generator`` on ``device`` for repeatable draws (None: torch's global one).
+        generator: a ``torch.Generator`` on ``device`` for repeatable draws
+        (None: torch's global one).
         device: where to draw and compute.
         dtype: floating dtype of the samples and dot products; the variances are then computed
             in float64 (except on MPS, which has no float64), so printed tables are stable.

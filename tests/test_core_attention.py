@@ -1,4 +1,6 @@
-"""Dot-product attention against torch's own SDPA, closed forms and float64 (C01-C03, C07, C09-C11, C19, C26, C27)."""
+"""Dot-product attention against torch's own SDPA, closed forms and float64
+(C01-C03, C07, C09-C11, C19, C26, C27).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Cost of one layer (C41): the table against measurements, FLOPs against torch's counter, exact memory."""
+"""Cost of one layer (C41): the table against measurements, FLOPs against torch's counter, exact
+memory.
+"""
 
 from __future__ import annotations
 

@@ -19,7 +19,9 @@ FIGURES_DIR = Path(__file__).resolve().parents[1] / "figures"
 TOLERANCE = 2.0  # RMS over 0-255 pixel values: font/antialiasing noise, not a changed picture
 #: figures not compared by pixels -> the test that checks what they show.
 CHECKED_BY_CONTENT = {
-    "decoding_cross_attention": "tests/test_figures_decoding.py::test_c40_figure_is_untrained_then_anti_diagonal",
+    "decoding_cross_attention": (
+        "tests/test_figures_decoding.py::test_c40_figure_is_untrained_then_anti_diagonal"
+    ),
 }
 
 

@@ -36,7 +36,9 @@ def _get(url: str) -> tuple[int, str]:
 
 
 def _listening_addresses(port: int) -> set[str]:
-    """Local addresses of the TCP sockets listening on `port`, from the kernel's /proc/net tables."""
+    """Local addresses of the TCP sockets listening on `port`, from the kernel's
+    /proc/net tables.
+    """
     found = set()
     for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
         if not os.path.exists(table):

@@ -1,4 +1,6 @@
-"""Multi-head attention against torch.nn.MultiheadAttention, per-head projections and closed forms (C16, C17, C28)."""
+"""Multi-head attention against torch.nn.MultiheadAttention, per-head projections and closed forms
+(C16, C17, C28).
+"""
 
 from __future__ import annotations
 

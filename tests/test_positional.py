@@ -1,4 +1,6 @@
-"""Positions: permutation equivariance, X + P, the sinusoidal formula and offsets as rotations (C29-C33)."""
+"""Positions: permutation equivariance, X + P, the sinusoidal formula and offsets as rotations
+(C29-C33).
+"""
 
 from __future__ import annotations
 

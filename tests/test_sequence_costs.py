@@ -1,4 +1,6 @@
-"""Cost arithmetic in attnlib.costs (fitted slopes, the formulas) and the figure's measured-cost panels."""
+"""Cost arithmetic in attnlib.costs (fitted slopes, the formulas) and the figure's measured-cost
+panels.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Encoder and decoder blocks against torch's Transformer layers; causal, padding, LayerNorm (C18, C34-C39)."""
+"""Encoder and decoder blocks against torch's Transformer layers; causal, padding, LayerNorm
+(C18, C34-C39).
+"""
 
 from __future__ import annotations
 

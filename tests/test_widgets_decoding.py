@@ -1,4 +1,6 @@
-"""The decoding explorer: what it shows against an independent decode, the causal mask and the models."""
+"""The decoding explorer: what it shows against an independent decode, the causal mask and the
+models.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ def _ids(letters):
 
 
 def _reference(model, src):
-    """Greedy decode with the library's batched decoder, then one teacher-forced pass: (tokens, self, cross, probs)."""
+    """Greedy decode with the library's batched decoder, then one teacher-forced pass:
+    (tokens, self, cross, probs).
+    """
     tokens, _ = greedy_decode(model, src[None])  # (1, T)
     tgt_in = torch.cat([torch.tensor([[BOS]]), tokens[:, :-1]], 1)  # (1, T)
     with torch.no_grad():
@@ -56,7 +60,8 @@ def test_c39_rows_are_an_independent_decode(explorer, source, trained):
         state = explorer.state(step=t, source=source, trained=trained, head=head)
         c = cross.mean(0) if head is None else cross[head]  # (T, S)
         s = selfw.mean(0) if head is None else selfw[head]  # (T, T)
-        # float32 model weights, averaged in float64 here and in the builder: equal to float32 rounding
+        # float32 model weights, averaged in float64 here and in the builder: equal to float32
+        # rounding
         np.testing.assert_allclose(
             state["cross-attention row (source positions 0..S-1)"],
             c[t].numpy(),

@@ -1,4 +1,5 @@
-"""The canvas explorer framework (attnlib.widgets.explorer, scene, controls, testing), without a browser.
+"""The canvas explorer framework (attnlib.widgets.explorer, scene, controls, testing), without a
+browser.
 
 The browser side (explorer.js) is checked in tests/browser/: there the frame the front end drew
 is compared with ``compute``. Here: the registry, every precomputed frame against ``compute``,
@@ -290,7 +291,9 @@ def test_control_values_cover_min_max_and_stay_in_range():
 
 
 def test_the_documented_example_builder_runs():
-    """The example at the top of attnlib/widgets/explorer.py (what porters copy) works as written."""
+    """The example at the top of attnlib/widgets/explorer.py (what porters copy)
+    works as written.
+    """
     import re
 
     import attnlib.widgets.explorer as module

@@ -105,7 +105,8 @@ def test_readout_top3_entropy_and_shares_from_the_weights(
 
 
 def test_known_previous_token_head_of_layer_0(explorer, reference):
-    # Measured independently in notebook 10 §4: layer 0 head 2 puts nearly all weight one token back.
+    # Measured independently in notebook 10 §4: layer 0 head 2 puts nearly all weight one token
+    # back.
     tokens, w = reference[0]
     assert float(torch.stack([w[0, 2, i, i - 1] for i in range(1, len(tokens))]).mean()) > 0.9
     s = explorer.state(sentence=0, token=3, layer=0, head=2)

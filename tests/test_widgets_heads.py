@@ -84,7 +84,8 @@ def test_every_panel_is_the_hand_computed_head(explorer, h, positions):
 
 
 def test_c17_wide_head_is_the_scaled_sum_of_head_scores_not_the_mean_of_maps(explorer):
-    # q·k/√D = (1/√h) Σ_r s^(r): the wide map is the same for every h; the mean of the heads' maps is not it
+    # q·k/√D = (1/√h) Σ_r s^(r): the wide map is the same for every h; the mean of the heads' maps
+    # is not it
     data = explorer.data
     x = data.x[0]
     for h in (2, 4, 8):

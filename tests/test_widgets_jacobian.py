@@ -1,4 +1,6 @@
-"""Tests for the Jacobian explorer (attnlib.widgets.jacobian) and its key picture (attnlib.figures.jacobian)."""
+"""Tests for the Jacobian explorer (attnlib.widgets.jacobian) and its key picture
+(attnlib.figures.jacobian).
+"""
 
 from __future__ import annotations
 

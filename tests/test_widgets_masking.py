@@ -113,7 +113,8 @@ def test_c12_recipe_and_dtype_show_the_failure_modes(recipe, dtype, verdict):
         assert state["largest weight on a hidden key"] > 0.1
     if verdict == "zeros":
         assert (w == 0).all()
-    # rows 1 and 2 see every key: every recipe agrees there with the float64 softmax (dtype's rounding)
+    # rows 1 and 2 see every key: every recipe agrees there with the float64 softmax
+    # (dtype's rounding)
     atol = {"float32": 1e-6, "float16": 2e-3, "bfloat16": 1.6e-2}[dtype]
     for b in (1, 2):
         np.testing.assert_allclose(
@@ -124,7 +125,9 @@ def test_c12_recipe_and_dtype_show_the_failure_modes(recipe, dtype, verdict):
 
 
 def test_finfo_min_added_twice_overflows_and_leaks_onto_hidden_keys():
-    """finfo.min + finfo.min = -inf; with the causal mask a valid_len-0 query 0 puts weight 1 on key 0."""
+    """finfo.min + finfo.min = -inf; with the causal mask a valid_len-0 query 0 puts weight 1
+    on key 0.
+    """
     assert torch.tensor(torch.finfo(torch.float32).min) * 2 == float("-inf")
     ex = masking_explorer()
     setting = dict(len0=0, causal=True, recipe="add M = finfo(dtype).min")

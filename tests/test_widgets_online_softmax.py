@@ -1,4 +1,6 @@
-"""The online-softmax explorer: running max/sum/output against a hand-computed prefix softmax, the bug switch."""
+"""The online-softmax explorer: running max/sum/output against a hand-computed prefix softmax, the
+bug switch.
+"""
 
 from __future__ import annotations
 
@@ -44,7 +46,9 @@ def test_registered_and_defaults(explorer):
     [(1, 0, False), (4, 1, True), (5, 2, False), (7, 3, True), (24, 0, False)],
 )
 def test_c42_running_max_sum_and_output_match_prefix_softmax(explorer, block_size, query, shuffled):
-    """After each block, m is the max of the scores seen, l = Σ exp(s − m) and a/l the prefix softmax's output."""
+    """After each block, m is the max of the scores seen, l = Σ exp(s − m) and a/l the prefix
+    softmax's output.
+    """
     f = explorer.compute(block_size=block_size, query=query, shuffled=shuffled, rescale=True)
     q = explorer.data["q"]
     k, v = _keys(explorer, shuffled)

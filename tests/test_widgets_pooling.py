@@ -86,7 +86,9 @@ def test_c22_train_and_true_mse_match_the_fits_written_out(kernel):
 
 
 def test_effective_neighbours_runs_from_one_to_all(kernel):
-    """1/Σα² is 1 for a one-hot row and S = 40 for a uniform one, and grows with the kernel width."""
+    """1/Σα² is 1 for a one-hot row and S = 40 for a uniform one, and grows with
+    the kernel width.
+    """
     n_eff = [
         kernel.state(x=2.5, width=s, score="gaussian")["effective neighbours 1/Σα²"]
         for s in (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -103,7 +105,9 @@ def test_effective_neighbours_runs_from_one_to_all(kernel):
 
 @pytest.mark.claim("C07")
 def test_prediction_never_leaves_the_range_of_the_targets(kernel):
-    """A convex combination of the y_i lies in [min y_i, max y_i], even far from the data (no extrapolation)."""
+    """A convex combination of the y_i lies in [min y_i, max y_i], even far from the data
+    (no extrapolation).
+    """
     y = kernel.data["y_train"]
     for _, score in SCORE_LABELS:
         for x in (0.0, 0.05, 2.5, 5.0):
@@ -190,7 +194,9 @@ def test_c24_additive_scores_match_the_written_out_formula(additive):
 
 @pytest.mark.claim("C24")
 def test_c24_projected_dot_product_matches_torch_sdpa(additive):
-    """The dot-product side on the same (d_q = 2, d_k = 3) shapes, against torch's fused attention."""
+    """The dot-product side on the same (d_q = 2, d_k = 3) shapes, against torch's
+    fused attention.
+    """
     w_Q, w_K, keys = additive.data["w_Q"], additive.data["w_K"], additive.data["keys"]
     values = torch.arange(5, dtype=torch.float64).reshape(1, 5, 1)
     for q1, q2 in [(1.0, -0.5), (2.5, 1.5)]:
@@ -208,13 +214,16 @@ def test_c24_projected_dot_product_matches_torch_sdpa(additive):
 
 @pytest.mark.claim("C24")
 def test_c24_dot_surface_is_a_plane_and_the_additive_one_is_not(additive):
-    """Second differences along q1 and q2 vanish for a plane (to float64 rounding of values ~10: 1e-12)."""
+    """Second differences along q1 and q2 vanish for a plane
+    (to float64 rounding of values ~10: 1e-12).
+    """
     add, dot = additive.data["surfaces"]["add"], additive.data["surfaces"]["dot"]
     assert add.shape == dot.shape == (61, 61)
     for z, planar in ((dot, True), (add, False)):
         curvature = max(np.abs(np.diff(z, 2, axis=0)).max(), np.abs(np.diff(z, 2, axis=1)).max())
         assert (curvature < 1e-12) == planar, curvature
-    # the surfaces are the scores of key 1 at the grid's queries: spot-check one cell (q1 = 1.0, q2 = -0.5)
+    # the surfaces are the scores of key 1 at the grid's queries: spot-check one cell
+    # (q1 = 1.0, q2 = -0.5)
     st = additive.state(q1=1.0, q2=-0.5)
     assert add[25, 40] == pytest.approx(st["additive score e_j"][0], rel=1e-9)
     assert dot[25, 40] == pytest.approx(st["dot score (qW_Q)·(kW_K)/√h"][0], rel=1e-9)

@@ -1,4 +1,6 @@
-"""The positions explorer: its matrix, pairs, angles and dot products against the closed form of sin/cos."""
+"""The positions explorer: its matrix, pairs, angles and dot products against the closed form of
+sin/cos.
+"""
 
 from __future__ import annotations
 

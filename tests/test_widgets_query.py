@@ -102,7 +102,9 @@ def test_the_xy_grid_is_one_frame_set_and_small(explorer):
 
 @pytest.mark.claim("C03")
 def test_c03_a_stretched_key_scores_in_proportion_and_keeps_its_cosine(explorer):
-    """Against torch's attention with k1 multiplied by c by hand: the score scales by c, the cosine does not move."""
+    """Against torch's attention with k1 multiplied by c by hand: the score scales by c, the cosine
+    does not move.
+    """
     for c in (0.5, 2.0, 3.0):
         keys = [[c * a for a in DEFAULT_KEYS[0]], *DEFAULT_KEYS[1:]]
         st = explorer.state(x=1.0, y=2.0, key_length=c, scaled=False)
@@ -122,7 +124,8 @@ def test_c03_a_stretched_key_scores_in_proportion_and_keeps_its_cosine(explorer)
         np.testing.assert_allclose(
             fr.arrays["keys"], k.numpy(), rtol=1e-12
         )  # the picture moves the key too
-    # q = (1, 2): k2 = (0, 1) is better aligned (cos 0.89 vs 0.45), yet k1 stretched 3x wins (score 3 > 2)
+    # q = (1, 2): k2 = (0, 1) is better aligned (cos 0.89 vs 0.45), yet k1 stretched 3x wins
+    # (score 3 > 2)
     long = explorer.state(x=1.0, y=2.0, key_length=3.0, scaled=False)
     assert (
         long["cosine(q, k)"][1] > long["cosine(q, k)"][0]

@@ -1,4 +1,5 @@
-"""Tests for the two-key explorer (attnlib.widgets.worked) and its key picture (attnlib.figures.worked).
+"""Tests for the two-key explorer (attnlib.widgets.worked) and its key picture
+(attnlib.figures.worked).
 
 References: the closed form a1 = 1 / (1 + exp(-(s1 - s2))) with s = q·k / sqrt(2) written out by
 hand for k1 = (1, 0), k2 = (0, 1), and torch.softmax in float64 (exact to ~1e-16, so 1e-12).
@@ -22,7 +23,9 @@ def explorer():
 
 
 def by_hand(x, y, scaled, v1, v2):
-    """Scores, a1 and the output for q = (x, y) against k1 = (1, 0), k2 = (0, 1), in plain Python."""
+    """Scores, a1 and the output for q = (x, y) against k1 = (1, 0), k2 = (0, 1),
+    in plain Python.
+    """
     c = 1 / math.sqrt(2) if scaled else 1.0
     s1, s2 = c * x, c * y  # q·k1 = x, q·k2 = y
     a1 = 1 / (1 + math.exp(-(s1 - s2)))

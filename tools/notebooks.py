@@ -1,14 +1,17 @@
 """Run, clean and pair the course notebooks (the commands behind `make notebooks` and its test).
 
-    python tools/notebooks.py run  notebooks/05_masking.ipynb ...   # fresh kernel, top to bottom, in place
-    python tools/notebooks.py sync [NB ...]                         # strip volatile metadata, write the .py pair
-    python tools/notebooks.py check                                 # exit 1 if a notebook is unclean or unpaired
-    python tools/notebooks.py booleans                              # result lines that are a bare True/False
+    python tools/notebooks.py run NB ...       # fresh kernel, top to bottom, in place
+    python tools/notebooks.py sync [NB ...]    # strip volatile metadata, write the .py pair
+    python tools/notebooks.py check            # exit 1 if a notebook is unclean or unpaired
+    python tools/notebooks.py booleans         # result lines that are a bare True/False
 
-Every notebook is paired with a jupytext ``py:percent`` file beside it (``05_masking.py``), so a change
-to a notebook can be read and reviewed as text. The ``.ipynb`` keeps the outputs (nbval compares them);
-it is saved without execution timestamps and without stored widget state (frames of an explorer
-would be megabytes, and a reader without a kernel sees each explorer's stored picture instead).
+(NB: a notebook path such as ``notebooks/05_masking.ipynb``.)
+
+Every notebook is paired with a jupytext ``py:percent`` file beside it (``05_masking.py``), so a
+change to a notebook can be read and reviewed as text. The ``.ipynb`` keeps the outputs (nbval
+compares them); it is saved without execution timestamps and without stored widget state (frames of
+an explorer would be megabytes, and a reader without a kernel sees each explorer's stored picture
+instead).
 """
 
 from __future__ import annotations

@@ -83,7 +83,9 @@ def register_figure(name: str, formats: Iterable[str] = ("png",), *, pixel_test:
 
 
 def save_figure(fig, path: str, fmt: str) -> None:
-    """Save ``fig`` to ``path`` as ``fmt`` ("png" or "svg") with no dates or versions in the file."""
+    """Save ``fig`` to ``path`` as ``fmt`` ("png" or "svg") with no dates or
+    versions in the file.
+    """
     import matplotlib
 
     with matplotlib.rc_context(RC):
@@ -91,7 +93,9 @@ def save_figure(fig, path: str, fmt: str) -> None:
 
 
 def write_figures(outdir: str = "figures", names: Iterable[str] | None = None) -> list[str]:
-    """Draw the figures ``names`` (default: all) and write them under ``outdir``; return the paths."""
+    """Draw the figures ``names`` (default: all) and write them under ``outdir``;
+    return the paths.
+    """
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 

@@ -1,4 +1,6 @@
-"""``python -m attnlib.figures [outdir] [name ...]``: write the key pictures (default ``figures/``)."""
+"""``python -m attnlib.figures [outdir] [name ...]``: write the key pictures
+(default ``figures/``).
+"""
 
 import sys
 

@@ -1,4 +1,6 @@
-"""Key picture of notebook 06: four heads attend differently; one wide head gives a single map (C28, C17)."""
+"""Key picture of notebook 06: four heads attend differently; one wide head gives a single map
+(C28, C17).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ NUM_HEADS = 4
 
 @register_figure("heads_weight_maps", formats=("png", "svg"))
 def heads_weight_maps_figure(fig=None):
-    """The heads explorer's sentence: one wide head (h = 1) next to the 4 heads of the same projections.
+    """The heads explorer's sentence: one wide head (h = 1) next to the 4 heads of the same
+    projections.
 
     Args:
         fig: an empty figure to draw into (e.g. ``plt.figure(...)`` in a notebook); None makes one.

@@ -1,4 +1,6 @@
-"""Key picture of notebook 05: a padding mask and a causal mask combine, and hidden cells get weight 0 (C37, C11)."""
+"""Key picture of notebook 05: a padding mask and a causal mask combine, and hidden cells get
+weight 0 (C37, C11).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Key picture of notebook 07: the sinusoidal table, its columns' periods, and an offset as a rotation (C31, C32)."""
+"""Key picture of notebook 07: the sinusoidal table, its columns' periods, and an offset as a
+rotation (C31, C32).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Key picture of the query explorer: as the query moves, the output moves inside the values' hull (C19, C07)."""
+"""Key picture of the query explorer: as the query moves, the output moves inside the values' hull
+(C19, C07).
+"""
 
 from __future__ import annotations
 

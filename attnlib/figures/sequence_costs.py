@@ -2,7 +2,8 @@
 
 The registered figure is drawn from arithmetic only (multiply-adds and bytes from the formulas), so
 it is the same on every machine (the formulas live in :func:`attnlib.costs.theoretical_costs`);
-:func:`measured_cost_panels` draws measured rows from :func:`attnlib.costs.layer_costs` in the notebook.
+:func:`measured_cost_panels` draws measured rows from :func:`attnlib.costs.layer_costs` in the
+notebook.
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ def measured_cost_panels(rows, axes):
 
 @register_figure("sequence_costs", formats=("png",))
 def sequence_costs_figure():
-    """One layer's compute and largest array against n, from the formulas (d = 512, k = 3, block = 128)."""
+    """One layer's compute and largest array against n, from the formulas
+    (d = 512, k = 3, block = 128).
+    """
     from matplotlib.figure import Figure
 
     ns = 2.0 ** np.arange(6, 17)  # 64 ... 65536

@@ -35,7 +35,9 @@ def _new_axes(n: int, figsize):
 
 
 def _edges(c: np.ndarray) -> np.ndarray:
-    """Cell edges around sorted centres ``c`` (midpoints; the end cells as wide as their neighbour)."""
+    """Cell edges around sorted centres ``c``
+    (midpoints; the end cells as wide as their neighbour).
+    """
     if len(c) == 1:
         return np.array([c[0] - 0.5, c[0] + 0.5])
     mid = (c[1:] + c[:-1]) / 2

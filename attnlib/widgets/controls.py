@@ -1,4 +1,5 @@
-"""Controls for explorers: thin factories over ipywidgets (keyboard: arrow keys, Home/End, PageUp/Down).
+"""Controls for explorers: thin factories over ipywidgets
+(keyboard: arrow keys, Home/End, PageUp/Down).
 
 Sliders (``float_slider``, ``int_slider``, ``log_slider``, ``selection_slider``) are *fast* by
 default: the explorer precomputes a frame for every step of their range and the browser switches

@@ -1,4 +1,5 @@
-"""Explorers: controls + a pure ``compute`` + a static :class:`~attnlib.widgets.scene.Scene`, drawn in the browser.
+"""Explorers: controls + a pure ``compute`` + a static :class:`~attnlib.widgets.scene.Scene`, drawn
+in the browser.
 
 How to write a builder (``attnlib/widgets/<concept>.py``)::
 
@@ -99,7 +100,9 @@ _VIEW = None
 
 
 def _slider_axis(c) -> tuple[str, list, list]:
-    """``(linked attribute, values compute gets, values the front end sees)`` for every step of a slider."""
+    """``(linked attribute, values compute gets, values the front end sees)`` for every step of a
+    slider.
+    """
     name = type(c).__name__
     if name in ("SelectionSlider",):
         opts = [o[1] if isinstance(o, tuple) else o for o in c.options]
@@ -113,7 +116,8 @@ def _slider_axis(c) -> tuple[str, list, list]:
         vals = [float(c.base**e) for e in exps] if name == "FloatLogSlider" else exps
         return "value", vals, vals
     raise TypeError(
-        f"a fast control must be an ipywidgets slider (Float/Int/FloatLog/SelectionSlider), got {name}"
+        "a fast control must be an ipywidgets slider (Float/Int/FloatLog/SelectionSlider), "
+        f"got {name}"
     )
 
 
@@ -242,7 +246,9 @@ class Explorer:
         return {str(k): _py(v) for k, v in self.compute(**values).readout.items()}
 
     def set(self, **values) -> dict[str, Any]:
-        """Set controls by name (sliders clip to their range), update the front end, return :meth:`state`."""
+        """Set controls by name (sliders clip to their range), update the front end, return
+        :meth:`state`.
+        """
         unknown = sorted(set(values) - set(self.controls))
         if unknown:
             raise KeyError(
@@ -258,12 +264,16 @@ class Explorer:
         return self.state()
 
     def readout_html(self, frame: Frame | None = None) -> str:
-        """The readout of ``frame`` (default: the current state) as HTML, as the browser shows it."""
+        """The readout of ``frame`` (default: the current state) as HTML, as the
+        browser shows it.
+        """
         frame = self.frame() if frame is None else frame
         return readout_html(frame.readout, columns=self.columns, digits=self.digits)
 
     def figure(self):
-        """A matplotlib ``Figure`` of the current state (the same scene and frame as the browser)."""
+        """A matplotlib ``Figure`` of the current state
+        (the same scene and frame as the browser).
+        """
         return render(self.scene, self.frame())
 
     def png(self) -> bytes:
@@ -378,7 +388,8 @@ class Explorer:
         b64 = np.concatenate(f64).astype(np.float64).tobytes()
         if len(b32) + len(b64) > self.max_bytes:
             raise ValueError(
-                f"a frame set of {self.name or 'this explorer'} is {(len(b32) + len(b64)) / 1e6:.1f} MB "
+                f"a frame set of {self.name or 'this explorer'} is "
+                f"{(len(b32) + len(b64)) / 1e6:.1f} MB "
                 f"({len(frames)} frames) > max_bytes={self.max_bytes / 1e6:.1f} MB: use a coarser "
                 f"slider step, or list the slider in slow="
             )
@@ -408,7 +419,8 @@ class Explorer:
         if name in self.fast and len(self.groups) == 1:
             return  # the browser plays this slider's frames; state() computes on demand
         if name in self.fast:
-            self._debounce()  # the other groups' sets depend on this value: recompute after the drag
+            # the other groups' sets depend on this value: recompute after the drag
+            self._debounce()
         else:
             self._push()
 
@@ -423,7 +435,9 @@ class Explorer:
         self._timer = loop.call_later(0.3, self._push)
 
     def _push(self):
-        """Send the frame at the current values at once, then every frame set the front end lacks."""
+        """Send the frame at the current values at once, then every frame set the
+        front end lacks.
+        """
         self._timer = None
         if not self._ready:
             return

@@ -1,4 +1,5 @@
-"""The heads explorer: the same projections cut into 1, 2, 4 or 8 heads, every head's weight map at once.
+"""The heads explorer: the same projections cut into 1, 2, 4 or 8 heads, every head's weight map at
+once.
 
 Teaches C16 (each head attends with its own slice of the projections), C17 (one wide head gives
 one weight map per query, h heads give h; the wide head's map is not the average of the heads')
@@ -44,7 +45,8 @@ def heads_explorer(
     score_gain: float = 2.0,
     seed: int = 0,
 ) -> Explorer:
-    """A number-of-heads slider and a "+ positions" toggle: every head's weight map for one sentence.
+    """A number-of-heads slider and a "+ positions" toggle: every head's weight map for one
+    sentence.
 
     Top left: the one wide head (h = 1) of the same projections, softmax((1/√h) Σ_r s^(r)); below
     it the average of the h heads' maps (not the same picture). Then one panel per head 1..8;
@@ -55,7 +57,8 @@ def heads_explorer(
         d_model: D; must be divisible by 8 so every choice in :data:`HEAD_CHOICES` works.
         num_heads: starting number of heads, one of :data:`HEAD_CHOICES`.
         positions: start with the sinusoidal positional encoding added to the embeddings.
-        score_gain: scales W_Q so the random scores are not all flat (a learned model's would not be).
+        score_gain: scales W_Q so the random scores are not all flat
+        (a learned model's would not be).
         seed: seed of the explorer's own generator for embeddings and projections.
 
     Returns:

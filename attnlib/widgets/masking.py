@@ -1,4 +1,5 @@
-"""The masking explorer: padding lengths per batch row, a causal switch, and a masking recipe x dtype switch.
+"""The masking explorer: padding lengths per batch row, a causal switch, and a masking recipe x
+dtype switch.
 
 Teaches C11 (hidden positions get weight exactly 0), C25 (valid_lens per batch row; a row with
 valid_len 0 gives zero weights), C36 (the causal mask hides j > i), C37 (the two masks combine)
@@ -7,7 +8,8 @@ menu applies the recipes of :data:`attnlib.pitfalls.ROW_RECIPES` (additive ones 
 padding mask and the causal mask, each with the sentinel) in float32, float16 or bfloat16.
 
 Cells: hatched = hidden and weight 0 (correct); a hidden key that received weight keeps its
-colour and number and gets an open orange square; a NaN weight is a hatched cell under a filled red square.
+colour and number and gets an open orange square; a NaN weight is a hatched cell under a filled red
+square.
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ def _verdict(w: np.ndarray, s: torch.Tensor) -> str:
 
 
 def _marks(cond: np.ndarray) -> np.ndarray:
-    """``(L*S, 2)`` marker positions: the ``(j, i)`` of every True cell, the rest outside the panel."""
+    """``(L*S, 2)`` marker positions: the ``(j, i)`` of every True cell, the rest
+    outside the panel.
+    """
     L, S = cond.shape
     jj, ii = np.meshgrid(np.arange(S, dtype=np.float64), np.arange(L, dtype=np.float64))
     xy = np.stack([jj.ravel(), ii.ravel()], 1)  # (L*S, 2)
@@ -66,7 +70,8 @@ def masking_explorer(
     d_k: int = 8,
     seed: int = 0,
 ) -> Explorer:
-    """Sliders for each batch row's valid length, a causal toggle and recipe / dtype menus, over one batch.
+    """Sliders for each batch row's valid length, a causal toggle and recipe / dtype menus, over one
+    batch.
 
     Args:
         valid_lens: the starting length of each of the B = 3 batch rows, in ``[0, num_tokens]``.

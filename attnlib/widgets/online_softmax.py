@@ -1,12 +1,12 @@
 """The online-softmax explorer: blockwise attention's running max, sum and output, block by block.
 
-Teaches C42: reading the keys in blocks and keeping, per query, a running maximum ``m``, a
-running sum ``l = sum exp(score - m)`` and a running numerator ``a = sum exp(score - m) v``
-(both rescaled by ``exp(m_old - m_new)`` whenever ``m`` grows) gives exactly full attention,
-whatever the block size and the key order, while only an ``(L, block)`` slice of scores exists at a
-time. The "forget to rescale" switch shows the classic bug: the old sums stay measured against an
-old maximum, and the output is wrong. The correct trace is :func:`attnlib.blockwise.blockwise_attention_steps`;
-the buggy one is written out here (:func:`unrescaled_trace`).
+Teaches C42: reading the keys in blocks and keeping, per query, a running maximum ``m``, a running
+sum ``l = sum exp(score - m)`` and a running numerator ``a = sum exp(score - m) v`` (both rescaled
+by ``exp(m_old - m_new)`` whenever ``m`` grows) gives exactly full attention, whatever the block
+size and the key order, while only an ``(L, block)`` slice of scores exists at a time. The "forget
+to rescale" switch shows the classic bug: the old sums stay measured against an old maximum, and the
+output is wrong. The correct trace is :func:`attnlib.blockwise.blockwise_attention_steps`; the buggy
+one is written out here (:func:`unrescaled_trace`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ _OFF = -100.0  # x of a guide that is not in use: outside every panel, so it is 
 
 
 def block_trace(q, k, v, block_size: int) -> dict[str, np.ndarray]:
-    """The library's online softmax after every block: ``m``, ``l`` ``(N, L)``, output ``(N, L, Dv)``, ends ``(N,)``."""
+    """The library's online softmax after every block: ``m``, ``l`` ``(N, L)``, output
+    ``(N, L, Dv)``, ends ``(N,)``.
+    """
     steps = list(blockwise_attention_steps(q, k, v, block_size=block_size))
     return {
         "end": np.array([s.key_stop for s in steps]),
@@ -91,7 +93,8 @@ def online_softmax_explorer(
     d_k: int = 8,
     seed: int = 0,
 ) -> Explorer:
-    """Block-size and query sliders over blockwise attention, with key-order and rescaling switches (C42).
+    """Block-size and query sliders over blockwise attention, with key-order and rescaling switches
+    (C42).
 
     Left: query i's scores over the keys (bars), the blocks (dotted lines), the running max after
     each block (red staircase) and the blocks where it rose (red triangles: there the old sums are

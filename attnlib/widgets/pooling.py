@@ -29,7 +29,8 @@ from attnlib.widgets.scene import Bars, Frame, Heatmap, Line, Panel, Points, Sce
 
 __all__ = ["kernel_regression_explorer", "additive_attention_explorer", "SCORE_LABELS"]
 
-#: Dropdown labels for the score functions of :func:`attnlib.pooling.pooling_scores` (σ: kernel width).
+#: Dropdown labels for the score functions of :func:`attnlib.pooling.pooling_scores`
+#: (σ: kernel width).
 SCORE_LABELS = (
     ("Gaussian: −(x−xᵢ)²/2σ²", "gaussian"),
     ("−distance: −|x−xᵢ|/σ", "neg_euclidean"),
@@ -94,7 +95,8 @@ def kernel_regression_explorer(
         round(i * step, 10) for i in range(int(round(x_max / step)) + 1)
     ]  # the query slider's steps
     q_all = torch.tensor(queries, dtype=torch.float64)  # (Q,)
-    per_width: dict = {}  # (σ, score) -> what the query does not change, and every slider query at once
+    # (σ, score) -> what the query does not change, and every slider query at once
+    per_width: dict = {}
 
     def fit(width: float, score: str):
         key = (width, score)
@@ -222,7 +224,9 @@ _TICKS = (-3.0, -1.5, 0.0, 1.5, 3.0)
 
 
 def _contours(z: np.ndarray, n_levels: int = 9) -> list[np.ndarray]:
-    """Iso-lines of ``z`` ``(n, n)`` (row = q₂ index, column = q₁ index) in cell coordinates: ``[(N, 2)]``."""
+    """Iso-lines of ``z`` ``(n, n)`` (row = q₂ index, column = q₁ index) in cell coordinates:
+    ``[(N, 2)]``.
+    """
     import contourpy
 
     gen = contourpy.contour_generator(z=z)
@@ -240,13 +244,15 @@ def additive_attention_explorer(
     key: int = 1,
     query=(1.0, -0.5),
 ) -> Explorer:
-    """Additive attention against a projected dot product, on queries and keys of different widths (C24).
+    """Additive attention against a projected dot product, on queries and keys of different widths
+    (C24).
 
     A fixed, randomly initialised :class:`attnlib.AdditiveAttention` scores one query of width
     ``d_q`` (its first two components on sliders, the rest 0) against ``num_keys`` keys of width
     ``d_k``: ``e_j = w_vᵀ tanh(W_q q + W_k k_j)``. Beside it, a dot product of projections onto the
-    same width h, ``(q W_Q)·(k_j W_K)/√h``, handles the same shapes. Left and middle: the score of key
-    ``key`` as a function of (q₁, q₂) for each (a heatmap with contour lines; the query is the dot).
+    same width h, ``(q W_Q)·(k_j W_K)/√h``, handles the same shapes. Left and middle: the score of
+    key ``key`` as a function of (q₁, q₂) for each (a heatmap with contour lines; the query is the
+    dot).
     Right: the weights of every key under both scores, for the current query.
 
     Args:

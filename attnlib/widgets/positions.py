@@ -74,7 +74,8 @@ def positions_explorer(
     max_pos = num_positions - 1 - max_k
     if not 0 <= pos <= max_pos or not 0 <= offset <= max_k:
         raise ValueError(
-            f"pos must be in [0, {max_pos}] and offset in [0, {max_k}], got pos={pos}, offset={offset}"
+            f"pos must be in [0, {max_pos}] and offset in [0, {max_k}], "
+            f"got pos={pos}, offset={offset}"
         )
     if not 0 <= freq < d_model // 2:
         raise ValueError(f"freq must be in [0, {d_model // 2 - 1}], got {freq}")

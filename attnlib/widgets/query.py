@@ -1,4 +1,5 @@
-"""The query explorer: move a 2-D query over fixed keys and values and watch scores, weights and output.
+"""The query explorer: move a 2-D query over fixed keys and values and watch scores, weights and
+output.
 
 Teaches C19 (scores -> softmax weights -> weighted sum of values), C07 (the output lies in the
 convex hull of the values), C26 (the 2-D example: q = (1, 2) against k1 = (1, 0), k2 = (0, 1)) and
@@ -41,7 +42,9 @@ def _as_points(name, x) -> torch.Tensor:
 
 
 def _frame(q, k, v, scores, cosines, w, o) -> Frame:
-    """The frame of one query from numpy arrays: q ``(2,)``, k, v ``(S, 2)``, scores, cosines, w ``(S,)``, o ``(2,)``."""
+    """The frame of one query from numpy arrays: q ``(2,)``, k, v ``(S, 2)``, scores, cosines, w
+    ``(S,)``, o ``(2,)``.
+    """
     origin = np.zeros(2)
     return Frame(
         arrays={
@@ -65,7 +68,9 @@ def _frame(q, k, v, scores, cosines, w, o) -> Frame:
 
 
 def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scaled: bool):
-    """Scores, cosines, weights ``(L, S)`` and outputs ``(L, 2)`` of queries ``q`` ``(L, 2)``, as numpy arrays."""
+    """Scores, cosines, weights ``(L, S)`` and outputs ``(L, 2)`` of queries ``q`` ``(L, 2)``, as
+    numpy arrays.
+    """
     scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
     out, weights = dot_product_attention(q, k, v, scale=scale)  # (L, 2), (L, S)
     scores = (scaled_dot_score if scaled else dot_score)(q, k)  # (L, S)
@@ -74,7 +79,9 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scaled: bool):
 
 
 def query_frame(k: torch.Tensor, v: torch.Tensor, x: float, y: float, scaled: bool) -> Frame:
-    """What the explorer shows for query ``(x, y)`` over keys ``k`` ``(S, 2)`` and values ``v`` ``(S, 2)``."""
+    """What the explorer shows for query ``(x, y)`` over keys ``k`` ``(S, 2)`` and values ``v``
+    ``(S, 2)``.
+    """
     q = torch.tensor([[x, y]], dtype=torch.float64)  # (L=1, 2)
     scores, cosines, w, o = _attend(q, k, v, scaled)
     return _frame(q[0].numpy(), k.numpy(), v.numpy(), scores[0], cosines[0], w[0], o[0])
@@ -94,7 +101,8 @@ def query_explorer(
     stretch_key: int = 0,
     key_length: float = 1.0,
 ) -> Explorer:
-    """Sliders for a 2-D query over fixed keys and values, and one for a key's length (C19, C07, C26, C03).
+    """Sliders for a 2-D query over fixed keys and values, and one for a key's length
+    (C19, C07, C26, C03).
 
     Args:
         keys: ``(S, 2)`` key points (S = 2..6).
@@ -150,7 +158,8 @@ def query_explorer(
     plane_q = torch.tensor(
         [[a, b] for a in axis for b in axis], dtype=torch.float64
     )  # (n*n, 2), x-major
-    batches: dict = {}  # (key length, scaled) -> every grid query at once (one batched call, not n*n)
+    # (key length, scaled) -> every grid query at once (one batched call, not n*n)
+    batches: dict = {}
 
     def compute(x, y, key_length, scaled):
         f = stretch.clone()

@@ -1,4 +1,5 @@
-"""The matplotlib renderer of a :class:`~attnlib.widgets.scene.Scene`: the explorer's static picture.
+"""The matplotlib renderer of a :class:`~attnlib.widgets.scene.Scene`: the explorer's static
+picture.
 
 ``render(scene, frame)`` draws on a new Agg ``Figure`` with the same panel rectangles
 (``scene.rects()``) and drawing order (static artists, then dynamic ones) as the browser front
@@ -32,7 +33,9 @@ __all__ = ["render", "render_png"]
 
 
 def render(scene: Scene, frame: Frame, *, dpi: int = 100):
-    """Draw ``scene`` with ``frame``'s arrays on a new matplotlib ``Figure`` (Agg), same layout as the browser."""
+    """Draw ``scene`` with ``frame``'s arrays on a new matplotlib ``Figure`` (Agg), same layout as
+    the browser.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

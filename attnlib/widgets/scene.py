@@ -1,4 +1,5 @@
-"""The picture of an explorer: a static scene of panels and artists, drawn by the browser or matplotlib.
+"""The picture of an explorer: a static scene of panels and artists, drawn by the browser or
+matplotlib.
 
 A :class:`Scene` is a grid of :class:`Panel` (axes with limits, ticks, labels, a title); each
 panel holds artists from a small vocabulary. Every numeric field of an artist is either
@@ -295,7 +296,8 @@ class Panel:
         for a in self.artists:
             if not isinstance(a, _Artist):
                 raise TypeError(
-                    f"Panel artists must be scene artists (Heatmap, Bars, ...), got {type(a).__name__}"
+                    "Panel artists must be scene artists (Heatmap, Bars, ...), "
+                    f"got {type(a).__name__}"
                 )
         for axis in "xy":
             ticks, labels = getattr(self, f"{axis}ticks"), getattr(self, f"{axis}ticklabels")
@@ -316,7 +318,9 @@ class Panel:
 
 
 def cells(n_rows: int, n_cols: int, row_labels=None, col_labels=None) -> dict:
-    """Panel keyword arguments for an ``(n_rows, n_cols)`` heatmap: limits (row 0 on top) and ticks."""
+    """Panel keyword arguments for an ``(n_rows, n_cols)`` heatmap: limits
+    (row 0 on top) and ticks.
+    """
     return dict(
         xlim=(-0.5, n_cols - 0.5),
         ylim=(n_rows - 0.5, -0.5),
@@ -360,7 +364,9 @@ class Scene:
             )
 
     def keys(self) -> dict[str, tuple[Any, str]]:
-        """``{frame key: (artist, field)}`` for every dynamic field (Text keys: field ``"text"``)."""
+        """``{frame key: (artist, field)}`` for every dynamic field
+        (Text keys: field ``"text"``).
+        """
         out = {}
         for p in self.panels:
             for a in p.artists:
@@ -372,7 +378,9 @@ class Scene:
         return out
 
     def rects(self) -> list[tuple[float, float, float, float]]:
-        """The plot area of each panel, ``(left, top, width, height)`` in pixels (both renderers use it)."""
+        """The plot area of each panel, ``(left, top, width, height)`` in pixels
+        (both renderers use it).
+        """
         W = np.cumsum([0.0, *self.col_widths]) / sum(self.col_widths) * self.width
         H = np.cumsum([0.0, *self.row_heights]) / sum(self.row_heights) * self.height
         out = []
@@ -393,7 +401,9 @@ class Scene:
         return out
 
     def to_json(self) -> dict:
-        """What the front end draws from (static data inline, dynamic fields as ``{"key": name}``)."""
+        """What the front end draws from
+        (static data inline, dynamic fields as ``{"key": name}``).
+        """
         from matplotlib import colormaps
         from matplotlib.colors import to_hex
 

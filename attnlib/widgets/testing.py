@@ -1,4 +1,5 @@
-"""Helpers for tests and benchmarks of explorers: control sweeps and decoding what is sent to the browser.
+"""Helpers for tests and benchmarks of explorers: control sweeps and decoding what is sent to the
+browser.
 
 ``control_values(control)`` gives values to try for one control (min, max, random ones);
 ``decode_set(header, buffers)`` turns a frame set, as :meth:`Explorer.frame_set` sends it, back
@@ -53,7 +54,9 @@ def control_values(control, rng: np.random.Generator | None = None, n_random: in
 
 
 def decode_set(header: dict, buffers) -> list[tuple[dict, dict, np.ndarray]]:
-    """``[(control values, {key: float32 array}, float64 readout numbers)]`` for every frame of a set."""
+    """``[(control values, {key: float32 array}, float64 readout numbers)]`` for every frame of a
+    set.
+    """
     f32 = np.frombuffer(buffers[0], dtype=np.float32)
     f64 = np.frombuffer(buffers[1], dtype=np.float64)
     keys = sorted(header["arrays"])

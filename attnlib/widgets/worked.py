@@ -1,12 +1,13 @@
-"""The two-key explorer: a query against the fixed keys k1 = (1, 0), k2 = (0, 1), and two editable values.
+"""The two-key explorer: a query against the fixed keys k1 = (1, 0), k2 = (0, 1), and two editable
+values.
 
 Teaches C26 (the slides' 2-D example: q1 = (1, 2) gives weights (0.33, 0.67)), C09 (the query
 chooses the mix, the values choose what is mixed: with two keys a1 = sigma(s1 - s2), and moving a
-value moves the output, never the weights) and C07 (the output lies on the segment between the
-two values). Every slider is fast (precomputed in the browser). The query's x and y are two separate frame sets
-of 61 frames each, not a 61 x 61 grid: with four value sliders beside them, every move of a value
-would re-make a 3721-frame grid (~0.1-1 s on 2 cores; `benchmarks/widget_latency.py` median 71 ms
-even at a 25 x 25 grid), while two 61-frame sets and four 17-frame sets are re-made in ~20 ms.
+value moves the output, never the weights) and C07 (the output lies on the segment between the two
+values). Every slider is fast (precomputed in the browser). The query's x and y are two separate
+frame sets of 61 frames each, not a 61 x 61 grid: with four value sliders beside them, every move of
+a value would re-make a 3721-frame grid (~0.1-1 s on 2 cores; `benchmarks/widget_latency.py` median
+71 ms even at a 25 x 25 grid), while two 61-frame sets and four 17-frame sets are re-made in ~20 ms.
 Three panels: the matching path (query and keys -> scores), the logistic curve a1 = sigma(s1 - s2)
 with the current point on it, and the content path (values -> output).
 """
@@ -34,7 +35,9 @@ _DIFF_LIM = 6.5  # the sigma panel's x range: |s1 - s2| <= 2 * QUERY_LIM = 6 uns
 
 
 def _scores_weights(x: float, y: float, scaled: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Scores ``(S,)`` and softmax weights ``(S,)`` of query ``(x, y)`` against :data:`KEYS` (attnlib, float64)."""
+    """Scores ``(S,)`` and softmax weights ``(S,)`` of query ``(x, y)`` against :data:`KEYS`
+    (attnlib, float64).
+    """
     q = torch.tensor([[x, y]], dtype=torch.float64)  # (L=1, d_k=2)
     k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, d_k)
     scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
@@ -103,7 +106,8 @@ def two_key_frame(
 def two_key_explorer(
     query=(1.0, 2.0), values=((2.0, 0.0), (0.0, 4.0)), *, scaled: bool = True
 ) -> Explorer:
-    """Sliders for a 2-D query against k1 = (1, 0), k2 = (0, 1), and for the two values (C26, C09, C07).
+    """Sliders for a 2-D query against k1 = (1, 0), k2 = (0, 1), and for the two values
+    (C26, C09, C07).
 
     Args:
         query: the query's start ``(x, y)``, each in [-3, 3] on the 0.1 grid; default the slides'
@@ -113,7 +117,8 @@ def two_key_explorer(
         scaled: start with the scores divided by sqrt(d_k) = sqrt(2).
     Returns:
         An :class:`~attnlib.widgets.explorer.Explorer` with controls ``x, y, scaled, v1x, v1y, v2x,
-        v2y`` and a readout of the scores, ``s1 - s2``, ``a1 = σ(s1 - s2)``, the weights and the output.
+        v2y`` and a readout of the scores, ``s1 - s2``, ``a1 = σ(s1 - s2)``, the weights and the
+        output.
     """
     qt = torch.as_tensor(query, dtype=torch.float64)
     vt = torch.as_tensor(values, dtype=torch.float64)

@@ -1,4 +1,6 @@
-"""Fixtures for the real-browser test: a private JupyterLab server and Debian's Chromium (see harness.py)."""
+"""Fixtures for the real-browser test: a private JupyterLab server and Debian's Chromium
+(see harness.py).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A private JupyterLab server and Debian's Chromium, for tests/browser and benchmarks/browser_latency.py.
+"""A private JupyterLab server and Debian's Chromium, for tests/browser and
+benchmarks/browser_latency.py.
 
 The server runs on 127.0.0.1 on a free port with a random token, its own temporary HOME,
 TMPDIR, runtime, config and data folders (the virtual environment's lab extensions, ipympl's
@@ -27,7 +28,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
-# Measured in ../shared/RECIPES.md: these flags make Debian's Chromium run as root, headless, offline.
+# Measured in ../shared/RECIPES.md: these flags make Debian's Chromium run as root, headless,
+# offline.
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -45,7 +47,10 @@ def missing_browser() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "the Python package playwright is missing: pip install -e '.[dev]' (it drives the system Chromium)"
+        return (
+            "the Python package playwright is missing: pip install -e '.[dev]' "
+            "(it drives the system Chromium)"
+        )
     if os.path.exists(CHROMIUM):
         return None
     return f"Chromium not found at {CHROMIUM}: {INSTALL_HINT}"
@@ -200,7 +205,9 @@ def chromium():
 
 
 def wait(predicate, timeout: float, what: str, interval: float = 0.2):
-    """Poll ``predicate`` until it returns something truthy (returned), or fail after ``timeout`` s."""
+    """Poll ``predicate`` until it returns something truthy (returned), or fail
+    after ``timeout`` s.
+    """
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -224,7 +231,9 @@ def kernel_idle(lab, kernel_id) -> bool:
 
 
 def open_and_run_all(page, lab, notebook: str, timeout: float = 150):
-    """Open ``notebook`` in its own workspace, Run All Cells, wait until every cell ran; return the session."""
+    """Open ``notebook`` in its own workspace, Run All Cells, wait until every cell ran; return the
+    session.
+    """
     import re
 
     workspace = re.sub(r"\W", "", notebook)

@@ -44,7 +44,9 @@ def _builder(explorer) -> str:
 
 
 def _check_canvas_explorer(page, ex_el) -> None:
-    """Drag the first slider of a canvas explorer; the frame drawn must equal ``compute`` in Python."""
+    """Drag the first slider of a canvas explorer; the frame drawn must equal
+    ``compute`` in Python.
+    """
     from attnlib.widgets import BUILDERS
     from attnlib.widgets.testing import readout_numbers
 
@@ -82,7 +84,8 @@ def _check_canvas_explorer(page, ex_el) -> None:
     for key, drawn in snap["arrays"].items():
         want = np.asarray(frame.arrays[key], dtype=np.float64).astype(np.float32).reshape(-1)
         # The browser holds float32 casts of the kernel's float64 numbers: equal to the cast here,
-        # up to 2 float32 ulps (2**-22 relative) should the kernel's float64 differ in its last bits.
+        # up to 2 float32 ulps (2**-22 relative) should the kernel's float64 differ in its last
+        # bits.
         np.testing.assert_allclose(
             np.asarray(drawn, dtype=np.float32),
             want,
