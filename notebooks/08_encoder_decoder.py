@@ -112,7 +112,7 @@ for depth in range(7):
 # \text{out} = h + \operatorname{FFN}\big(\operatorname{LN}_2(h)\big).
 # $$
 #
-# > **Note on the slides:** the lecture figure draws the original Post-LN layout (Add & Norm after each sub-layer). Many current models (GPT-2 and most large language models) use Pre-LN instead, because deep Pre-LN stacks train more easily; §2 ends with a small experiment that shows where that comes from. Both are "a Transformer block"; they are not the same function, as the numbers below show.
+# > **Note on the slides:** the lecture figure draws the original Post-LN layout (Add & Norm after each sub-layer). Many current models (GPT-2 and most large language models) use Pre-LN instead, because deep Pre-LN stacks train more easily; §2 ends with a small experiment at initialisation that shows the gradient pattern behind that claim. Both are "a Transformer block"; they are not the same function, as the numbers below show.
 #
 # Here is `attnlib`'s encoder block, read straight from the library (`norm_first=True` selects Pre-LN):
 
@@ -345,7 +345,7 @@ print("decoder reads:", " ".join(token_labels(example_batch.tgt_in[0])))
 print("must predict :", " ".join(token_labels(example_batch.tgt_out[0])))
 
 # %% [markdown]
-# Training uses Adam on the cross-entropy of the predicted tokens. Every 50 steps the model greedily decodes 2048 held-out sequences, and training stops once at least 99.5% of them come out exactly right. The cell prints how long that took (which differs from machine to machine):
+# Training uses Adam on the cross-entropy of the predicted tokens. Every 50 steps the model decodes 2048 held-out sequences greedily (**greedy decoding, 贪心解码**: explained below), and training stops once at least 99.5% of them come out exactly right. The cell prints how long that took (which differs from machine to machine):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -387,7 +387,7 @@ for name, m in (("untrained", untrained_reversal_model(device=device)), ("traine
 print("(a uniform map would put 1/6 = 0.17 on the anti-diagonal)")
 
 # %% [markdown]
-# The picture behind that number, for one held-out sequence of six different letters, `b g a e j d`: rows are output positions $t = 0, 1, \ldots$, columns the source letters, averaged over the four heads. To write the first output letter the decoder looks at the *last* source letter, then moves one position left at each step: the anti-diagonal. The model does know *where* each source letter sits (sinusoidal positions are added to the source embeddings); what nobody told it is *which* source position to read at each output position. It learned that alignment from the task alone.
+# The picture behind that number, for one held-out sequence of six different letters, `b g a e j d`: rows are output positions $t = 0, 1, \ldots$, columns the source letters, averaged over the four heads. To write the first output letter the decoder looks at the *last* source letter, then moves one position left at each step: the anti-diagonal. The model does know *where* each source letter sits (sinusoidal positions are added to the source embeddings); what nobody told it is *which* source position to read at each output position (the **alignment, 对齐**). It learned that alignment from the task alone.
 
 # %%
 # C40: the cross-attention map of one held-out example
@@ -404,16 +404,20 @@ print("map shape [steps T, source S]:", list(trace.cross_weights[-1].shape[-2:])
 
 # %%
 # C33 (second half): trained only on length 6; decode shorter and longer sources with the same weights
-print("source length  exact-sequence accuracy  letters right (of all source letters)")
+print("source  exact-sequence  letters right  first letter  source position read most")
+print("length        accuracy  (all letters)         right  at output t = 0, 1, ..., n-1")
 for n in (4, 5, 6, 7, 8):
     batch = make_batch(train_cfg.task, 1000, n, model_cfg.vocab_size, split="test",
                        generator=torch.Generator().manual_seed(10), device=device)
-    tokens, _ = greedy_decode(model, batch.src, batch.src_valid_lens)
-    letters = (tokens[:, :n] == batch.tgt_out[:, :n]).float().mean().item()
-    print(f"{n:13d}  {sequence_accuracy(tokens, batch.tgt_out):23.2f}  {letters:37.2f}")
+    tokens, cross_maps = greedy_decode(model, batch.src, batch.src_valid_lens)
+    right = (tokens[:, :n] == batch.tgt_out[:, :n]).float()              # (B, n) letter by letter
+    # per sequence the source position with the most weight (average of heads), then its most common value
+    read = cross_maps[-1].mean(1)[:, :n].argmax(-1).mode(0).values       # (n,)
+    print(f"{n:6d}  {sequence_accuracy(tokens, batch.tgt_out):14.2f}  {right.mean().item():13.2f}  "
+          f"{right[:, 0].mean().item():12.2f}  {' '.join(str(j) for j in read.tolist())}")
 
 # %% [markdown]
-# At length 6 (nearly) every held-out sequence comes out right; at every other length not one of the 1000 does, and at most a third of the letters are right. Being able to compute an answer (the positions exist, the attention could look anywhere) is not the same as having learned the rule for inputs unlike the training data. What it learned is closer to "at output position $t$, read source position $5 - t$" than to "reverse".
+# At length 6 (nearly) every held-out sequence comes out right; at every other length not one of the 1000 does. The last column shows what the model learned instead of "reverse": at output position $t$ it reads source position $5 - t$, exactly as at length 6, cut off at the last letter when the source is shorter (`3 3 3 2` at length 4). So at lengths 7 and 8 it reverses the first six letters, where it should start from the seventh or eighth, and then writes `</s>`: its letters match the target only by chance (about 1 in 10, with 10 letters). At lengths 4 and 5 it starts on the last source letter, so the first letter is right (1.00), and then stays on it for too long. Being able to compute an answer (the positions exist, the attention could look anywhere) is not the same as having learned the rule for inputs unlike the training data.
 
 # %% [markdown]
 # ## 7. Explorer: decoding position by position
@@ -437,7 +441,7 @@ decoding_explorer(step=0)
 #
 # <details><summary>Answer</summary>
 #
-# With 6 source letters, output position 5 writes the last output letter, which is the *first* source letter, so its cross-attention row peaks at source position 0 (0.92 in the average over heads). Position 6, which writes `</s>`, has no letter to copy, yet it also looks at source position 0, even more (0.99): having just copied the first letter is what tells it the sequence is finished, so reading position 0 is a useful cue. Single heads differ from the average: at some positions one head carries the alignment while others spread out. Untrained, the rows are smeared over the source with no anti-diagonal (its mass is about the uniform 0.17), and the output is not the reversed source.
+# With 6 source letters, output position 5 writes the last output letter, which is the *first* source letter, so its cross-attention row peaks at source position 0 (0.92 in the average over heads). Position 6, which writes `</s>`, has no letter to copy, yet it also looks at source position 0, even more (0.99). Nothing in training says where that row should look (any row that lets it write `</s>` is right); this model keeps reading where position 5 did, as the length table above shows too (at length 8, output positions 6 and 7 also read source position 0). Single heads differ from the average: at some positions one head carries the alignment while others spread out. Untrained, the rows are smeared over the source with no anti-diagonal (its mass is about the uniform 0.17), and the output is not the reversed source.
 # </details>
 #
 # 2. Train the same model with Pre-LN blocks, `Seq2SeqTransformer(dataclasses.replace(model_cfg, norm_first=True))` (after `set_seed(train_cfg.seed)`, as above). Does it still learn the task, and does the anti-diagonal still appear?

@@ -26,7 +26,7 @@
 #
 # **Read first:** `08_encoder_decoder.ipynb` (the whole Transformer); `03_softmax_gradient.ipynb` for why softmax is computed with the row maximum subtracted.
 #
-# **Time:** about 25 minutes; running it top to bottom takes about 20 seconds (most of it measuring).
+# **Time:** about 25 minutes; running it top to bottom takes under 20 seconds (most of it measuring).
 
 # %%
 # %matplotlib widget
@@ -61,11 +61,11 @@ for row in complexity_table():
     print(f"{row['layer']:15s} {row['compute']:11s} {row['sequential_steps']:17s} {row['longest_path']}")
 
 # %% [markdown]
-# - **Compute.** A convolution (卷积神经网络, CNN) applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$. A recurrent layer (循环神经网络, RNN) applies a $d \times d$ matrix once per position: $n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product: $n^2 d$ (plus the $n d^2$ of its projections, which the table leaves out). So attention is the cheapest of the three while $n < d$, and the most expensive once $n \gg d$.
-# - **Sequential steps.** A CNN and self-attention compute all positions at once; an RNN must finish position $t-1$ before it can start position $t$.
-# - **Longest path.** How many steps a signal from position 0 needs to reach position $n-1$. A convolution only sees $k$ neighbours, so it needs about $n/k$ stacked layers (fewer with dilated convolutions); an RNN passes it through $n-1$ recurrent steps; self-attention connects any two positions in one step.
+# - **Compute (计算复杂度).** A convolutional layer (卷积神经网络, CNN) applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$. A recurrent layer (循环神经网络, RNN) applies a $d \times d$ matrix once per position: $n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product: $n^2 d$ (plus the $n d^2$ of its projections, which the table leaves out). So attention is the cheapest of the three while $n < d$, and the most expensive once $n \gg d$.
+# - **Sequential steps (串行步骤).** A CNN and self-attention compute all positions at once (in parallel, 并行); an RNN must finish position $t-1$ before it can start position $t$.
+# - **Longest path (最长信息路径).** How many steps a signal from position 0 needs to reach position $n-1$. A convolution only sees a window of $k$ positions, so it needs on the order of $n/k$ stacked layers (about $2n/(k-1)$ for a centred kernel, measured below; fewer with dilated convolutions, 膨胀卷积); an RNN passes it through $n-1$ recurrent steps; self-attention connects any two positions in one step.
 #
-# > **Note on the slides:** the lecture's middle column counts "positions that can be computed in parallel within a layer": $O(n)$ for CNN, $O(1)$ for RNN, $O(n)$ for self-attention. The same fact is often stated the other way round, as the *minimum number of sequential operations*: $O(1)$, $O(n)$, $O(1)$ (the table above uses this form). Both say the RNN is the one that cannot be parallelised over positions. The complexities also depend on the implementation, the channel widths and how a CNN grows its receptive field.
+# > **Note on the slides:** the lecture's middle column counts "positions that can be computed in parallel within a layer": $O(n)$ for CNN, $O(1)$ for RNN, $O(n)$ for self-attention. The same fact is often stated the other way round, as the *minimum number of sequential operations*: $O(1)$, $O(n)$, $O(1)$ (the table above uses this form). Both say the RNN is the one that cannot be parallelised over positions. All three columns are idealised counts: what a layer really costs depends on the code that runs it and on the widths chosen, and a CNN's path length on how it widens its view (more layers, wider kernels or dilation).
 #
 # The longest path can be checked with autograd: the output at the last position depends on the input at position 0 exactly when the gradient between them is non-zero. For $n = 16$ positions and kernel width $k = 3$:
 
@@ -103,7 +103,7 @@ print("CNN layers needed = ceil((n - 1) / ((k - 1) / 2)) =", math.ceil((n - 1) /
 # NBVAL_IGNORE_OUTPUT
 # C41: times measured on this machine (they differ between machines and runs); memory counted exactly
 ns = [256, 512, 1024, 2048]
-rows = layer_costs(ns, d_model=64, kernel_size=3, device=device, repeats=2)
+rows = layer_costs(ns, d_model=64, kernel_size=3, device=device, repeats=5)
 print(f"{'layer':15s} {'n':>5s} {'time (ms)':>10s} {'peak tensor memory (MiB)':>25s}")
 for r in rows:
     print(f"{r.layer:15s} {r.n:5d} {r.seconds * 1e3:10.2f} {r.peak_bytes / 2**20:25.2f}")
@@ -120,7 +120,7 @@ fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
 _ = measured_cost_panels(rows, axes)
 
 # %% [markdown]
-# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$. The dotted guides have slopes 1 and 2. Timings of small layers on a busy CPU are noisy (and on a GPU, tiny kernels are dominated by launch overhead), but one timing lesson stands out in the run stored here: at $n = 256$ the RNN takes many times longer than attention although it does $n/d = 4$ times *fewer* FLOPs. Its $n$ steps run one after another, each a tiny $d \times d$ product that leaves the hardware idle; attention's work is two large matrix products that run all positions at once. That is the "sequential steps" column of the table, measured. (Rerun it: the ratios change from run to run and machine to machine, and at larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
+# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$. The dotted guides have slopes 1 and 2. Timings of small layers are noisy: on a CPU that other programs share, a few slow runs can move a median of five, so a line that zigzags in the time panel is the machine, not the layer; on a GPU, tiny kernels are dominated by launch overhead. One timing lesson holds whenever the CPU is quiet: at $n = 256$ the RNN takes several times longer than attention (7.4 times in one of our runs on a 2-core CPU) although it does $n/d = 4$ times *fewer* FLOPs. Its $n$ steps run one after another, each a tiny $d \times d$ product that leaves the hardware idle; attention's work is two large matrix products that run all positions at once. That is the "sequential steps" column of the table, measured. (Rerun it: the ratios change from run to run and machine to machine, and at larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
 
 # %%
 # C41: what the arithmetic says, and the growth rate of the counted memory
@@ -257,6 +257,12 @@ for n in (512, 1024, 2048):
 written, blockwise = memory[2048]
 print(f"at n = 2048, blockwise / written-out peak memory = {blockwise / written:.3f} (< 1/4)")
 print(f"from n = 1024 to 2048: written-out x{memory[2048][0] / memory[1024][0]:.2f}, blockwise x{memory[2048][1] / memory[1024][1]:.2f}")
+extra = [memory[n][1] - n * 64 * 4 for n in memory]            # blockwise peak minus its (n, 64) float32 output
+print("blockwise peak minus the n x 64 output it returns: "
+      + ", ".join(f"{e / 2**20:.2f}" for e in extra) + " MiB at n = " + ", ".join(str(n) for n in memory))
+
+# %% [markdown]
+# Doubling $n$ multiplies the written-out peak by almost 4, as its two $n \times n$ matrices grow. The blockwise peak grows only by the output it returns, an $n \times 64$ array that full attention returns too; the rest, the score tiles of at most 256 queries × 256 keys, is the same 1.13 MiB at every $n$. So the blockwise total grows linearly in $n$, and only because of the output.
 
 # %% [markdown]
 # ## 4. Explorer: the online softmax, block by block
@@ -287,7 +293,7 @@ online_softmax_explorer()
 #
 # <details><summary>Answer</summary>
 #
-# The maximum increased: the block contains a score larger than all scores before it. The old sum is multiplied by $e^{m_{\text{old}} - m_{\text{new}}} < 1$ so that it is measured relative to the new maximum, and the new block adds less than that shrinkage removed. The red staircase in the left panel steps up at exactly that block (a triangle). Without rescaling, the output is right only when the maximum never rises after the first block: with one block of all 24 keys, or when the first block already holds the largest score; otherwise the old terms keep too much weight.
+# The maximum increased: the block contains a score larger than all scores before it. The old sum is multiplied by $e^{m_{\text{old}} - m_{\text{new}}} < 1$ so that it is measured relative to the new maximum, and the new block adds less than that shrinkage removed. The red staircase in the left panel steps up at exactly that block (a triangle). Without rescaling, the output is right only when the maximum never rises after the first block: with one block of all 24 keys, or when the first block already holds the largest score; otherwise the old terms keep too much weight. For the starting query 0, whose largest score sits at key 20, that means block sizes 21 to 24 in the unshuffled order.
 # </details>
 #
 # 3. A model has 12 layers and 12 heads and is run on $n = 8192$ tokens in float16. How much memory would the attention score matrices of **one** layer take if they were all held at once, and how much with blocks of 128 keys?
