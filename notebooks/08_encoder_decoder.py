@@ -31,7 +31,7 @@
 # **Time:** about 40 minutes; running it top to bottom takes well under a minute and a half on a laptop CPU (most of it is the training and the decoding in §6).
 
 # %%
-# %matplotlib widget
+# %matplotlib inline
 import inspect
 import math
 

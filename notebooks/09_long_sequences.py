@@ -29,7 +29,7 @@
 # **Time:** about 25 minutes; running it top to bottom takes under 20 seconds (most of it measuring).
 
 # %%
-# %matplotlib widget
+# %matplotlib inline
 import math
 
 import matplotlib.pyplot as plt

@@ -2,7 +2,7 @@
 benchmarks/browser_latency.py.
 
 The server runs on 127.0.0.1 on a free port with a random token, its own temporary HOME,
-TMPDIR, runtime, config and data folders (the virtual environment's lab extensions, ipympl's
+TMPDIR, runtime, config and data folders (the virtual environment's lab extensions, anywidget's
 and ipywidgets', stay visible: they live under ``sys.prefix/share/jupyter``), and serves a
 temporary copy of ``notebooks/``, so the notebooks on disk are never modified. Everything started
 here is stopped at the end (the server's whole process group, the browser).
