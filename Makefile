@@ -79,6 +79,8 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/widget_latency.py
 	$(BIN)/python benchmarks/attention_memory.py
 	$(BIN)/python benchmarks/train_reversal.py
+	$(BIN)/python benchmarks/pretrained.py
+	$(BIN)/python benchmarks/browser_latency.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
