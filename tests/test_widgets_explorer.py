@@ -17,23 +17,11 @@ import pytest
 import torch
 
 from attnlib.widgets import BUILDERS, Explorer
+from attnlib.widgets.artists import Arrows, Bars, Heatmap, Line, Points, Polygon, Segments, Text
 from attnlib.widgets.controls import dropdown, float_slider, int_slider, selection_slider, toggle
 from attnlib.widgets.explorer import readout_html
 from attnlib.widgets.render import render
-from attnlib.widgets.scene import (
-    Arrows,
-    Bars,
-    Frame,
-    Heatmap,
-    Line,
-    Panel,
-    Points,
-    Polygon,
-    Scene,
-    Segments,
-    Text,
-    cells,
-)
+from attnlib.widgets.scene import Frame, Panel, Scene, cells
 from attnlib.widgets.testing import control_values, decode_set, readout_numbers
 
 CANVAS = sorted(BUILDERS)

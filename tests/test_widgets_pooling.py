@@ -16,11 +16,8 @@ import torch
 import torch.nn.functional as F
 
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.pooling import (
-    SCORE_LABELS,
-    additive_attention_explorer,
-    kernel_regression_explorer,
-)
+from attnlib.widgets.additive import additive_attention_explorer
+from attnlib.widgets.pooling import SCORE_LABELS, kernel_regression_explorer
 
 
 @pytest.fixture(scope="module")

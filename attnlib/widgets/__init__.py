@@ -4,6 +4,7 @@
 (every builder is callable with no arguments: its defaults are the notebook's teaching setting).
 """
 
+from attnlib.widgets.additive import additive_attention_explorer
 from attnlib.widgets.decoding import decoding_explorer
 from attnlib.widgets.explorer import Explorer, Frame
 from attnlib.widgets.head_view import head_view_explorer
@@ -11,7 +12,7 @@ from attnlib.widgets.heads import heads_explorer
 from attnlib.widgets.jacobian import jacobian_explorer
 from attnlib.widgets.masking import masking_explorer
 from attnlib.widgets.online_softmax import online_softmax_explorer
-from attnlib.widgets.pooling import additive_attention_explorer, kernel_regression_explorer
+from attnlib.widgets.pooling import kernel_regression_explorer
 from attnlib.widgets.positions import positions_explorer
 from attnlib.widgets.query import query_explorer
 from attnlib.widgets.scaling import scaling_explorer

@@ -19,9 +19,10 @@ from attnlib import plotting
 from attnlib.decoding import DecodingTrace, trace_greedy_decoding
 from attnlib.examples import trained_reversal_model, untrained_reversal_model
 from attnlib.toy_tasks import NUM_SPECIAL, token_labels
+from attnlib.widgets.artists import Bars, Heatmap, Line, Text
 from attnlib.widgets.controls import dropdown, int_slider, toggle
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Bars, Frame, Heatmap, Line, Panel, Scene, Text, cells
+from attnlib.widgets.scene import Frame, Panel, Scene, cells
 
 __all__ = ["decoding_explorer", "visible_rows", "SOURCES"]
 

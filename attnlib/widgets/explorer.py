@@ -4,9 +4,10 @@ in the browser.
 How to write a builder (``attnlib/widgets/<concept>.py``)::
 
     import torch
+    from attnlib.widgets.artists import Bars, Line, Points
     from attnlib.widgets.controls import float_slider, toggle
     from attnlib.widgets.explorer import Explorer
-    from attnlib.widgets.scene import Bars, Frame, Line, Panel, Points, Scene
+    from attnlib.widgets.scene import Frame, Panel, Scene
 
     def temperature_explorer(logits=(2.0, 1.0, 0.1), *, t: float = 1.0) -> Explorer:
         z = torch.tensor(logits, dtype=torch.float64)                     # (S,)
@@ -66,7 +67,8 @@ from typing import Any
 
 import numpy as np
 
-from attnlib.widgets.readout import _kind, _py, readout_html
+from attnlib.widgets.frames import check_frame, pack_frames, readout_spec, slider_axis
+from attnlib.widgets.readout import _py, readout_html
 from attnlib.widgets.render import render, render_png
 from attnlib.widgets.scene import Frame, Scene
 
@@ -97,28 +99,6 @@ def _view_class():
 
 
 _VIEW = None
-
-
-def _slider_axis(c) -> tuple[str, list, list]:
-    """``(linked attribute, values compute gets, values the front end sees)`` for every step of a
-    slider.
-    """
-    name = type(c).__name__
-    if name in ("SelectionSlider",):
-        opts = [o[1] if isinstance(o, tuple) else o for o in c.options]
-        return "index", opts, list(range(len(opts)))
-    if name in ("IntSlider",):
-        vals = list(range(int(c.min), int(c.max) + 1, int(c.step)))
-        return "value", vals, vals
-    if name in ("FloatSlider", "FloatLogSlider"):
-        n = int(round((c.max - c.min) / c.step)) + 1
-        exps = [round(c.min + i * c.step, 10) for i in range(n)]
-        vals = [float(c.base**e) for e in exps] if name == "FloatLogSlider" else exps
-        return "value", vals, vals
-    raise TypeError(
-        "a fast control must be an ipywidgets slider (Float/Int/FloatLog/SelectionSlider), "
-        f"got {name}"
-    )
 
 
 class Explorer:
@@ -185,7 +165,7 @@ class Explorer:
             raise ValueError(
                 f"at most {MAX_FAST} fast sliders per explorer, got {self.fast}; list some in slow="
             )
-        self._axes = {n: _slider_axis(self.controls[n]) for n in self.fast}
+        self._axes = {n: slider_axis(self.controls[n]) for n in self.fast}
         self._sets: OrderedDict = (
             OrderedDict()
         )  # (group, outside values) -> (token, header, buffers)
@@ -195,8 +175,8 @@ class Explorer:
         self._hold = False
         self._ready = False
         first = self.frame()
-        self._check_frame(first)
-        self._spec = self._readout_spec(first)
+        check_frame(scene, first)
+        self._spec = readout_spec(first)
 
         if _VIEW is None:
             _VIEW = _view_class()
@@ -294,29 +274,7 @@ class Explorer:
     def __repr__(self):
         return f"<Explorer {self.name or '(unnamed)'} controls={list(self.controls)}>"
 
-    # -- frames
-    def _check_frame(self, f: Frame) -> None:
-        if not isinstance(f, Frame):
-            raise TypeError(f"compute must return a Frame, got {type(f).__name__}")
-        for key, (artist, field) in self.scene.keys().items():
-            have = f.texts if field == "text" else f.arrays
-            if key not in have:
-                raise KeyError(
-                    f"compute's Frame has no {'text' if field == 'text' else 'array'} {key!r} "
-                    f"for {artist.kind}.{field}; it has {sorted(have)}"
-                )
-            if field != "text":
-                artist.check(field, f.arrays[key])
-
-    def _readout_spec(self, f: Frame) -> list[dict]:
-        spec = []
-        for label, v in f.readout.items():
-            v = _py(v)
-            kind = _kind(v)
-            shape = [] if kind == "s" else list(np.shape(v))
-            spec.append({"label": str(label), "kind": kind, "shape": shape})
-        return spec
-
+    # -- frame sets
     def _outside(self, gi: int) -> tuple:
         inside = set(self.groups[gi])
         return tuple(
@@ -337,7 +295,9 @@ class Explorer:
             self._compute(**{**base, **dict(zip(names, combo))})
             for combo in itertools.product(*axes)
         ]
-        header, buffers = self._pack(frames, {k: _py(v) for k, v in base.items() if k not in names})
+        header, buffers = self._pack_frames(
+            frames, {k: _py(v) for k, v in base.items() if k not in names}
+        )
         token = next(_TOKENS) if token is None else token
         header.update(
             group=gi,
@@ -359,50 +319,10 @@ class Explorer:
         v = getattr(self.controls[n], attr)
         return int(np.argmin([abs(float(v) - float(a)) for a in seen]))
 
-    def _pack(self, frames: list[Frame], fixed: dict) -> tuple[dict, list[bytes]]:
-        keys = self.scene.keys()
-        arr_keys = sorted(k for k, (_, f) in keys.items() if f != "text")
-        txt_keys = sorted(k for k, (_, f) in keys.items() if f == "text")
-        shapes = {k: list(np.shape(_py(frames[0].arrays[k]))) for k in arr_keys}
-        f32, f64, texts, rstr = [], [], [], []
-        for fr in frames:
-            for k in arr_keys:
-                a = np.asarray(_py(fr.arrays[k]), dtype=np.float32)
-                if list(a.shape) != shapes[k]:
-                    raise ValueError(
-                        f"array {k!r} has shape {list(a.shape)} in one frame and {shapes[k]} "
-                        f"in another: every frame of an explorer must have the same shapes"
-                    )
-                f32.append(a.reshape(-1))
-            nums, strs = [], []
-            for s in self._spec:
-                v = _py(fr.readout.get(s["label"]))
-                if s["kind"] == "s":
-                    strs.append(str(v))
-                else:
-                    nums.append(np.asarray(v, dtype=np.float64).reshape(-1))
-            f64.append(np.concatenate(nums) if nums else np.zeros(0))
-            rstr.append(strs)
-            texts.append([str(fr.texts.get(k, "")) for k in txt_keys])
-        b32 = np.concatenate(f32).astype(np.float32).tobytes() if f32 else b""
-        b64 = np.concatenate(f64).astype(np.float64).tobytes()
-        if len(b32) + len(b64) > self.max_bytes:
-            raise ValueError(
-                f"a frame set of {self.name or 'this explorer'} is "
-                f"{(len(b32) + len(b64)) / 1e6:.1f} MB "
-                f"({len(frames)} frames) > max_bytes={self.max_bytes / 1e6:.1f} MB: use a coarser "
-                f"slider step, or list the slider in slow="
-            )
-        header = {
-            "n": len(frames),
-            "arrays": {k: shapes[k] for k in arr_keys},
-            "readout": self._spec,
-            "texts": txt_keys,
-            "text_values": texts if txt_keys else [],
-            "strings": rstr if any(rstr) else [],
-            "fixed": fixed,
-        }
-        return header, [b32, b64]
+    def _pack_frames(self, frames: list[Frame], fixed: dict) -> tuple[dict, list[bytes]]:
+        return pack_frames(
+            self.scene, self._spec, frames, fixed, max_bytes=self.max_bytes, name=self.name
+        )
 
     # -- the kernel side of the front end
     def _on_msg(self, _widget, content, _buffers):
@@ -446,7 +366,7 @@ class Explorer:
             hit = self._sets.get((gi, self._outside(gi)))
             want[gi] = hit[0] if hit is not None else next(_TOKENS)
         self._want = want
-        header, buffers = self._pack([self.frame()], self.values())
+        header, buffers = self._pack_frames([self.frame()], self.values())
         header.update(type="now", want=want, group=-1, token=0, shape=[1])
         self.view.send(header, buffers)
         for gi, token in want.items():

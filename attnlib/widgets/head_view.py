@@ -30,20 +30,10 @@ import torch
 from attnlib import head_stats as hs
 from attnlib._checks import check_int
 from attnlib.scaling import entropy
+from attnlib.widgets.artists import Bars, Heatmap, Line, Points, Segments, Text
 from attnlib.widgets.controls import dropdown, int_slider
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import (
-    Bars,
-    Frame,
-    Heatmap,
-    Line,
-    Panel,
-    Points,
-    Scene,
-    Segments,
-    Text,
-    cells,
-)
+from attnlib.widgets.scene import Frame, Panel, Scene, cells
 
 __all__ = ["head_view_explorer", "minilm", "SENTENCES", "MAX_TOKENS"]
 

@@ -15,9 +15,10 @@ import torch
 from attnlib.examples import DEFAULT_TOKENS, demo_projections
 from attnlib.multihead import head_weight_maps
 from attnlib.positional import sinusoidal_encoding
+from attnlib.widgets.artists import Heatmap, Text
 from attnlib.widgets.controls import selection_slider, toggle
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Frame, Heatmap, Panel, Scene, Text, cells
+from attnlib.widgets.scene import Frame, Panel, Scene, cells
 
 __all__ = ["heads_explorer", "HEAD_CHOICES", "repeated_token"]
 

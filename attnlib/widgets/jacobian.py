@@ -14,9 +14,10 @@ import torch
 from attnlib.examples import DEFAULT_LOGITS
 from attnlib.scaling import jacobian_norm, spread_logits
 from attnlib.softmax import masked_softmax, softmax_jacobian
+from attnlib.widgets.artists import Bars, Heatmap, Line, Points
 from attnlib.widgets.controls import dropdown, float_slider
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Bars, Frame, Heatmap, Line, Panel, Points, Scene, cells
+from attnlib.widgets.scene import Frame, Panel, Scene, cells
 
 __all__ = ["jacobian_explorer", "BASES", "UPSTREAMS", "base_logits", "upstream_gradient"]
 

@@ -20,9 +20,10 @@ import torch
 from attnlib.examples import DEFAULT_VALID_LENS, demo_batch
 from attnlib.masks import causal_mask, padding_mask
 from attnlib.pitfalls import classify_row, recipe_softmax
+from attnlib.widgets.artists import Heatmap, Points
 from attnlib.widgets.controls import dropdown, int_slider, toggle
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Frame, Heatmap, Panel, Points, Scene, cells
+from attnlib.widgets.scene import Frame, Panel, Scene, cells
 
 __all__ = ["masking_explorer", "RECIPES", "DTYPES"]
 

@@ -20,9 +20,10 @@ from attnlib.attention import dot_product_attention
 from attnlib.blockwise import blockwise_attention_steps
 from attnlib.costs import score_bytes
 from attnlib.scoring import scaled_dot_score
+from attnlib.widgets.artists import Bars, Line, Points, Segments
 from attnlib.widgets.controls import int_slider, toggle
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Bars, Frame, Line, Panel, Points, Scene, Segments
+from attnlib.widgets.scene import Frame, Panel, Scene
 
 __all__ = ["online_softmax_explorer", "unrescaled_trace", "block_trace"]
 

@@ -21,20 +21,10 @@ from attnlib.positional import (
     sinusoidal_frequencies,
     sinusoidal_pair,
 )
+from attnlib.widgets.artists import Arrows, Bars, Heatmap, Line, Points, Text
 from attnlib.widgets.controls import int_slider, selection_slider
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import (
-    Arrows,
-    Bars,
-    Frame,
-    Heatmap,
-    Line,
-    Panel,
-    Points,
-    Scene,
-    Text,
-    cells,
-)
+from attnlib.widgets.scene import Frame, Panel, Scene, cells
 
 __all__ = ["positions_explorer", "BASES"]
 

@@ -21,9 +21,10 @@ from attnlib.attention import dot_product_attention
 from attnlib.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.plotting import convex_hull
 from attnlib.scoring import cosine_score, dot_score, scaled_dot_score
+from attnlib.widgets.artists import Arrows, Bars, Points, Polygon, Segments
 from attnlib.widgets.controls import float_slider, toggle
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Arrows, Bars, Frame, Panel, Points, Polygon, Scene, Segments
+from attnlib.widgets.scene import Frame, Panel, Scene
 
 __all__ = ["query_explorer", "query_frame", "KEY_LENGTHS", "DEFAULT_KEYS", "DEFAULT_VALUES"]
 

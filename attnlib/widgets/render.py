@@ -13,21 +13,20 @@ import io
 
 import numpy as np
 
-from attnlib.widgets.scene import (
+from attnlib.widgets.artists import (
     HATCH_FILL,
     Arrows,
     Bars,
-    Frame,
     Heatmap,
     Line,
     Points,
     Polygon,
-    Scene,
     Segments,
     Text,
     _Artist,
     _mpl_cmap,
 )
+from attnlib.widgets.scene import Frame, Scene
 
 __all__ = ["render", "render_png"]
 

@@ -14,9 +14,10 @@ import torch
 
 from attnlib.scaling import entropy, jacobian_norm, max_weight, scores_for_widths
 from attnlib.softmax import masked_softmax
+from attnlib.widgets.artists import Bars, Line, Points, Text
 from attnlib.widgets.controls import selection_slider
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Bars, Frame, Line, Panel, Points, Scene, Text
+from attnlib.widgets.scene import Frame, Panel, Scene
 
 __all__ = ["scaling_explorer", "WIDTHS", "SCALES"]
 

@@ -20,9 +20,10 @@ import numpy as np
 import torch
 
 from attnlib.attention import dot_product_attention
+from attnlib.widgets.artists import Arrows, Line, Points, Segments, Text
 from attnlib.widgets.controls import float_slider, toggle
 from attnlib.widgets.explorer import Explorer
-from attnlib.widgets.scene import Arrows, Frame, Line, Panel, Points, Scene, Segments, Text
+from attnlib.widgets.scene import Frame, Panel, Scene
 
 __all__ = ["two_key_explorer", "two_key_frame", "KEYS", "QUERY_LIM", "VALUE_LIM"]
 
