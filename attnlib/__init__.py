@@ -27,7 +27,6 @@ from .attention import dot_product_attention
 from .blockwise import BlockwiseStep, blockwise_attention, blockwise_attention_steps
 from .costs import (
     CostRow,
-    allocated_bytes,
     complexity_table,
     layer_costs,
     median_time,
@@ -38,6 +37,7 @@ from .device import default_device, set_seed
 from .examples import Seq2SeqConfig, TrainConfig
 from .gradients import attention_backward
 from .masks import causal_mask, padding_mask
+from .memory import allocated_bytes
 from .multihead import (
     MultiHeadAttention,
     head_projection,
@@ -46,6 +46,7 @@ from .multihead import (
     one_wide_head,
     split_heads,
 )
+from .normalization import batch_norm_tokens, norm_context_dependence
 from .positional import (
     PositionalEncoding,
     offset_rotation,
@@ -73,9 +74,7 @@ from .transformer import (
     DecoderBlock,
     EncoderBlock,
     FeedForward,
-    batch_norm_tokens,
     layer_norm,
-    norm_context_dependence,
 )
 
 __version__ = "0.1.0"

@@ -50,7 +50,8 @@ from attnlib.multihead import split_heads
 from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
 from attnlib.toy_tasks import make_batch, token_labels
 from attnlib.training import sequence_accuracy, train_seq2seq
-from attnlib.transformer import DecoderBlock, EncoderBlock, layer_norm, norm_context_dependence
+from attnlib.normalization import norm_context_dependence
+from attnlib.transformer import DecoderBlock, EncoderBlock, layer_norm
 from attnlib.widgets import decoding_explorer
 
 set_seed(0)

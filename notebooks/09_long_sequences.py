@@ -40,8 +40,8 @@ from torch import nn
 
 from attnlib import default_device, dot_product_attention, set_seed
 from attnlib.blockwise import blockwise_attention, blockwise_attention_steps
-from attnlib.costs import (allocated_bytes, complexity_table, fitted_slope, layer_costs, score_bytes,
-                           written_out_attention)
+from attnlib.costs import complexity_table, fitted_slope, layer_costs, score_bytes, written_out_attention
+from attnlib.memory import allocated_bytes
 from attnlib.figures.sequence_costs import measured_cost_panels
 from attnlib.widgets import online_softmax_explorer
 
@@ -97,7 +97,7 @@ print("CNN layers needed = ceil((n - 1) / ((k - 1) / 2)) =", math.ceil((n - 1) /
 #
 # ## 2. Measured: time and memory as $n$ grows
 #
-# `attnlib.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.costs.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
+# `attnlib.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.memory.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -192,7 +192,7 @@ def test_c42_never_materialises_the_score_matrix(is_causal, one_thread):
 
 
 def test_c42_extra_memory_grows_linearly_measured():
-    # Exact counts (attnlib.costs.allocated_bytes: bytes of the tensors each call creates, alive at
+    # Exact counts (attnlib.memory.allocated_bytes: bytes of the tensors each call creates, alive at
     # once). 4x the length: written-out attention holds two (H, n, n) float32 matrices, so ~16x;
     # blockwise attention holds the output and one n x block slice per head, so at most 4x.
     peaks = {}

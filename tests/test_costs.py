@@ -15,14 +15,16 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from attnlib import dot_product_attention
 from attnlib.costs import (
-    TensorBytes,
-    allocated_bytes,
     complexity_table,
-    cuda_peak_bytes,
-    largest_tensor_bytes,
     layer_costs,
     median_time,
     written_out_attention,
+)
+from attnlib.memory import (
+    TensorBytes,
+    allocated_bytes,
+    cuda_peak_bytes,
+    largest_tensor_bytes,
 )
 
 SEED = (

@@ -18,12 +18,12 @@ from attnlib import blockwise_attention
 from attnlib.costs import (
     CostRow,
     fitted_slope,
-    largest_tensor_bytes,
     score_bytes,
     theoretical_costs,
     written_out_attention,
 )
 from attnlib.figures.sequence_costs import measured_cost_panels, sequence_costs_figure
+from attnlib.memory import largest_tensor_bytes
 
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 1.5])
