@@ -120,3 +120,31 @@ def test_untrained_model_is_repeatable_and_leaves_the_global_rng_alone():
         assert torch.equal(pa, pb)
     assert not untrained_reversal_model(seed=1).output.weight.equal(a.output.weight)
     assert not a.training
+
+
+@pytest.mark.claim("C33")
+def test_c33_positions_exist_beyond_the_training_length_but_the_rule_does_not_carry_over():
+    # The committed model saw only 6-letter sources. Its position table covers 16 positions, so a
+    # source of 8 letters can be encoded and decoded (finite outputs, positions in range), yet
+    # reversing it is not what it learned: exact-sequence accuracy collapses away from length 6.
+    # The reference is the task's own target (the reversed source), not the model.
+    from attnlib.training import sequence_accuracy
+
+    model = trained_reversal_model()
+    cfg = Seq2SeqConfig()
+    acc = {}
+    for n in (4, 6, 8):
+        assert n + 2 <= cfg.max_positions  # the positions are computable: inside the table
+        batch = make_batch(
+            "reverse",
+            500,
+            n,
+            cfg.vocab_size,
+            split="test",
+            generator=torch.Generator().manual_seed(10),
+        )
+        tokens, cross = greedy_decode(model, batch.src, batch.src_valid_lens)
+        assert all(torch.isfinite(c).all() for c in cross)
+        acc[n] = sequence_accuracy(tokens, batch.tgt_out)
+    assert acc[6] >= 0.99, acc
+    assert acc[4] <= 0.1 and acc[8] <= 0.1, acc
