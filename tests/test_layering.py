@@ -58,10 +58,16 @@ def _top(name: str) -> str:
     return name.split(".")[1] if "." in name else ""
 
 
+#: Private utilities with no math, which every layer may use: the check for optional extras.
+UTILITIES = {"_extras"}
+
+
 def _allowed(layer: str, name: str) -> bool:
     """Math and data anywhere above them; plotting above itself; a layer may use its own
     package (the figure registry, the explorers' framework) but never the other upper layer."""
     top = _top(name)
+    if top in UTILITIES:
+        return True
     if layer == "plotting":
         return top == "plotting"
     return top in MATH_AND_DATA or top in ("plotting", layer)

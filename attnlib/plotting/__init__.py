@@ -12,6 +12,10 @@ values and their hull), ``curves`` (bars, histograms, curves) and ``panels`` (on
 idea of the course, drawn from computed results).
 """
 
+from attnlib._extras import require_extra
+
+require_extra("widgets", what="attnlib.plotting")
+
 from ._core import masked, to_numpy
 from .curves import curves, hist_bars, set_bar_heights, set_hist, weight_bars
 from .matrices import cell_labels, hatch_overlay, heatmap, set_cell_labels, weights_rgba

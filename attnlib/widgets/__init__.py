@@ -4,6 +4,10 @@
 (every builder is callable with no arguments: its defaults are the notebook's teaching setting).
 """
 
+from attnlib._extras import require_extra
+
+require_extra("widgets", what="attnlib.widgets (the explorers)")
+
 from attnlib.widgets.additive import additive_attention_explorer
 from attnlib.widgets.decoding import decoding_explorer
 from attnlib.widgets.explorer import Explorer, Frame

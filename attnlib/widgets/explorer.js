@@ -12,16 +12,19 @@
 
 function buf(b, Type) {
   const v = b instanceof DataView ? b : new DataView(b.buffer || b);
-  const copy = v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength);  // aligned
+  const copy = v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength); // aligned
   return new Type(copy);
 }
 
 function decode(msg, buffers) {
-  const f32 = buf(buffers[0], Float32Array), f64 = buf(buffers[1], Float64Array);
-  let stride = 0; const offs = {};
+  const f32 = buf(buffers[0], Float32Array),
+    f64 = buf(buffers[1], Float64Array);
+  let stride = 0;
+  const offs = {};
   for (const k of Object.keys(msg.arrays).sort()) {
     const n = msg.arrays[k].reduce((a, b) => a * b, 1);
-    offs[k] = [stride, n, msg.arrays[k]]; stride += n;
+    offs[k] = [stride, n, msg.arrays[k]];
+    stride += n;
   }
   let rstride = 0;
   for (const s of msg.readout) if (s.kind !== "s") rstride += s.shape.reduce((a, b) => a * b, 1);
@@ -35,7 +38,9 @@ function frameAt(set, i) {
   }
   const nums = set.f64.subarray(i * set.rstride, (i + 1) * set.rstride);
   const texts = {};
-  set.texts.forEach((k, j) => { texts[k] = set.text_values[i][j]; });
+  set.texts.forEach((k, j) => {
+    texts[k] = set.text_values[i][j];
+  });
   return { arrays, nums, strings: set.strings.length ? set.strings[i] : [], texts };
 }
 
@@ -49,16 +54,28 @@ function fmt(x, kind, digits) {
 }
 
 function esc(s) {
-  return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+  return String(s)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#x27;");
 }
 
 function readoutHTML(spec, fr, columns, digits) {
-  let head = columns ? "<tr><th></th>" + columns.map((c) => `<th>${esc(c)}</th>`).join("") + "</tr>" : "";
-  let body = "", p = 0, q = 0;
+  const head = columns
+    ? `<tr><th></th>${columns.map((c) => `<th>${esc(c)}</th>`).join("")}</tr>`
+    : "";
+  let body = "",
+    p = 0,
+    q = 0;
   for (const s of spec) {
-    if (s.kind === "s") { body += `<tr><th>${esc(s.label)}</th><td>${esc(fr.strings[q++])}</td></tr>`; continue; }
-    const rows = s.shape.length === 2 ? s.shape[0] : 1, cols = s.shape.length ? s.shape[s.shape.length - 1] : 1;
+    if (s.kind === "s") {
+      body += `<tr><th>${esc(s.label)}</th><td>${esc(fr.strings[q++])}</td></tr>`;
+      continue;
+    }
+    const rows = s.shape.length === 2 ? s.shape[0] : 1,
+      cols = s.shape.length ? s.shape[s.shape.length - 1] : 1;
     for (let r = 0; r < rows; r++) {
       body += `<tr><th>${r === 0 ? esc(s.label) : ""}</th>`;
       for (let c = 0; c < cols; c++) body += `<td>${fmt(fr.nums[p++], s.kind, digits)}</td>`;
@@ -68,32 +85,59 @@ function readoutHTML(spec, fr, columns, digits) {
   return `<table class='attnlib-table'>${head}${body}</table>`;
 }
 
-function get(field, fr) {  // {data, shape} for a static or dynamic numeric field, or null
+function get(field, fr) {
+  // {data, shape} for a static or dynamic numeric field, or null
   if (!field) return null;
   if (field.key !== undefined) return fr ? fr.arrays[field.key] : null;
-  return field.cache || (field.cache = { data: Float64Array.from(field.data), shape: field.shape });
+  if (!field.cache) field.cache = { data: Float64Array.from(field.data), shape: field.shape };
+  return field.cache;
 }
 
 function hatchPattern(ctx, fill) {
-  const c = document.createElement("canvas"); c.width = c.height = 8;
-  const g = c.getContext("2d"); g.fillStyle = fill; g.fillRect(0, 0, 8, 8);
-  g.strokeStyle = "#737373"; g.lineWidth = 1; g.beginPath();
-  g.moveTo(0, 8); g.lineTo(8, 0); g.moveTo(-4, 4); g.lineTo(4, -4); g.moveTo(4, 12); g.lineTo(12, 4); g.stroke();
+  const c = document.createElement("canvas");
+  c.width = c.height = 8;
+  const g = c.getContext("2d");
+  g.fillStyle = fill;
+  g.fillRect(0, 0, 8, 8);
+  g.strokeStyle = "#737373";
+  g.lineWidth = 1;
+  g.beginPath();
+  g.moveTo(0, 8);
+  g.lineTo(8, 0);
+  g.moveTo(-4, 4);
+  g.lineTo(4, -4);
+  g.moveTo(4, 12);
+  g.lineTo(12, 4);
+  g.stroke();
   return ctx.createPattern(c, "repeat");
 }
 
 function panelMap(p) {
-  const [l, t, w, h] = p.rect, [x0, x1] = p.xlim, [y0, y1] = p.ylim;
-  return { sx: (x) => l + (x - x0) / (x1 - x0) * w, sy: (y) => t + (y1 - y) / (y1 - y0) * h, l, t, w, h };
+  const [l, t, w, h] = p.rect,
+    [x0, x1] = p.xlim,
+    [y0, y1] = p.ylim;
+  return {
+    sx: (x) => l + ((x - x0) / (x1 - x0)) * w,
+    sy: (y) => t + ((y1 - y) / (y1 - y0)) * h,
+    l,
+    t,
+    w,
+    h,
+  };
 }
 
 function marker(ctx, kind, x, y, r) {
   ctx.beginPath();
   if (kind === "s") ctx.rect(x - r, y - r, 2 * r, 2 * r);
-  else if (kind === "^") { ctx.moveTo(x, y - r * 1.2); ctx.lineTo(x + r, y + r * 0.8); ctx.lineTo(x - r, y + r * 0.8); ctx.closePath(); }
-  else if (kind === "*") {
+  else if (kind === "^") {
+    ctx.moveTo(x, y - r * 1.2);
+    ctx.lineTo(x + r, y + r * 0.8);
+    ctx.lineTo(x - r, y + r * 0.8);
+    ctx.closePath();
+  } else if (kind === "*") {
     for (let k = 0; k < 10; k++) {
-      const a = -Math.PI / 2 + k * Math.PI / 5, rr = k % 2 ? r * 0.7 : r * 1.6;
+      const a = -Math.PI / 2 + (k * Math.PI) / 5,
+        rr = k % 2 ? r * 0.7 : r * 1.6;
       ctx.lineTo(x + rr * Math.cos(a), y + rr * Math.sin(a));
     }
     ctx.closePath();
@@ -103,191 +147,394 @@ function marker(ctx, kind, x, y, r) {
 function drawArtist(ctx, a, m, fr, scene, hatch) {
   ctx.save();
   if (a.kind === "heatmap") {
-    const v = get(a.values, fr), hid = get(a.hidden, fr); if (!v) { ctx.restore(); return; }
-    const [n, k] = v.shape, lut = scene.luts[a.cmap];
-    for (let i = 0; i < n; i++) for (let j = 0; j < k; j++) {
-      const x0 = m.sx(j - 0.5), x1 = m.sx(j + 0.5), y0 = m.sy(i - 0.5), y1 = m.sy(i + 0.5);
-      const val = v.data[i * k + j], hidden = hid && hid.data[i * k + j] > 0.5;
-      const t = Math.min(1, Math.max(0, (val - a.vmin) / (a.vmax - a.vmin)));
-      ctx.fillStyle = hidden ? hatch : lut[Math.min(255, Math.floor(t * 256))];
-      ctx.fillRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0) + 0.5, Math.abs(y1 - y0) + 0.5);
-      if (a.annotate && !hidden) {
-        ctx.fillStyle = t > 0.55 ? "#000" : "#fff"; ctx.font = "10px sans-serif";
-        ctx.textAlign = "center"; ctx.textBaseline = "middle";
-        ctx.fillText(val.toFixed(a.digits), (x0 + x1) / 2, (y0 + y1) / 2);
-      }
+    const v = get(a.values, fr),
+      hid = get(a.hidden, fr);
+    if (!v) {
+      ctx.restore();
+      return;
     }
+    const [n, k] = v.shape,
+      lut = scene.luts[a.cmap];
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < k; j++) {
+        const x0 = m.sx(j - 0.5),
+          x1 = m.sx(j + 0.5),
+          y0 = m.sy(i - 0.5),
+          y1 = m.sy(i + 0.5);
+        const val = v.data[i * k + j],
+          hidden = hid && hid.data[i * k + j] > 0.5;
+        const t = Math.min(1, Math.max(0, (val - a.vmin) / (a.vmax - a.vmin)));
+        ctx.fillStyle = hidden ? hatch : lut[Math.min(255, Math.floor(t * 256))];
+        ctx.fillRect(
+          Math.min(x0, x1),
+          Math.min(y0, y1),
+          Math.abs(x1 - x0) + 0.5,
+          Math.abs(y1 - y0) + 0.5,
+        );
+        if (a.annotate && !hidden) {
+          ctx.fillStyle = t > 0.55 ? "#000" : "#fff";
+          ctx.font = "10px sans-serif";
+          ctx.textAlign = "center";
+          ctx.textBaseline = "middle";
+          ctx.fillText(val.toFixed(a.digits), (x0 + x1) / 2, (y0 + y1) / 2);
+        }
+      }
   } else if (a.kind === "bars") {
-    const hts = get(a.heights, fr), xs = get(a.x, fr); if (!hts) { ctx.restore(); return; }
+    const hts = get(a.heights, fr),
+      xs = get(a.x, fr);
+    if (!hts) {
+      ctx.restore();
+      return;
+    }
     for (let i = 0; i < hts.data.length; i++) {
-      const x = xs ? xs.data[i] : i, x0 = m.sx(x - a.width / 2), x1 = m.sx(x + a.width / 2);
-      const y0 = m.sy(a.bottom), y1 = m.sy(a.bottom + hts.data[i]);
+      const x = xs ? xs.data[i] : i,
+        x0 = m.sx(x - a.width / 2),
+        x1 = m.sx(x + a.width / 2);
+      const y0 = m.sy(a.bottom),
+        y1 = m.sy(a.bottom + hts.data[i]);
       ctx.fillStyle = a.colors ? a.colors[i % a.colors.length] : a.color;
       ctx.fillRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
     }
   } else if (a.kind === "points") {
-    const xy = get(a.xy, fr); if (!xy) { ctx.restore(); return; }
-    ctx.fillStyle = a.color; ctx.strokeStyle = a.color; ctx.lineWidth = 1.5; ctx.font = "11px sans-serif";
+    const xy = get(a.xy, fr);
+    if (!xy) {
+      ctx.restore();
+      return;
+    }
+    ctx.fillStyle = a.color;
+    ctx.strokeStyle = a.color;
+    ctx.lineWidth = 1.5;
+    ctx.font = "11px sans-serif";
     for (let i = 0; i < xy.data.length / 2; i++) {
-      const x = m.sx(xy.data[2 * i]), y = m.sy(xy.data[2 * i + 1]);
-      marker(ctx, a.marker, x, y, a.size); if (a.filled) ctx.fill(); else ctx.stroke();
-      if (a.labels && a.labels[i]) { ctx.textBaseline = "bottom"; ctx.fillText(a.labels[i], x + a.size + 2, y - a.size - 2); }
+      const x = m.sx(xy.data[2 * i]),
+        y = m.sy(xy.data[2 * i + 1]);
+      marker(ctx, a.marker, x, y, a.size);
+      if (a.filled) ctx.fill();
+      else ctx.stroke();
+      if (a.labels?.[i]) {
+        ctx.textBaseline = "bottom";
+        ctx.fillText(a.labels[i], x + a.size + 2, y - a.size - 2);
+      }
     }
   } else if (a.kind === "line" || a.kind === "polygon") {
-    const xy = get(a.xy, fr); if (!xy) { ctx.restore(); return; }
+    const xy = get(a.xy, fr);
+    if (!xy) {
+      ctx.restore();
+      return;
+    }
     ctx.beginPath();
-    for (let i = 0; i < xy.data.length / 2; i++) ctx.lineTo(m.sx(xy.data[2 * i]), m.sy(xy.data[2 * i + 1]));
+    for (let i = 0; i < xy.data.length / 2; i++)
+      ctx.lineTo(m.sx(xy.data[2 * i]), m.sy(xy.data[2 * i + 1]));
     if (a.kind === "line") {
-      ctx.strokeStyle = a.color; ctx.lineWidth = a.width; if (a.dash) ctx.setLineDash([5, 3]); ctx.stroke();
+      ctx.strokeStyle = a.color;
+      ctx.lineWidth = a.width;
+      if (a.dash) ctx.setLineDash([5, 3]);
+      ctx.stroke();
     } else {
-      ctx.closePath(); ctx.globalAlpha = a.alpha; ctx.fillStyle = a.color; ctx.fill(); ctx.globalAlpha = 1;
-      if (a.edge) { ctx.strokeStyle = a.edge; ctx.lineWidth = 1; ctx.stroke(); }
+      ctx.closePath();
+      ctx.globalAlpha = a.alpha;
+      ctx.fillStyle = a.color;
+      ctx.fill();
+      ctx.globalAlpha = 1;
+      if (a.edge) {
+        ctx.strokeStyle = a.edge;
+        ctx.lineWidth = 1;
+        ctx.stroke();
+      }
     }
   } else if (a.kind === "segments" || a.kind === "arrows") {
-    const xy = get(a.xy, fr), ws = get(a.widths, fr); if (!xy) { ctx.restore(); return; }
-    ctx.strokeStyle = a.color; ctx.fillStyle = a.color;
+    const xy = get(a.xy, fr),
+      ws = get(a.widths, fr);
+    if (!xy) {
+      ctx.restore();
+      return;
+    }
+    ctx.strokeStyle = a.color;
+    ctx.fillStyle = a.color;
     for (let i = 0; i < xy.data.length / 4; i++) {
-      const d = xy.data, x0 = m.sx(d[4 * i]), y0 = m.sy(d[4 * i + 1]), x1 = m.sx(d[4 * i + 2]), y1 = m.sy(d[4 * i + 3]);
+      const d = xy.data,
+        x0 = m.sx(d[4 * i]),
+        y0 = m.sy(d[4 * i + 1]),
+        x1 = m.sx(d[4 * i + 2]),
+        y1 = m.sy(d[4 * i + 3]);
       ctx.lineWidth = ws ? ws.data[i] : a.width;
       if (ctx.lineWidth <= 0) continue;
-      const ang = Math.atan2(y1 - y0, x1 - x0), head = a.kind === "arrows" ? 8 : 0;
-      ctx.beginPath(); ctx.moveTo(x0, y0);
-      ctx.lineTo(x1 - head * 0.8 * Math.cos(ang), y1 - head * 0.8 * Math.sin(ang)); ctx.stroke();
+      const ang = Math.atan2(y1 - y0, x1 - x0),
+        head = a.kind === "arrows" ? 8 : 0;
+      ctx.beginPath();
+      ctx.moveTo(x0, y0);
+      ctx.lineTo(x1 - head * 0.8 * Math.cos(ang), y1 - head * 0.8 * Math.sin(ang));
+      ctx.stroke();
       if (head && Math.hypot(x1 - x0, y1 - y0) > 1) {
-        ctx.beginPath(); ctx.moveTo(x1, y1);
+        ctx.beginPath();
+        ctx.moveTo(x1, y1);
         ctx.lineTo(x1 - head * Math.cos(ang - 0.4), y1 - head * Math.sin(ang - 0.4));
-        ctx.lineTo(x1 - head * Math.cos(ang + 0.4), y1 - head * Math.sin(ang + 0.4)); ctx.closePath(); ctx.fill();
+        ctx.lineTo(x1 - head * Math.cos(ang + 0.4), y1 - head * Math.sin(ang + 0.4));
+        ctx.closePath();
+        ctx.fill();
       }
     }
   } else if (a.kind === "text") {
     const s = a.key ? (fr ? fr.texts[a.key] : "") : a.text;
-    ctx.fillStyle = a.color; ctx.font = `${a.size * 1.2}px sans-serif`;
-    ctx.textAlign = a.ha; ctx.textBaseline = { center: "middle", middle: "middle" }[a.va] || a.va;
-    const x = a.axes ? m.l + a.x * m.w : m.sx(a.x), y = a.axes ? m.t + (1 - a.y) * m.h : m.sy(a.y);
+    ctx.fillStyle = a.color;
+    ctx.font = `${a.size * 1.2}px sans-serif`;
+    ctx.textAlign = a.ha;
+    ctx.textBaseline = { center: "middle", middle: "middle" }[a.va] || a.va;
+    const x = a.axes ? m.l + a.x * m.w : m.sx(a.x),
+      y = a.axes ? m.t + (1 - a.y) * m.h : m.sy(a.y);
     ctx.fillText(s || "", x, y);
   }
   ctx.restore();
 }
 
 function drawAxes(ctx, p, m, scene) {
-  ctx.save(); ctx.fillStyle = "#fff"; ctx.fillRect(m.l, m.t, m.w, m.h);
-  ctx.strokeStyle = "#333"; ctx.lineWidth = 0.8; ctx.strokeRect(m.l, m.t, m.w, m.h);
-  ctx.fillStyle = "#222"; ctx.font = "11px sans-serif";
-  ctx.textAlign = "center"; ctx.textBaseline = "top";
+  ctx.save();
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(m.l, m.t, m.w, m.h);
+  ctx.strokeStyle = "#333";
+  ctx.lineWidth = 0.8;
+  ctx.strokeRect(m.l, m.t, m.w, m.h);
+  ctx.fillStyle = "#222";
+  ctx.font = "11px sans-serif";
+  ctx.textAlign = "center";
+  ctx.textBaseline = "top";
   p.xticks.forEach((t, i) => {
-    const x = m.sx(t); ctx.beginPath(); ctx.moveTo(x, m.t + m.h); ctx.lineTo(x, m.t + m.h + 4); ctx.stroke();
+    const x = m.sx(t);
+    ctx.beginPath();
+    ctx.moveTo(x, m.t + m.h);
+    ctx.lineTo(x, m.t + m.h + 4);
+    ctx.stroke();
     ctx.fillText(p.xticklabels[i], x, m.t + m.h + 5);
   });
-  ctx.textAlign = "right"; ctx.textBaseline = "middle";
+  ctx.textAlign = "right";
+  ctx.textBaseline = "middle";
   p.yticks.forEach((t, i) => {
-    const y = m.sy(t); ctx.beginPath(); ctx.moveTo(m.l - 4, y); ctx.lineTo(m.l, y); ctx.stroke();
+    const y = m.sy(t);
+    ctx.beginPath();
+    ctx.moveTo(m.l - 4, y);
+    ctx.lineTo(m.l, y);
+    ctx.stroke();
     ctx.fillText(p.yticklabels[i], m.l - 6, y);
   });
   ctx.textAlign = "center";
-  if (p.xlabel) { ctx.textBaseline = "bottom"; ctx.fillText(p.xlabel, m.l + m.w / 2, m.t + m.h + (p.xticks.length ? 34 : 18)); }
-  if (p.title) { ctx.font = "12px sans-serif"; ctx.textBaseline = "bottom"; ctx.fillText(p.title, m.l + m.w / 2, m.t - 5); }
+  if (p.xlabel) {
+    ctx.textBaseline = "bottom";
+    ctx.fillText(p.xlabel, m.l + m.w / 2, m.t + m.h + (p.xticks.length ? 34 : 18));
+  }
+  if (p.title) {
+    ctx.font = "12px sans-serif";
+    ctx.textBaseline = "bottom";
+    ctx.fillText(p.title, m.l + m.w / 2, m.t - 5);
+  }
   if (p.ylabel) {
     const longest = Math.max(0, ...p.yticklabels.map((s) => s.length));
-    ctx.translate(m.l - (p.yticks.length ? 8 + 6.5 * longest : 0) - 12, m.t + m.h / 2); ctx.rotate(-Math.PI / 2);
-    ctx.font = "11px sans-serif"; ctx.textBaseline = "bottom"; ctx.fillText(p.ylabel, 0, 0);
+    ctx.translate(m.l - (p.yticks.length ? 8 + 6.5 * longest : 0) - 12, m.t + m.h / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.font = "11px sans-serif";
+    ctx.textBaseline = "bottom";
+    ctx.fillText(p.ylabel, 0, 0);
   }
   ctx.restore();
   for (const a of p.artists) {
     if (a.kind !== "heatmap" || !a.colorbar) continue;
-    const lut = scene.luts[a.cmap], x = m.l + m.w + 8;
-    for (let i = 0; i < 256; i++) { ctx.fillStyle = lut[i]; ctx.fillRect(x, m.t + m.h * (1 - (i + 1) / 256), 10, m.h / 256 + 0.5); }
-    ctx.fillStyle = "#222"; ctx.font = "10px sans-serif"; ctx.textAlign = "left"; ctx.textBaseline = "middle";
-    [a.vmin, (a.vmin + a.vmax) / 2, a.vmax].forEach((v, i) => ctx.fillText(String(+v.toFixed(2)), x + 13, m.t + m.h * (1 - i / 2)));
+    const lut = scene.luts[a.cmap],
+      x = m.l + m.w + 8;
+    for (let i = 0; i < 256; i++) {
+      ctx.fillStyle = lut[i];
+      ctx.fillRect(x, m.t + m.h * (1 - (i + 1) / 256), 10, m.h / 256 + 0.5);
+    }
+    ctx.fillStyle = "#222";
+    ctx.font = "10px sans-serif";
+    ctx.textAlign = "left";
+    ctx.textBaseline = "middle";
+    [a.vmin, (a.vmin + a.vmax) / 2, a.vmax].forEach((v, i) => {
+      ctx.fillText(String(+v.toFixed(2)), x + 13, m.t + m.h * (1 - i / 2));
+    });
   }
 }
 
 function drawLegend(ctx, p, m) {
   const items = p.artists.filter((a) => a.label);
   if (!p.legend || !items.length) return;
-  ctx.save(); ctx.font = "10px sans-serif";
-  const w = 26 + Math.max(...items.map((a) => ctx.measureText(a.label).width)), h = 14 * items.length + 6;
-  const x = p.legend.includes("right") ? m.l + m.w - w - 4 : m.l + 4, y = p.legend.includes("upper") ? m.t + 4 : m.t + m.h - h - 4;
-  ctx.fillStyle = "rgba(255,255,255,0.85)"; ctx.fillRect(x, y, w, h); ctx.strokeStyle = "#ccc"; ctx.strokeRect(x, y, w, h);
+  ctx.save();
+  ctx.font = "10px sans-serif";
+  const w = 26 + Math.max(...items.map((a) => ctx.measureText(a.label).width)),
+    h = 14 * items.length + 6;
+  const x = p.legend.includes("right") ? m.l + m.w - w - 4 : m.l + 4,
+    y = p.legend.includes("upper") ? m.t + 4 : m.t + m.h - h - 4;
+  ctx.fillStyle = "rgba(255,255,255,0.85)";
+  ctx.fillRect(x, y, w, h);
+  ctx.strokeStyle = "#ccc";
+  ctx.strokeRect(x, y, w, h);
   items.forEach((a, i) => {
-    const yy = y + 10 + 14 * i; ctx.fillStyle = a.color; ctx.strokeStyle = a.color;
-    if (a.kind === "line") { ctx.lineWidth = a.width; ctx.beginPath(); ctx.moveTo(x + 4, yy); ctx.lineTo(x + 18, yy); ctx.stroke(); }
-    else ctx.fillRect(x + 6, yy - 4, 8, 8);
-    ctx.fillStyle = "#222"; ctx.textBaseline = "middle"; ctx.fillText(a.label, x + 22, yy);
+    const yy = y + 10 + 14 * i;
+    ctx.fillStyle = a.color;
+    ctx.strokeStyle = a.color;
+    if (a.kind === "line") {
+      ctx.lineWidth = a.width;
+      ctx.beginPath();
+      ctx.moveTo(x + 4, yy);
+      ctx.lineTo(x + 18, yy);
+      ctx.stroke();
+    } else ctx.fillRect(x + 6, yy - 4, 8, 8);
+    ctx.fillStyle = "#222";
+    ctx.textBaseline = "middle";
+    ctx.fillText(a.label, x + 22, yy);
   });
   ctx.restore();
 }
 
 function nearest(values, v) {
-  let best = 0, d = Infinity;
-  for (let i = 0; i < values.length; i++) { const e = Math.abs(values[i] - v); if (e < d) { d = e; best = i; } }
+  let best = 0,
+    d = Infinity;
+  for (let i = 0; i < values.length; i++) {
+    const e = Math.abs(values[i] - v);
+    if (e < d) {
+      d = e;
+      best = i;
+    }
+  }
   return best;
 }
 
 function render({ model, el }) {
-  const scene = model.get("scene"), meta = model.get("meta"), fast = model.get("fast"), groups = model.get("groups");
-  const root = document.createElement("div"); root.className = "attnlib-canvas";
+  const scene = model.get("scene"),
+    meta = model.get("meta"),
+    fast = model.get("fast"),
+    groups = model.get("groups");
+  const root = document.createElement("div");
+  root.className = "attnlib-canvas";
   root.style.cssText = "display:flex;flex-wrap:wrap;align-items:flex-start;gap:12px";
-  root.dataset.builder = meta.builder || ""; root.dataset.args = JSON.stringify(meta.args || {}); root.dataset.frames = "0";
-  const canvas = document.createElement("canvas"), dpr = window.devicePixelRatio || 1;
-  canvas.width = Math.round(scene.width * dpr); canvas.height = Math.round(scene.height * dpr);
-  canvas.style.width = scene.width + "px"; canvas.style.height = scene.height + "px";
-  const readout = document.createElement("div"); readout.className = "attnlib-readout";
-  readout.style.cssText = "font-size:12px"; root.append(canvas, readout); el.append(root);
+  root.dataset.builder = meta.builder || "";
+  root.dataset.args = JSON.stringify(meta.args || {});
+  root.dataset.frames = "0";
+  const canvas = document.createElement("canvas"),
+    dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(scene.width * dpr);
+  canvas.height = Math.round(scene.height * dpr);
+  canvas.style.width = `${scene.width}px`;
+  canvas.style.height = `${scene.height}px`;
+  const readout = document.createElement("div");
+  readout.className = "attnlib-readout";
+  readout.style.cssText = "font-size:12px";
+  root.append(canvas, readout);
+  el.append(root);
   const style = document.createElement("style");
-  style.textContent = ".attnlib-readout th{text-align:left;padding-right:1em}.attnlib-readout td{text-align:right;padding:0 0.6em;font-family:monospace}";
+  style.textContent =
+    ".attnlib-readout th{text-align:left;padding-right:1em}" +
+    ".attnlib-readout td{text-align:right;padding:0 0.6em;font-family:monospace}";
   el.append(style);
-  const ctx = canvas.getContext("2d"), hatch = hatchPattern(ctx, scene.hatch);
+  const ctx = canvas.getContext("2d"),
+    hatch = hatchPattern(ctx, scene.hatch);
   const maps = scene.panels.map(panelMap);
   // The background (axes, ticks, static artists) is drawn once, then copied under each frame.
-  const bg = document.createElement("canvas"); bg.width = canvas.width; bg.height = canvas.height;
-  const bctx = bg.getContext("2d"); bctx.scale(dpr, dpr); bctx.fillStyle = "#fff"; bctx.fillRect(0, 0, scene.width, scene.height);
+  const bg = document.createElement("canvas");
+  bg.width = canvas.width;
+  bg.height = canvas.height;
+  const bctx = bg.getContext("2d");
+  bctx.scale(dpr, dpr);
+  bctx.fillStyle = "#fff";
+  bctx.fillRect(0, 0, scene.width, scene.height);
   scene.panels.forEach((p, k) => {
     drawAxes(bctx, p, maps[k], scene);
-    bctx.save(); bctx.beginPath(); bctx.rect(maps[k].l, maps[k].t, maps[k].w, maps[k].h); bctx.clip();
+    bctx.save();
+    bctx.beginPath();
+    bctx.rect(maps[k].l, maps[k].t, maps[k].w, maps[k].h);
+    bctx.clip();
     for (const a of p.artists) if (!isDynamic(a)) drawArtist(bctx, a, maps[k], null, scene, hatch);
     bctx.restore();
   });
-  const sets = {}; let want = {}, now = null, active = null, pending = false, last = null, painted = 0;
+  const sets = {};
+  let want = {},
+    now = null,
+    active = null,
+    pending = false,
+    last = null,
+    painted = 0;
 
-  function isDynamic(a) { return Object.values(a).some((f) => f && typeof f === "object" && f.key !== undefined) || !!a.key; }
-  const index = (i) => nearest(fast[i].values, model.get("v" + i));
+  function isDynamic(a) {
+    return (
+      Object.values(a).some((f) => f && typeof f === "object" && f.key !== undefined) || !!a.key
+    );
+  }
+  const index = (i) => nearest(fast[i].values, model.get(`v${i}`));
   function fresh(g) {
     const s = sets[g];
     return s && s.token === want[g] && s.fixed_fast.every(([i, k]) => index(i) === k);
   }
-  function current() {  // [frame, control values] to draw now
-    const g = active !== null ? active : (groups.length ? 0 : null);
+  function current() {
+    // [frame, control values] to draw now
+    const g = active !== null ? active : groups.length ? 0 : null;
     if (g !== null && fresh(g)) {
-      const s = sets[g], idx = groups[g].map(index);
-      let flat = 0; idx.forEach((k, j) => { flat = flat * s.shape[j] + k; });
-      const values = { ...s.fixed }; s.names.forEach((n, j) => { values[n] = s.axes[j][idx[j]]; });
+      const s = sets[g],
+        idx = groups[g].map(index);
+      let flat = 0;
+      idx.forEach((k, j) => {
+        flat = flat * s.shape[j] + k;
+      });
+      const values = { ...s.fixed };
+      s.names.forEach((n, j) => {
+        values[n] = s.axes[j][idx[j]];
+      });
       return [frameAt(s, flat), values, s];
     }
     return now ? [frameAt(now, 0), now.fixed, now] : null;
   }
   function paint() {
     pending = false;
-    const cur = current(); if (!cur) return;
+    const cur = current();
+    if (!cur) return;
     const [fr, values, set] = cur;
-    ctx.setTransform(1, 0, 0, 1, 0, 0); ctx.drawImage(bg, 0, 0); ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.drawImage(bg, 0, 0);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     scene.panels.forEach((p, k) => {
-      ctx.save(); ctx.beginPath(); ctx.rect(maps[k].l, maps[k].t, maps[k].w, maps[k].h); ctx.clip();
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(maps[k].l, maps[k].t, maps[k].w, maps[k].h);
+      ctx.clip();
       for (const a of p.artists) if (isDynamic(a)) drawArtist(ctx, a, maps[k], fr, scene, hatch);
-      ctx.restore(); drawLegend(ctx, p, maps[k]);
+      ctx.restore();
+      drawLegend(ctx, p, maps[k]);
     });
     readout.innerHTML = readoutHTML(set.readout, fr, meta.columns, meta.digits);
-    last = { fr, values }; painted += 1;
-    root.dataset.frames = String(painted); root.dataset.values = JSON.stringify(values);
+    last = { fr, values };
+    painted += 1;
+    root.dataset.frames = String(painted);
+    root.dataset.values = JSON.stringify(values);
   }
-  function schedule() { if (!pending) { pending = true; requestAnimationFrame(paint); } }
+  function schedule() {
+    if (!pending) {
+      pending = true;
+      requestAnimationFrame(paint);
+    }
+  }
   root.__attnlib = {
-    snapshot: () => last && { values: last.values, nums: Array.from(last.fr.nums), strings: last.fr.strings,
-      arrays: Object.fromEntries(Object.entries(last.fr.arrays).map(([k, a]) => [k, Array.from(a.data)])) },
+    snapshot: () =>
+      last && {
+        values: last.values,
+        nums: Array.from(last.fr.nums),
+        strings: last.fr.strings,
+        arrays: Object.fromEntries(
+          Object.entries(last.fr.arrays).map(([k, a]) => [k, Array.from(a.data)]),
+        ),
+      },
   };
-  fast.forEach((f, i) => model.on("change:v" + i, () => { active = f.group; schedule(); }));
+  fast.forEach((f, i) => {
+    model.on(`change:v${i}`, () => {
+      active = f.group;
+      schedule();
+    });
+  });
   model.on("msg:custom", (msg, buffers) => {
-    if (msg.type === "now") { want = msg.want; now = decode(msg, buffers); schedule(); }
-    else if (msg.type === "set") { sets[msg.group] = decode(msg, buffers); schedule(); }
+    if (msg.type === "now") {
+      want = msg.want;
+      now = decode(msg, buffers);
+      schedule();
+    } else if (msg.type === "set") {
+      sets[msg.group] = decode(msg, buffers);
+      schedule();
+    }
   });
   // Draw the static picture at once, then ask the kernel for the frames.
   ctx.drawImage(bg, 0, 0);

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")  # another Chromium or Chrome
 # Measured in ../shared/RECIPES.md: these flags make Debian's Chromium run as root, headless,
 # offline.
 CHROMIUM_ARGS = [
