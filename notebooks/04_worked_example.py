@@ -19,15 +19,15 @@
 # **What you will learn**
 #
 # - the three steps of attention once more — scores, softmax weights, weighted sum — on numbers small enough to do by hand;
-# - the seed's worked example: scores $[\log 3, 0]$ give weights $[3/4, 1/4]$, and values $[2, 0]$, $[0, 4]$ give the output $[1.5, 1]$;
+# - the worked example of the lecture notes: scores $[\log 3, 0]$ give weights $[3/4, 1/4]$, and values $[2, 0]$, $[0, 4]$ give the output $[1.5, 1]$;
 # - that changing the query changes *how* things are mixed, while changing the values changes *what* is mixed;
 # - that the output of one head (without dropout) is a convex combination of the value rows: it lies in their convex hull, checked on random inputs;
 # - the 2-D example $q_1 = (1, 2)$, $q_2 = (1, 1)$ against $k_1 = (1, 0)$, $k_2 = (0, 1)$: weights $(0.33, 0.67)$ and $(0.50, 0.50)$;
-# - what still holds after the output projection $W_O$ (a convex combination of the projected values) and what breaks it (a residual connection);
+# - what still holds after the output projection $W_O$ (a convex combination of the projected values) and what breaks it (a residual connection, the feed-forward network); $W_O$ is taught in notebook 06, the other two in notebook 08;
 # - why a large weight is not, by itself, an explanation;
 # - in the explorer: how moving the *query* against two fixed keys moves the weight $a_1 = \sigma(s_1 - s_2)$, and how moving a *value* moves only the output.
 #
-# **Seed sections taught:** `000_c6f15091c249a51c.txt` §5 (a small example for understanding aggregation), and `004_cf2f09ec33ad5dce.txt` §9.2 (attention scores, weights and output) and §9.8.3 (the 2-D numerical example of the slides).
+# **Sections taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §5 (a small example for understanding aggregation), and lecture notes 004 (*9 Attention and the Transformer*) §9.2 (attention scores, weights and output) and §9.8.3 (the 2-D numerical example of the slides).
 #
 # **Read first:** `03_softmax_gradient.ipynb` (softmax and its properties).
 #
@@ -43,6 +43,7 @@ import torch
 from attnlib import default_device, dot_product_attention, masked_softmax, scaled_dot_score, set_seed
 from attnlib.plotting import mixing_segment, two_query_weights
 from attnlib.rounding import rounded
+from attnlib.transformer import FeedForward
 from attnlib.widgets import two_key_explorer
 
 set_seed(0)
@@ -60,6 +61,8 @@ device = default_device()
 #
 # In short: query and keys → scores → softmax → weights; weights × values → sum → output.
 #
+# **Notation.** The weight has three names in this notebook, all for the same thing: $\alpha_i$ here (one query, key $i$, as in lecture notes 004 §9.2), $a_{ij}$ in section 3 (query $i$, key $j$: entry $(i, j)$ of the weight matrix $A$, as in lecture notes 000), and $a_1, a_2$ in the explorer (its one query's weights on positions 1 and 2).
+#
 # > **Common mistake**: treating the scores as if they were already weights.
 # > Scores can be any real numbers — negative, larger than 1, not summing to anything in particular. Only after the softmax do the weights lie in $(0, 1)$ and sum to 1:
 
@@ -70,6 +73,15 @@ weights = masked_softmax(scores)
 print("scores: ", rounded(scores, 4), "  sum =", rounded(scores.sum(), 4))
 print("weights:", "[" + ", ".join(f"{x:.3g}" for x in weights.tolist()) + "]", "  sum =", rounded(weights.sum(), 4))
 print(f"smallest weight {weights.min().item():.3g} (> 0), largest {weights.max().item():.4f} (< 1)")
+
+# %% [markdown]
+# The same section of the lecture notes (004 §9.2.1) adds a second rule: softmax treats a *larger* score as *more relevant*. So a **distance** must first be turned into a score that grows as the distance shrinks, for example $s_i = -d(q, k_i)$; a positive distance fed straight into the softmax gives the most weight to the *farthest* key. Notebook 00 teaches this with the Gaussian kernel (claim C20); here it is on two keys at distances 0.5 and 3:
+
+# %%
+# C20 (taught in notebook 00): a distance is not a score; softmax(+distance) favours the farthest key
+dist = torch.tensor([0.5, 3.0], device=device)              # distances of key 1 (near) and key 2 (far)
+print("softmax(+distance):", rounded(masked_softmax(dist), 4), "  most weight on the far key")
+print("softmax(-distance):", rounded(masked_softmax(-dist), 4), "  most weight on the near key")
 
 # %% [markdown]
 # ## 2. The worked example: $[\log 3, 0] \to [3/4, 1/4] \to [1.5, 1]$
@@ -117,7 +129,7 @@ print("weights:", rounded(w, 4), " output:", rounded(out, 4))
 # - changing the **query** (hence the scores) changes the weights — *how much* of each value is taken;
 # - changing the **values** leaves the weights alone and changes *what* is being mixed.
 #
-# This separation of a **matching path (匹配路径)** ($Q$, $K$) from a **content path (内容路径)** ($V$) is the point of having three projections.
+# This separation of a **matching path (匹配路径)** ($Q$, $K$) from a **content path (内容路径)** ($V$) is why the values have a projection of their own, $W_V$, apart from the keys'. It does not explain why $Q$ and $K$ need two different projections: that comes from the match being a learned, asymmetric bilinear form, $q_i\cdot k_j \ne q_j\cdot k_i$ in general (notebook 01, claim C04).
 
 # %%
 # C09: a new query changes the weights; new values change only what is mixed
@@ -136,7 +148,13 @@ _ = ax.set_title("scores (log 3 ≈ 1.10, 0) → weights (0.75, 0.25)")
 
 # %% [markdown]
 # > **Common mistake**: reading a large attention weight as "the reason" for the output.
-# > A weight tells you how strongly one head, in one layer, reads one position; it is not a **causal explanation (因果解释)** of what the network computes. Even inside the head, what a value adds to the output is its weight *times* the value, so a small weight on a large value can outweigh a large weight on a small one. And whatever the head reads is then combined with the other heads, added to a residual connection and reworked by the FFN and every later layer (the next section shows a residual connection undoing the "mixture" picture). Two values, weights $[0.9, 0.1]$:
+# > A weight tells you how strongly one head, in one layer, reads one position; it is not a **causal explanation (因果解释)** of what the network computes. Even inside the head, what a value adds to the output is its weight *times* the value, so a small weight on a large value can outweigh a large weight on a small one. And in a Transformer the head's output goes through several more steps, each taught later in the course:
+# >
+# > - **multi-head attention (多头注意力)** runs several heads side by side, each with its own $W_Q, W_K, W_V$; their outputs are joined and multiplied by a learned **output projection (输出投影)** $W_O$ (notebook 06);
+# > - a **residual connection (残差连接)** adds each position's own input $x_i$ to the attention result, so the block outputs $x_i + o_i$ (notebook 08);
+# > - a **feed-forward network (前馈网络)**, FFN, a small two-layer network with a non-linearity, then reworks every position on its own (notebook 08), and every later layer does all of this again.
+# >
+# > Section 3 shows the residual connection and the FFN undoing the "mixture" picture. Two values, weights $[0.9, 0.1]$:
 
 # %%
 # a large weight is not a large contribution: what counts is weight × value
@@ -191,7 +209,8 @@ print(f"with dropout p = 0.5: at least {int((~inside_each).sum())} of {Lq} outpu
 #
 # - **The output projection $W_O$ of one head does not.** It is linear, so $o\,W_O = \big(\sum_j a_j v_j\big) W_O = \sum_j a_j\,(v_j W_O)$: still a convex combination, now of the *projected* values $v_j W_O$. The output lies in their hull (not in the hull of the $v_j$ themselves).
 # - **A residual connection does.** The block outputs $x_i + o_i$: the query position's own input plus the mixture. That shifts each output by a different vector, and most of the shifted outputs leave the hull.
-# - So do the sum of several heads (each head's $o^{(h)} W_O^{(h)}$ lies in its own hull; their *sum* need not lie in any), the non-linear FFN and the layers above: the seed's "convex combination" is a statement about one attention head, not about the network's output.
+# - **So does the FFN.** It is not linear (a ReLU between two linear maps), so $\mathrm{FFN}(o)$ need not lie in the hull of the $\mathrm{FFN}(v_j)$. Below, `attnlib.transformer.FeedForward` with random weights and 4, 16 or 64 hidden units: how many outputs leave depends on the weights, and one is enough to break the guarantee.
+# - So do the sum of several heads (each head's $o^{(h)} W_O^{(h)}$ lies in its own hull; their *sum* need not lie in any) and the layers above: the "convex combination" of lecture notes 000 §4 is a statement about one attention head, not about the network's output.
 #
 # The same 1000 outputs, tested the same way:
 
@@ -201,6 +220,12 @@ W_O = torch.randn(d_v, d_v, generator=gen).to(device)        # (d_v, d_model=d_v
 x_res = torch.randn(Lq, d_v, generator=gen).to(device)       # (L, d_model) each query position's own input
 print(f"o W_O found outside the hull of the v_j W_O: {outside_hull(out @ W_O, v @ W_O)} of {Lq}")
 print(f"x + o outside the hull of the values v_j:    at least {outside_hull(x_res + out, v)} of {Lq}")
+for d_ff in (4, 16, 64):
+    torch.manual_seed(0)                                     # FeedForward draws its weights from the global generator
+    ffn = FeedForward(d_v, d_ff).to(device)                  # Linear(d_v, d_ff) -> ReLU -> Linear(d_ff, d_v)
+    with torch.no_grad():
+        print(f"FFN(o) outside the hull of the FFN(v_j), {d_ff:2d} hidden units: at least "
+              f"{outside_hull(ffn(out), ffn(v))} of {Lq}")
 
 # %% [markdown]
 # ## 4. The 2-D example from the slides
@@ -215,18 +240,17 @@ print(f"x + o outside the hull of the values v_j:    at least {outside_hull(x_re
 #
 # For $q_2$: both dot products are 1, so the scores are $(0.71, 0.71)$ and the weights are exactly $(0.50, 0.50)$.
 #
-# With values $v_1, v_2$ the two outputs are then $b_1 = 0.33\,v_1 + 0.67\,v_2$ and $b_2 = 0.50\,v_1 + 0.50\,v_2$.
+# With values $v_1, v_2$ the two outputs are then $b_1 = 0.33\,v_1 + 0.67\,v_2$ and $b_2 = 0.50\,v_1 + 0.50\,v_2$. With the worked example's values $v_1 = [2, 0]$, $v_2 = [0, 4]$ that is $b_1 \approx [0.660, 2.679]$ and $b_2 = [1, 2]$: $q_1$'s output leans towards $v_2$, $q_2$'s is the midpoint.
 
 # %%
 # C26: q1 = (1, 2), q2 = (1, 1), k1 = (1, 0), k2 = (0, 1), d_k = 2
 Q = torch.tensor([[1.0, 2.0], [1.0, 1.0]], device=device)    # (L=2, d_k=2)
 K = torch.tensor([[1.0, 0.0], [0.0, 1.0]], device=device)    # (S=2, d_k=2)
-Vv = torch.tensor([[1.0, 0.0], [0.0, 1.0]], device=device)   # (S, d_v) v1, v2 as unit vectors: b_i shows the weights
 scores = scaled_dot_score(Q, K)                              # (L, S) = Q Kᵀ / √2
-B, A = dot_product_attention(Q, K, Vv)
+B, A = dot_product_attention(Q, K, V)                        # V: the worked example's v1 = [2, 0], v2 = [0, 4]
 for i in range(2):
-    print(f"q{i + 1}: scores {rounded(scores[i], 2)} -> weights {rounded(A[i], 2)}   (4 decimals: {rounded(A[i], 4)})")
-print("b1 = 0.33 v1 + 0.67 v2 and b2 = 0.50 v1 + 0.50 v2:", rounded(B, 2))
+    print(f"q{i + 1}: scores {rounded(scores[i], 2)} -> weights {rounded(A[i], 2)}   (4 decimals: {rounded(A[i], 4)})"
+          f"   b{i + 1} = {rounded(B[i], 3)}")
 
 # %%
 # C26: the picture — the weights of the two queries
@@ -239,11 +263,11 @@ _ = ax.set_title("softmax(q·k / √2)")
 #
 # ## 5. Try it: the two-key explorer
 #
-# The explorer joins the two halves of this notebook. Its keys are fixed at the 2-D example's $k_1 = (1, 0)$ and $k_2 = (0, 1)$, and you drive the **query** $q = (x, y)$ with two sliders; four more sliders move the values $v_1$ and $v_2$ (each coordinate from $-8$ to $8$). Three panels:
+# The explorer joins the two halves of this notebook. Its keys are fixed at the 2-D example's $k_1 = (1, 0)$ and $k_2 = (0, 1)$, and you drive the **query** $q = (x, y)$ with two sliders (each coordinate from $-3$ to $3$ in steps of $0.1$); four more sliders move the values $v_1$ and $v_2$ (each coordinate an integer from $-8$ to $8$). Three panels:
 #
 # - **left, matching:** the query against the two keys. With these keys the scores are simply $s_1 = x/\sqrt2$ and $s_2 = y/\sqrt2$ (or $x$ and $y$ with the scale switched off). On the dashed diagonal $x = y$ the two scores are equal and so are the weights.
-# - **middle, the weight:** with two keys the softmax is a logistic curve, $a_1 = e^{s_1}/(e^{s_1} + e^{s_2}) = \sigma(s_1 - s_2)$ and $a_2 = 1 - a_1$. Only the *difference* of the scores matters; the dot shows where the query puts you on that curve.
-# - **right, content:** the values, the segment between them, and the output $o = a_1 v_1 + a_2 v_2$ (black star), with lines to each value as thick as its weight. The output always stays on the segment.
+# - **middle, the weight of position 1:** with two keys the softmax is a logistic curve, $a_1 = e^{s_1}/(e^{s_1} + e^{s_2}) = \sigma(s_1 - s_2)$ and $a_2 = 1 - a_1$. Only the *difference* of the scores matters; the dot shows where the query puts you on that curve.
+# - **right, content:** the values, the segment between them (dashed), and the output $o = a_1 v_1 + a_2 v_2$ (black star), written out with its two weights in the panel's corner. The grey lines from the star to each value are as thick as that value's weight. The output always stays on the segment.
 #
 # It starts at the slides' $q_1 = (1, 2)$, scaled, with the worked example's values $v_1 = [2, 0]$, $v_2 = [0, 4]$. Moving the query moves the dot along the curve and the star along the segment; moving a value moves the star and the segment, but never the dot.
 

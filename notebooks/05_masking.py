@@ -24,9 +24,10 @@
 # - how the causal mask stops a position from reading the future, checked by changing the future and watching the past stay put;
 # - that a padding mask hides keys only: padded *queries* still produce outputs, which the loss must ignore;
 # - that a padding mask and a causal mask do different jobs and combine into one boolean mask;
+# - that the zeros `attnlib` returns for a row with nothing to see are a convention, the one torch's own `F.scaled_dot_product_attention` follows too;
 # - in the explorer: what each masking recipe (−∞, −1e9, `finfo(dtype).min`, −1e6, ours) does to an empty row in float32, float16 and bfloat16.
 #
-# **Seed sections taught:** `000_c6f15091c249a51c.txt` §6 (the matrix form and the mask), `004_cf2f09ec33ad5dce.txt` §9.6 (masking and the additive-attention code) and §9.14 (causal masked attention).
+# **Sections taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §6 (the matrix form and the mask), and lecture notes 004 (*9 Attention and the Transformer*) §9.6 (masking and the additive-attention code) and §9.14 (causal masked attention).
 #
 # **Read first:** `04_worked_example.ipynb` (one query, two keys, by hand) and `03_softmax_gradient.ipynb` (what softmax does to a row).
 #
@@ -38,14 +39,17 @@ import math
 
 import matplotlib.pyplot as plt
 import torch
+import torch.nn.functional as F
 
 from attnlib import (AdditiveAttention, causal_mask, default_device, dot_product_attention, masked_softmax,
                      padding_mask, set_seed)
+from attnlib.examples import demo_batch
 from attnlib.figures.masking import masking_combined_figure
 from attnlib.pitfalls import fill_masked_softmax, format_cases, fully_masked_row_cases, recipe_softmax
 from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
 from attnlib.widgets import masking_explorer
 from attnlib.widgets.masking import DTYPES, RECIPES
+from attnlib.widgets.render import render
 
 set_seed(0)
 device = default_device()
@@ -125,7 +129,7 @@ print("batch 0 weights:", show(w2[0], 3))
 print("batch 1 weights:", show(w2[1], 3))
 
 # %% [markdown]
-# The seed (§9.6) writes this masking into a complete additive-attention layer. Nothing about it is specific to the dot product: the mask acts on the scores, whatever function produced them. `attnlib.AdditiveAttention` (notebook 00) takes the same `valid_lens`:
+# Lecture notes 004 §9.6 write this masking into a complete additive-attention layer. Nothing about it is specific to the dot product: the mask acts on the scores, whatever function produced them. `attnlib.AdditiveAttention` (notebook 00) takes the same `valid_lens`:
 
 # %%
 # C25: the same valid_lens masks the additive score vᵀ tanh(W_q q + W_k k)
@@ -141,7 +145,7 @@ print("batch 1 weights:", show(w_add[1], 3))
 # %% [markdown]
 # ### A sequence with nothing in it
 #
-# What if a valid length is **0**? Then that row of the batch has no real key at all, and every score of every query in it is hidden. Mathematically the softmax is $0/0$: undefined. The seed's corrected code returns **all-zero weights** for such a row in float32 and bfloat16 (it hides with `masked_fill(~mask, -1e6)`, then multiplies by the mask and renormalises; in float16 that `masked_fill` raises, as section 3 shows). `attnlib` returns zeros in every dtype: the query reads nothing and its output is the zero vector.
+# What if a valid length is **0**? Then that row of the batch has no real key at all, and every score of every query in it is hidden. Mathematically the softmax is $0/0$: undefined. The corrected code of lecture notes 004 §9.6 returns **all-zero weights** for such a row in float32 and bfloat16 (it hides with `masked_fill(~mask, -1e6)`, then multiplies by the mask and renormalises; in float16 that `masked_fill` raises, as section 3 shows). `attnlib` returns zeros in every dtype: the query reads nothing and its output is the zero vector. (Zeros are a choice, not the value of $0/0$, which has none; section 3 comes back to this.)
 #
 # > **Common mistake.** The widely copied `masked_softmax` of d2l (Dive into Deep Learning) replaces hidden scores by $-10^6$ and then calls an ordinary softmax. For a row with `valid_len = 0` every score becomes the same $-10^6$, and the softmax of a row of equal numbers is **uniform**: the "empty" query quietly averages all the padding. (The function also writes into its input.)
 #
@@ -163,7 +167,7 @@ print("output of an empty row (4 queries x d_v = 3):", show(out_empty[0]))
 # %% [markdown]
 # ### A padding mask hides keys, not queries
 #
-# `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the loss, above all) has to ignore them itself; notebook 08 does this with `ignore_index=PAD` in the cross-entropy. One sequence of 6 tokens, the last two `<pad>`:
+# `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the loss, above all) has to ignore them itself: `attnlib.training.train_seq2seq`, the training loop notebook 08 calls, passes `ignore_index=PAD` to the cross-entropy, so the padded target positions add nothing to the loss. One sequence of 6 tokens, the last two `<pad>`:
 
 # %%
 # C25: a padding mask hides keys only; the padded query positions 4, 5 still produce outputs
@@ -176,17 +180,17 @@ print("|output| of the pad queries 4, 5:              ", show(out_pad[0, 4:].nor
 # %% [markdown]
 # ## 3. Fully masked rows across dtypes: "a large negative number" is not $-\infty$
 #
-# Code often avoids $-\infty$ by writing a large negative number: $-10^6$ (d2l) or $-10^9$ (the Annotated Transformer). The seed warns (§6) that this is **not equivalent across dtypes and inputs**. Here is why, on a single row whose four keys are *all* hidden, with raw scores $z = (2, 0.5, -1, 1)$:
+# Code often avoids $-\infty$ by writing a large negative number: $-10^6$ (d2l) or $-10^9$ (the Annotated Transformer). Lecture notes 000 §6 warn that this is **not equivalent across dtypes and inputs**. Here is why, on a single row whose four keys are *all* hidden, with raw scores $z = (2, 0.5, -1, 1)$:
 #
 # * **Plain softmax with $M = -\infty$**: every entry is $-\infty$, the row max is $-\infty$, and $-\infty - (-\infty)$ is NaN. The NaN then spreads through every later layer.
-# * **float16** tops out at 65504, so $-10^6$ and $-10^9$ **overflow (溢出)**: they *are* $-\infty$ once stored in float16, and we are back at NaN. (`Tensor.masked_fill` refuses outright, so the seed's own `masked_softmax` crashes on any float16 batch: shown below the tables.)
+# * **float16** tops out at 65504, so $-10^6$ and $-10^9$ **overflow (溢出)**: they *are* $-\infty$ once stored in float16, and we are back at NaN. (`Tensor.masked_fill` refuses outright, so the `masked_softmax` of lecture notes 004 §9.6 crashes on any float16 batch: shown below the tables.)
 # * **Replacing** the hidden scores by one large number makes every entry equal, so the row becomes **uniform**.
 # * **Adding** $M = -10^6$ in float32 is the subtlest. float32 keeps 24 significant bits, and $10^6$ lies between $2^{19}$ and $2^{20}$, so numbers near it are stored in steps of $2^{19-23} = 1/16$. The score *differences* survive (to within that step; exactly here, where every score is a multiple of $1/16$), and the softmax, which only sees differences, returns the weights the row would have had **with no mask at all**. Near $10^9$ (between $2^{29}$ and $2^{30}$) the steps are $2^{6} = 64$: adding $-10^9$ rounds the differences away and gives a uniform row again. bfloat16 keeps only 8 significant bits, so both sentinels round the differences away there.
-# * **Adding** $M = $ `torch.finfo(dtype).min`, the most negative finite number of the dtype (the choice of Hugging Face's code and of our STYLE guide), never overflows when stored, in any dtype. But it is so large that every score rounds away: a fully hidden row is **uniform** in all three dtypes. And it leaves no headroom: two such masks *added* overflow to $-\infty$ (shown below).
+# * **Adding** $M = $ `torch.finfo(dtype).min`, the most negative finite number of the dtype (the choice of Hugging Face's code), never overflows when stored, in any dtype. But it is so large that every score rounds away: a fully hidden row is **uniform** in all three dtypes. And it leaves no headroom: two such masks *added* overflow to $-\infty$ (shown below).
 #
 # We call the large negative number a recipe writes into the hidden entries its **sentinel**: a stand-in value that means "hidden" rather than a real score.
 #
-# `attnlib.masked_softmax` treats a row with nothing visible as what it is and returns zeros, in every dtype:
+# `attnlib.masked_softmax` uses no sentinel at all: it hides with $-\infty$ (or a boolean mask) and guards the row with nothing visible, for which it returns zeros, in every dtype (how, at the end of this section):
 
 # %%
 # C12: a fully masked row under each recipe, in float32, float16 and bfloat16
@@ -201,10 +205,10 @@ print("the sentinel as stored in each dtype:")
 print(format_cases(cases, what="fill"))
 
 # %% [markdown]
-# The seed's code (004 §9.6) hides with `flat.masked_fill(~mask, -1e6)`. In float16 that line does not compute a wrong answer; it raises, for any batch, whether or not a row is empty. And `finfo(dtype).min` is exactly at the edge of the range, so a second additive mask pushes it over:
+# The code of lecture notes 004 §9.6 hides with `flat.masked_fill(~mask, -1e6)`. In float16 that line does not compute a wrong answer; it raises, for any batch, whether or not a row is empty. And `finfo(dtype).min` is exactly at the edge of the range, so a second additive mask pushes it over:
 
 # %%
-# C12: the seed's masked_fill(-1e6) raises in float16; finfo.min + finfo.min overflows to -inf
+# C12: the lecture notes' masked_fill(-1e6) raises in float16; finfo.min + finfo.min overflows to -inf
 flat = torch.tensor([[2.0, 0.5, -1.0, 1.0]], dtype=torch.float16)   # on the CPU; keys 2, 3 are padding
 mask = torch.tensor([[True, True, False, False]])
 try:
@@ -221,9 +225,9 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
           f"row hidden by both masks: {show(row[0], 3)}")
 
 # %% [markdown]
-# Read the first table as a list of failure modes. NaN is loud (it poisons everything after it). "uniform" and "as if unmasked" are silent: the numbers look fine, but a query that should have read nothing reads padding. `finfo(dtype).min` is the safest sentinel (never NaN with one mask, in any dtype), and it gives the same answer in all three dtypes, but the wrong one: a uniform row. Only the last line gives the right answer (zeros: the query reads nothing) in all three.
+# Read the first table as a list of failure modes. NaN is loud (it poisons everything after it). "uniform" and "as if unmasked" are silent: the numbers look fine, but a query that should have read nothing reads padding. `finfo(dtype).min` is the safest sentinel (never NaN with one mask, in any dtype), and it gives the same answer in all three dtypes, but a misleading one: a uniform row, as if the query had read every hidden key equally. Only the last line gives a finite answer that says "this query read nothing" in all three dtypes: zeros.
 #
-# The zeros carry through the whole attention call, so the output of such a row is zero too, also in half precision:
+# Zeros are a **convention (约定)**, not the true value of the row: $0/0$ has none. They are a sound one (finite, the same in every dtype, and a query that reads nothing adds nothing), but the position's output still means nothing, and whatever comes later must ignore it, like the padded queries of section 2. The zeros carry through the whole attention call, so the output of such a row is zero too, also in half precision:
 
 # %%
 # C12: zero weights AND zero output for a fully hidden row, in every float dtype
@@ -232,6 +236,25 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
     out_d, w_d = dot_product_attention(Q[:2].to(dtype), K.to(dtype), V.to(dtype), nothing_visible)
     print(f"{str(dtype):15s} hidden row weights {show(w_d[1], 3)}  output {show(out_d[1], 3)}  "
           f"NaN entries: {int(torch.isnan(out_d).sum())}")
+
+# %% [markdown]
+# It is also torch's convention. `F.scaled_dot_product_attention` (claim C27 compares `attnlib` with it) returns a zero output row for a query whose keys are all hidden, with a boolean mask and with a $-\infty$ float mask, where the plain softmax of section 3 gives NaN. The same two queries as above, on the CPU:
+
+# %%
+# C12, C27: torch's own F.scaled_dot_product_attention also gives zeros for the fully hidden row (on the CPU)
+minus_inf_mask = torch.zeros(2, 4).masked_fill(~nothing_visible.cpu(), float("-inf"))   # the same mask as M = 0 / -inf
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    q_c, k_c, v_c = (t.cpu().to(dtype) for t in (Q[:2], K, V))          # torch's CPU kernels, on every machine
+    sdpa_bool = F.scaled_dot_product_attention(q_c, k_c, v_c, attn_mask=nothing_visible.cpu())
+    sdpa_inf = F.scaled_dot_product_attention(q_c, k_c, v_c, attn_mask=minus_inf_mask.to(dtype))
+    ours_c, _ = dot_product_attention(q_c, k_c, v_c, nothing_visible.cpu())
+    gap = (sdpa_bool[0] - ours_c[0]).abs().max().item()                # the visible row 0
+    tol, tol_text = (1e-6, "1e-6") if dtype == torch.float32 else (1e-2, "1e-2")   # half precision keeps ~3 digits
+    print(f"{str(dtype):15s} SDPA, hidden row: boolean mask {show(sdpa_bool[1], 3)}  -inf mask {show(sdpa_inf[1], 3)}  "
+          f"visible row: max |SDPA - attnlib| {'<' if gap < tol else '>='} {tol_text}")
+
+# %% [markdown]
+# We checked this with torch 2.13 on the CPU only, which is why the cell moves the tensors there. On a GPU, SDPA may choose another kernel, and kernels have disagreed on this row before: in torch 2.1 a CUDA kernel returned NaN where the CPU returned numbers (pytorch/pytorch issue #110213 on GitHub). `attnlib.masked_softmax` gets its zeros from its own guard, on every device.
 
 # %% [markdown]
 # How does `masked_softmax` do it? It (1) hides with $-\infty$ (or a boolean mask), (2) subtracts each row's maximum, *but* uses 0 instead when the maximum itself is $-\infty$, so an empty row computes $e^{-\infty} = 0$ everywhere instead of $e^{\text{NaN}}$, and (3) divides by the row sum clamped to the smallest positive float, so $0/\text{tiny} = 0$. float16 and bfloat16 inputs are computed in float32 and cast back. No magic number is involved.
@@ -310,7 +333,7 @@ for name, m in [("padding", pad.expand(L6, L6)), ("causal", causal), ("combined"
 
 # %%
 # C37: valid_lens + is_causal give the same weights as the combined mask, and they differ from either alone
-q6, k6, v6 = (torch.randn(1, L6, 4, generator=gen).to(device) for _ in range(3))
+q6, k6, v6 = (t.float().to(device) for t in demo_batch(batch=1, num_tokens=L6))   # the key picture's inputs (seed 0)
 _, w_both = dot_product_attention(q6, k6, v6, valid_lens=torch.tensor([4]).to(device), is_causal=True)
 _, w_comb = dot_product_attention(q6, k6, v6, combined.to(device))
 _, w_pad = dot_product_attention(q6, k6, v6, valid_lens=torch.tensor([4]).to(device))
@@ -322,12 +345,15 @@ print("max |both - causal alone|  =", show((w_both - w_cau).abs().max(), 3))
 print("combined weights:", show(w_both[0], 3))
 
 # %% [markdown]
-# The key picture of this notebook puts the three masks and the resulting weights side by side (hidden cells hatched):
+# The key picture of this notebook puts the three masks and the resulting weights side by side (hidden cells hatched). Its inputs are `attnlib.examples.demo_batch(batch=1, num_tokens=6)`, the ones the cell above used, so its right-hand panel shows the combined weights just printed, to two decimals:
 
 # %%
 # C37, C11: the key picture (also saved as figures/masking_combined.png)
 fig = plt.figure(figsize=(12.0, 3.3), layout="constrained")
 _ = masking_combined_figure(fig)
+drawn = torch.from_numpy(fig.axes[3].images[0].get_array().filled(0.0))   # the weights panel's data (hidden cells: 0)
+gap = (drawn - w_both[0].double().cpu()).abs().max().item()
+print(f"max |weights drawn - combined weights printed above| {'<' if gap < 1e-6 else '>='} 1e-6")
 
 # %% [markdown]
 # ## 6. Explore: lengths, the causal switch, and the recipe × dtype switch
@@ -359,6 +385,13 @@ print()
 print("causal + finfo.min, valid_len 0: largest weight on a hidden key =", round(st["largest weight on a hidden key"], 3))
 
 # %% [markdown]
+# Without a kernel the explorer above shows only its harmless start. This is what it draws at the setting of the last line (`add M = finfo(dtype).min`, float32, causal on, batch row 0 with valid length 0): every query of row 0 spreads its weight evenly over keys $0..i$, all of them padding (open orange squares), and query 0 puts weight 1.00 on key 0.
+
+# %%
+# C12: the explorer's picture at causal + finfo.min + valid_len 0 (drawn from explorer.compute, which moves nothing)
+render(explorer.scene, explorer.compute(len0=0, causal=True, recipe="add M = finfo(dtype).min"))
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. **(explorer)** Set row 1's valid length to 0 and switch the causal mask on and off. How many query rows are fully hidden, and what does the readout say they get? Now choose the recipe `add M = finfo(dtype).min` with the causal mask on: which hidden cells of row 1 receive weight, and how much? Finally set every length to 6 with the causal mask on (any recipe): which query is the only one with a one-hot row, and why?
@@ -369,7 +402,7 @@ print("causal + finfo.min, valid_len 0: largest weight on a hidden key =", round
 # <details><summary>Answer</summary>
 #
 # 1. Row 1 with length 0 hides all 6 of its queries, with or without the causal mask: the readout shows 6 fully hidden query rows, and with `attnlib masked_softmax` row 1's hidden queries get "zeros". With `finfo(dtype).min` and the causal mask, query $i$ of row 1 spreads its weight evenly over keys $0..i$ (orange squares): those keys carry the sentinel once, while the keys $j > i$ carry it twice, which overflows to $-\infty$ and gets weight 0. Query 0 puts weight 1.000 on key 0, a padding key. With every length 6 and the causal mask on, query 0 sees only key 0, so its row is one-hot $[1, 0, \dots, 0]$; every later query sees at least two keys.
-# 2. Row 0 has three visible keys, so every recipe *of the table* works there: the hidden entries become $-\infty$ (or a huge negative number) and get weight 0, and the visible ones share the weight. (The table applies the sentinels with `torch.where`. Code that uses `masked_fill(~mask, -1e6)`, like the seed's, raises in float16 before it computes anything, for row 0 too.) Row 1 has nothing visible: in float16 the $-10^6$, $-10^9$ and $-\infty$ recipes give NaN and `finfo(dtype).min` a uniform row, so only `attnlib.masked_softmax` (zeros) is usable.
+# 2. Row 0 has three visible keys, so every recipe *of the table* works there: the hidden entries become $-\infty$ (or a huge negative number) and get weight 0, and the visible ones share the weight. (The table applies the sentinels with `torch.where`. Code that uses `masked_fill(~mask, -1e6)`, like that of lecture notes 004 §9.6, raises in float16 before it computes anything, for row 0 too.) Row 1 has nothing visible: in float16 the $-10^6$, $-10^9$ and $-\infty$ recipes give NaN and `finfo(dtype).min` a uniform row, so only `attnlib.masked_softmax` (zeros) is usable.
 # 3. Yes in both cases. Query $i$'s output is $\sum_{j\le i} a_{ij} v_j$ with $a_{ij}$ computed from $q_i$ and the keys $k_j$, $j \le i$ only. A future key $k_j$ ($j > i$) gets weight exactly 0 whatever its score, and a future value $v_j$ is multiplied by that 0.
 # 4. A NaN shows up at once (the loss becomes NaN). "As if unmasked" trains without complaint while padding, or the future, leaks into the result; the model can learn to depend on it, and nothing flags it.
 # </details>

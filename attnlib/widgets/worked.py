@@ -100,7 +100,10 @@ def two_key_frame(
             "weights (a1, a2)": a,
             "output o = a1 v1 + a2 v2": o,
         },
-        texts={"a1": f"a1 = {float(a[0]):.3f}"},
+        texts={
+            "a1": f"a1 = {float(a[0]):.3f}",
+            "mix": f"o = {float(a[0]):.3f} v1 + {float(a[1]):.3f} v2",
+        },
     )
 
 
@@ -206,15 +209,17 @@ def two_key_explorer(
         ],
         xlim=(-_DIFF_LIM, _DIFF_LIM),
         ylim=(0.0, 1.0),
-        title="weight of v1: a1 = σ(s1 − s2)",
+        title="weight of position 1: a1 = σ(s1 − s2)",
         xlabel="s1 − s2",
         ylabel="a1",
     )
     vlim = VALUE_LIM + 0.8
     content = Panel(
         [
-            Line("values", color="C2", width=1.2, dash=True),  # the segment v1-v2
+            # the weight lines lie on the segment v1-v2: draw them first, the dashed segment on top
             Segments("mix", color="0.35", widths="mix_widths"),
+            Line("values", color="C2", width=1.2, dash=True),
+            Text(0.04, 0.94, key="mix", axes=True, size=8.0),
             Points("values", color="C2", marker="^", size=6, labels=["v1", "v2"], label="values"),
             Points("output", color="black", marker="*", size=6, label="output o"),
         ],
