@@ -62,3 +62,41 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(old)
+
+
+# ----- tiers: `make test-fast` runs `-m "not slow"` (the math and explorer unit tests) ---------
+#: Whole modules outside the fast tier, with the marker that says why (registered in pyproject).
+SLOW_MODULES = {
+    "test_make_lab.py": "lab",  # starts JupyterLab
+    "test_pretrained.py": "pretrained",  # the MiniLM files and transformers' reference model
+    "test_model_files.py": "pretrained",
+    "test_head_stats.py": "pretrained",
+    "test_widgets_head_view.py": "pretrained",
+    "test_training.py": "training",  # trains the toy encoder-decoder
+    "test_examples_reversal.py": "training",
+    "test_figures.py": "figures",  # every figure drawn and compared with its committed PNG
+    "test_figures_decoding.py": "figures",
+    "test_notebook_pairs.py": "notebooks",  # jupytext on every notebook
+    "test_light_install.py": "packaging",  # a fresh interpreter
+}
+#: Single tests outside the fast tier: measurements over long sequences.
+SLOW_TESTS = {
+    "test_costs.py::test_c41_longest_path_column_matches_gradients",
+    "test_costs.py::test_c41_attention_memory_grows_quadratically_rnn_and_cnn_linearly",
+    "test_blockwise.py::test_c42_extra_memory_grows_linearly_measured",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.path.name
+        if "browser" in item.path.parts:
+            item.add_marker(pytest.mark.browser)
+        if name in SLOW_MODULES:
+            item.add_marker(getattr(pytest.mark, SLOW_MODULES[name]))
+        if (
+            "browser" in item.path.parts
+            or name in SLOW_MODULES
+            or f"{name}::{item.originalname}" in SLOW_TESTS
+        ):
+            item.add_marker(pytest.mark.slow)
