@@ -65,8 +65,7 @@ device = default_device()
 # all-MiniLM-L6-v2 is a small **pretrained (预训练)** model from the sentence-transformers project:
 # a BERT-style **encoder (编码器)** trained to map a sentence to one vector so that sentences with
 # similar meaning get similar vectors. Inside it is exactly the encoder block of lecture notes 004
-# §9.13.1,
-# stacked six times, in the original **Post-LN** order:
+# §9.13.1, stacked six times, in the original **Post-LN** order:
 #
 # $$x \leftarrow \operatorname{LN}\big(x + \operatorname{MHA}(x)\big), \qquad
 #   x \leftarrow \operatorname{LN}\big(x + \operatorname{FFN}(x)\big).$$
@@ -488,27 +487,28 @@ heatmap(effect, ax=ax, title="1 - cos of the sentence vectors when one head is r
 plt.show()
 
 # %% [markdown]
-# The three eye-catching heads are among the *least* important: removing any one of them moves
-# the sentence vectors by at most 0.0018 to 0.0022, less than the median head (0.0035), and they
-# rank 21st, 23rd and 29th of 72 from the smallest. The heads that matter most sit in the last
-# layer: removing layer 5, head 11 moves one sentence vector by 0.1665, about 90 times the sink, and
-# layer 5, heads 10 and 4 follow (0.1041, 0.0747). Nothing in section 4 singled out these heads; head 11 of layer 5 is one of the heads
-# whose largest weight from "it" lands on "animal" (exercise 2 of the head view). Removing it even
-# *raises* the similarity of the two "eating" sentences, from 0.755 to 0.818.
+# The three eye-catching heads are among the *least* important: removing the sink, the
+# previous-token head or the next-token head moves no sentence vector by more than 0.0018, 0.0019
+# and 0.0022 (1 − cos), less than the median head (0.0035); they rank 21st, 23rd and 29th of 72
+# from the smallest. The heads that matter most sit in the last layer: removing layer 5, head 11
+# moves one sentence vector by 0.1665, about 90 times as far as removing the sink, and layer 5,
+# heads 10 and 4 follow (0.1041, 0.0747). Section 4 named none of these heads; head 11 of layer 5
+# is one of the heads whose largest weight from "it" lands on "animal" (exercise 2 of the head
+# view). Removing it even *raises* the similarity of the two "eating" sentences, from 0.755 to
+# 0.818.
 #
 # What this measures, and what not: the effect on *these* sentence vectors of removing *one* head
 # with everything else fixed. A head can matter little alone because another head does the same
 # work, or matter for other outputs (another sentence, another task) and not for these. But it
-# settles the point of the caution: how much weight a head puts on a token does not tell us how
-# much the model's output depends on that head.
+# makes the caution concrete: how much weight a head puts on a token does not tell us how much the
+# model's output depends on that head.
 #
 # ## 7. Var(q·k)/d_k in trained heads (C45)
 #
 # Notebook 02 derived (lecture notes 000 §3): if the $d_k$ components of $q$ and $k$ are independent
 # with mean 0 and variance 1, then $\operatorname{Var}(q\cdot k) = d_k$, so dividing by $\sqrt{d_k}$
 # gives scores of variance 1. Lecture notes 000 §3 also warns that trained $Q$, $K$ do not satisfy
-# this; it is the *motivation*
-# for the scale. We measure it: in each head, the unscaled $q_i\cdot k_j$ for every pair of real tokens
+# this; it is the *motivation* for the scale. We measure it: in each head, the unscaled $q_i\cdot k_j$ for every pair of real tokens
 # $(i, j)$ of a sentence, pooled over the corpus, and then $\operatorname{Var}(q\cdot k)/d_k$ with
 # $d_k = 32$. A second column keeps only the independence assumption: the $d_k$ products $q_r k_r$
 # independent, with the measured means and variances of each component.
