@@ -2,9 +2,11 @@
 
 Every statistic is an average over the *real* queries of a padded batch (padding never
 counts): the entropy of each head's rows, the share of weight on chosen keys ([CLS], [SEP],
-punctuation), the weight on the previous or the next token, how different the heads of one
-layer are, and Var(q·k)/d_k of the trained projections. Two more functions compare position
-tables: cosine similarity by distance, and how far a fixed offset is from a rotation.
+punctuation), the weight on the previous or the next token, how far a head looks (mean |i - j|),
+how different the heads of one layer are, and Var(q·k)/d_k of the trained projections. Two more
+functions compare position tables: cosine similarity by distance, and how far a fixed offset is
+from a rotation. And an ablation: how far each sentence vector moves when one head's output is
+zeroed before W_O (:func:`ablation_effect`, built on :func:`head_mask_without`).
 
 ``attentions`` everywhere is what :class:`~attnlib.pretrained.MiniLMEncoder` returns: a
 sequence of ``num_layers`` tensors ``(B, H, L, L)`` (or one stacked ``(layers, B, H, L, L)``).
@@ -21,6 +23,7 @@ import torch.nn.functional as F
 
 from ._checks import check_positive_int, check_tensor
 from .multihead import split_heads
+from .pretrained import mean_pool
 from .scaling import entropy
 
 __all__ = [
@@ -34,11 +37,14 @@ __all__ = [
     "key_share",
     "offset_share",
     "find_offset_heads",
+    "mean_distance",
     "head_distances",
     "qk_variance",
     "similarity_by_distance",
     "rotation_residual",
     "head_view",
+    "head_mask_without",
+    "ablation_effect",
 ]
 
 
@@ -176,6 +182,18 @@ def find_offset_heads(
     return sorted(found, key=lambda item: -item[2])
 
 
+def mean_distance(attentions, valid_lens: torch.Tensor) -> torch.Tensor:
+    """How far each head looks: ``sum_j a[i, j] |i - j|`` over real queries i: ``(layers, H)``.
+
+    In token positions: 1 for a head that always reads its neighbour; a head that parks its weight
+    on ``[CLS]`` (position 0) scores about the mean query position, however little it reads.
+    """
+    a, real = _checked(attentions, valid_lens)
+    pos = torch.arange(a.shape[-1], device=a.device)
+    gap = (pos[:, None] - pos[None, :]).abs().to(a.dtype)  # (L, L)
+    return _mean_over_queries((a * gap).sum(-1), real)  # (layers, H)
+
+
 def head_distances(weights: torch.Tensor, valid_lens: torch.Tensor) -> torch.Tensor:
     """How differently the heads of ONE layer attend: mean total-variation distance (C46).
 
@@ -300,3 +318,67 @@ def head_view(encoder, text: str) -> HeadView:
         out = encoder(batch.ids, valid_lens=batch.valid_lens)
     weights = stack_attentions(out.attentions)[:, 0]  # (layers, H, L, L)
     return HeadView(tuple(batch.tokens[0]), weights.to(device="cpu", dtype=torch.float32))
+
+
+def head_mask_without(encoder, heads) -> torch.Tensor:
+    """A ``head_mask`` for :meth:`~attnlib.pretrained.MiniLMEncoder.forward` that removes heads.
+
+    Args:
+        encoder: a MiniLMEncoder (for its sizes and device).
+        heads: a list of ``(layer, head)`` pairs counted from 0, e.g. ``[(4, 5)]``; may be empty.
+
+    Returns:
+        ``(num_layers, num_heads)`` float32 on the encoder's device: 1 everywhere, 0 at ``heads``.
+    """
+    layers, num_heads = encoder.config.num_layers, encoder.config.num_heads
+    if isinstance(heads, tuple) and len(heads) == 2 and all(isinstance(i, int) for i in heads):
+        raise TypeError(f"heads must be a list of (layer, head) pairs; wrap one pair: [{heads!r}]")
+    keep = torch.ones(layers, num_heads, device=encoder.device)  # (layers, H)
+    for pair in heads:
+        if (
+            not isinstance(pair, (tuple, list))
+            or len(pair) != 2
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)
+        ):
+            raise TypeError(
+                f"each entry of heads must be a (layer, head) pair of ints, got {pair!r}"
+            )
+        layer, head = pair
+        if not (0 <= layer < layers and 0 <= head < num_heads):
+            raise ValueError(
+                f"head ({layer}, {head}) does not exist: layers are 0..{layers - 1}, "
+                f"heads 0..{num_heads - 1}"
+            )
+        keep[layer, head] = 0.0
+    return keep
+
+
+def ablation_effect(encoder, texts: list[str]) -> torch.Tensor:
+    """How far removing one head moves each sentence vector, for every head (C48).
+
+    Head h of layer l is removed by zeroing its output before W_O
+    (``head_mask_without(encoder, [(l, h)])``); the effect is ``1 - cos`` between the sentence
+    vector with all heads and the one without that head.
+
+    Args:
+        encoder: a MiniLMEncoder.
+        texts: a non-empty list of strings.
+
+    Returns:
+        ``(num_layers, num_heads, len(texts))`` float64 on the CPU: 0 when the head changes
+        nothing, up to 2.
+    """
+    batch = encoder.tokenize(texts)
+    layers, num_heads = encoder.config.num_layers, encoder.config.num_heads
+    n, many = len(texts), layers * num_heads
+    keep = torch.ones(many, layers, num_heads, device=encoder.device)  # (72, layers, H)
+    keep.view(many, many)[torch.arange(many), torch.arange(many)] = 0.0  # row c: head c removed
+    keep = keep.repeat_interleave(n, dim=0)  # (72 * B, layers, H), B rows per removed head
+    ids = torch.cat([batch.ids, batch.ids.repeat(many, 1)])  # (B + 72 * B, L): full, then cut
+    lens = torch.cat([batch.valid_lens, batch.valid_lens.repeat(many)])  # (B + 72 * B,)
+    keep = torch.cat([torch.ones(n, layers, num_heads, device=encoder.device), keep])
+    with torch.no_grad():
+        hidden = encoder(ids, valid_lens=lens, head_mask=keep).hidden  # (B + 72 B, L, D)
+    vectors = F.normalize(mean_pool(hidden.double(), lens), dim=-1)  # (B + 72 B, D)
+    full, cut = vectors[:n], vectors[n:].view(layers, num_heads, n, -1)  # (B, D), (l, H, B, D)
+    return (1.0 - (cut * full).sum(-1)).cpu()  # (layers, H, B)

@@ -66,6 +66,31 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).reshape(batch, length, heads * head_dim)  # (B, L, D)
 
 
+def _check_head_mask(head_mask, batch: int, num_heads: int, device: torch.device) -> torch.Tensor:
+    """Validate a per-head multiplier and return it as ``(H,)`` or ``(B, H)``.
+
+    Args:
+        head_mask: ``(H,)`` (the same for every sequence) or ``(B, H)``; floating (a factor per
+            head) or boolean (True = keep the head).
+        batch: B; num_heads: H; device: where the attention runs.
+    """
+    if not isinstance(head_mask, torch.Tensor):
+        raise TypeError(f"head_mask must be a torch.Tensor, got {type(head_mask).__name__}")
+    if not (head_mask.is_floating_point() or head_mask.dtype == torch.bool):
+        raise TypeError(
+            f"head_mask must be floating (a factor per head) or boolean (True = keep), "
+            f"got dtype {head_mask.dtype}"
+        )
+    if tuple(head_mask.shape) not in ((num_heads,), (batch, num_heads)):
+        raise ValueError(
+            f"head_mask must have shape (H,) = ({num_heads},) or (B, H) = ({batch}, {num_heads}), "
+            f"got {tuple(head_mask.shape)}"
+        )
+    if head_mask.device != device:
+        raise ValueError(f"head_mask is on {head_mask.device} but the inputs are on {device}")
+    return head_mask
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with separate query/key/value/output projections.
 
@@ -124,6 +149,7 @@ class MultiHeadAttention(nn.Module):
         *,
         valid_lens: torch.Tensor | None = None,
         is_causal: bool = False,
+        head_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Attend from ``query`` to ``key``/``value`` with H heads.
 
@@ -135,12 +161,19 @@ class MultiHeadAttention(nn.Module):
                 (True = may attend) or float (added to the scores).
             valid_lens: optional integer ``(B,)`` or ``(B, L)``: keys past the length are padding.
             is_causal: hide keys j > i.
+            head_mask: optional ``(H,)`` or ``(B, H)``, floating or boolean: each head's output
+                is multiplied by it before the heads are concatenated and mixed by W_O (1 or
+                True keeps a head, 0 or False removes it: an ablation).
 
         Returns:
             ``(out, weights)``: ``out (B, L, D)``; ``weights (B, H, L, S)``, one row of
-            weights per head and query (before dropout).
+            weights per head and query (before dropout). ``head_mask`` does not touch the
+            weights: a removed head still looks where it looked; only what it passes on is gone.
         """
         self._check_inputs(query, key, value)
+        keep = None
+        if head_mask is not None:
+            keep = _check_head_mask(head_mask, query.shape[0], self.num_heads, query.device)
         if attn_mask is not None and isinstance(attn_mask, torch.Tensor) and attn_mask.dim() == 3:
             attn_mask = attn_mask.unsqueeze(1)  # (B, 1, L, S): the same mask for every head
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
@@ -155,6 +188,8 @@ class MultiHeadAttention(nn.Module):
             is_causal=is_causal,
             dropout_p=self.dropout if self.training else 0.0,
         )  # (B, H, L, Dh), (B, H, L, S)
+        if keep is not None:
+            heads = heads * keep.to(heads.dtype)[..., None, None]  # (B, H, L, Dh)
         return self.w_o(merge_heads(heads)), weights  # (B, L, D), (B, H, L, S)
 
     @classmethod

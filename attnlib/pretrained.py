@@ -272,12 +272,19 @@ class MiniLMEncoder(nn.Module):
         ids: torch.Tensor,
         *,
         valid_lens: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
     ) -> EncoderOutput:
         """Encode token ids; keys past ``valid_lens`` (padding) get no attention.
 
         Args:
             ids: ``(B, L)`` integer ids in ``[0, vocab_size)``, ``L <= max_positions``.
             valid_lens: optional integer ``(B,)`` in ``[1, L]`` (default: no padding).
+            head_mask: optional ``(num_layers, num_heads)`` = ``(6, 12)``, or ``(B, 6, 12)`` for
+                one mask per sequence; floating or boolean: head h of layer l has its output
+                multiplied by ``head_mask[l, h]`` before W_O (0 or False removes the head: an
+                ablation; 1 or True keeps it). Build one with
+                :func:`attnlib.head_stats.head_mask_without`. It leaves each head's own weights
+                as they are (later layers' weights change, since their inputs do).
 
         Returns:
             An :class:`EncoderOutput`.
@@ -285,19 +292,26 @@ class MiniLMEncoder(nn.Module):
         self._check_ids(ids)
         if valid_lens is not None:
             _check_valid_lens(valid_lens, ids.shape[0], ids.shape[1], ids.device)
+        if head_mask is not None:
+            self._check_head_mask(head_mask, ids.shape[0], ids.device)
         x = self.embeddings(ids)  # (B, L, D)
         states, attentions = [x], []
-        for block in self.layers:
-            x, weights = block(x, valid_lens=valid_lens)  # (B, L, D), (B, H, L, L)
+        for layer, block in enumerate(self.layers):
+            keep = None if head_mask is None else head_mask[..., layer, :]  # (H,) or (B, H)
+            x, weights = block(x, valid_lens=valid_lens, head_mask=keep)  # (B, L, D), (B, H, L, L)
             states.append(x)
             attentions.append(weights)
         return EncoderOutput(x, tuple(states), tuple(attentions))
 
-    def sentence_embeddings(self, texts: list[str]) -> torch.Tensor:
+    def sentence_embeddings(
+        self, texts: list[str], *, head_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Sentence vectors: mean of the last states over real tokens, L2-normalised.
 
         Args:
             texts: a non-empty list of strings.
+            head_mask: optional ``(num_layers, num_heads)`` factors on the heads' outputs, as
+                in :meth:`forward`; ``head_stats.head_mask_without(enc, [(4, 5)])`` removes one.
 
         Returns:
             ``(B, D)`` unit vectors on the encoder's device; their dot products are cosine
@@ -305,8 +319,22 @@ class MiniLMEncoder(nn.Module):
         """
         batch = self.tokenize(texts)
         with torch.no_grad():
-            hidden = self(batch.ids, valid_lens=batch.valid_lens).hidden  # (B, L, D)
+            out = self(batch.ids, valid_lens=batch.valid_lens, head_mask=head_mask)
+            hidden = out.hidden  # (B, L, D)
             return F.normalize(mean_pool(hidden, batch.valid_lens), dim=-1)  # (B, D)
+
+    def _check_head_mask(self, head_mask, batch: int, device: torch.device) -> None:
+        if not isinstance(head_mask, torch.Tensor):
+            raise TypeError(f"head_mask must be a torch.Tensor, got {type(head_mask).__name__}")
+        shape = (self.config.num_layers, self.config.num_heads)
+        if tuple(head_mask.shape) not in (shape, (batch, *shape)):
+            raise ValueError(
+                f"head_mask must have shape (num_layers, num_heads) = {shape} or "
+                f"(B, num_layers, num_heads) = {(batch, *shape)}, one factor per head, "
+                f"got {tuple(head_mask.shape)}"
+            )
+        if head_mask.device != device:
+            raise ValueError(f"head_mask is on {head_mask.device} but ids are on {device}")
 
     def _check_ids(self, ids) -> None:
         if not isinstance(ids, torch.Tensor):

@@ -221,12 +221,15 @@ class EncoderBlock(nn.Module):
         x: torch.Tensor,
         *,
         valid_lens: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Encode ``x``; padded keys (past ``valid_lens``) get no attention.
 
         Args:
             x: ``(B, L, D)``.
             valid_lens: optional integer ``(B,)``: the real length of each sequence.
+            head_mask: optional ``(H,)`` or ``(B, H)`` factor on each head's output before W_O
+                (0 or False removes a head); see :meth:`MultiHeadAttention.forward`.
 
         Returns:
             ``(out (B, L, D), self_weights (B, H, L, L))``.
@@ -234,11 +237,11 @@ class EncoderBlock(nn.Module):
         _check_width("x", x, self.d_model)
         if self.norm_first:
             h = _apply_norm(self.norm1, x)
-            a, weights = self.self_attn(h, h, h, valid_lens=valid_lens)
+            a, weights = self.self_attn(h, h, h, valid_lens=valid_lens, head_mask=head_mask)
             x = x + self.dropout1(a)
             x = x + self.dropout2(self.ffn(_apply_norm(self.norm2, x)))
         else:
-            a, weights = self.self_attn(x, x, x, valid_lens=valid_lens)
+            a, weights = self.self_attn(x, x, x, valid_lens=valid_lens, head_mask=head_mask)
             x = _apply_norm(self.norm1, x + self.dropout1(a))
             x = _apply_norm(self.norm2, x + self.dropout2(self.ffn(x)))
         return x, weights  # (B, L, D), (B, H, L, L)

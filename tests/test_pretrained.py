@@ -175,6 +175,87 @@ def test_c43_on_every_device_equals_reference(model_dir, reference, device):
     _compare(out, _reference_run(reference, batch.ids, batch.valid_lens), batch.valid_lens)
 
 
+def _reference_run_without(reference, ids, valid_lens, heads):
+    """BertModel with the given (layer, head) outputs zeroed before W_O, by a forward pre-hook on
+    each layer's ``attention.output.dense`` (its input is the 12 heads' outputs side by side)."""
+    model, _ = reference
+    width = model.config.hidden_size // model.config.num_attention_heads
+    handles = []
+    for layer in sorted({l for l, _ in heads}):
+        columns = [h for l, h in heads if l == layer]
+
+        def zero(module, args, columns=columns):
+            context = args[0].clone()  # (B, L, D)
+            for h in columns:
+                context[..., h * width : (h + 1) * width] = 0.0
+            return (context,)
+
+        dense = model.encoder.layer[layer].attention.output.dense
+        handles.append(dense.register_forward_pre_hook(zero))
+    try:
+        return _reference_run(reference, ids, valid_lens)
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@pytest.mark.claim("C48")
+def test_head_mask_removes_heads_as_zeroing_them_in_the_reference(enc, reference):
+    from attnlib.head_stats import head_mask_without
+
+    heads = [(0, 2), (4, 5), (5, 11), (5, 0)]
+    batch = enc.tokenize(SENTENCES)
+    out = enc(batch.ids, valid_lens=batch.valid_lens, head_mask=head_mask_without(enc, heads))
+    ref_out = _reference_run_without(reference, batch.ids, batch.valid_lens, heads)
+    _compare(out, ref_out, batch.valid_lens)
+    full = enc(batch.ids, valid_lens=batch.valid_lens)
+    assert torch.equal(out.attentions[0], full.attentions[0])  # layer 0's weights: untouched
+    assert not torch.allclose(out.hidden, full.hidden, atol=1e-3)  # but the states moved
+    # sentence vectors: the reference's masked mean, normalised
+    m = (torch.arange(batch.ids.shape[1]) < batch.valid_lens[:, None]).unsqueeze(-1).float()
+    ref_emb = F.normalize((ref_out.last_hidden_state * m).sum(1) / m.sum(1), dim=-1)
+    emb = enc.sentence_embeddings(SENTENCES, head_mask=head_mask_without(enc, heads))
+    assert_close(emb.cpu(), ref_emb, atol=1e-5, rtol=0)
+
+
+def test_head_mask_per_sequence_and_of_ones(enc):
+    from attnlib.head_stats import head_mask_without
+
+    batch = enc.tokenize(SENTENCES[:3])
+    full = enc(batch.ids, valid_lens=batch.valid_lens)
+    ones = enc(batch.ids, valid_lens=batch.valid_lens, head_mask=torch.ones(6, 12))
+    assert torch.equal(ones.hidden, full.hidden)
+    rows = [[], [(1, 8)], [(3, 0), (3, 1)]]
+    keep = torch.stack([head_mask_without(enc, r) for r in rows])  # (B, 6, 12)
+    out = enc(batch.ids, valid_lens=batch.valid_lens, head_mask=keep.bool())
+    for b, r in enumerate(rows):
+        alone = enc(batch.ids, valid_lens=batch.valid_lens, head_mask=head_mask_without(enc, r))
+        assert_close(out.hidden[b], alone.hidden[b], atol=1e-6, rtol=0)
+
+
+def test_head_mask_bad_arguments(enc):
+    from attnlib.head_stats import head_mask_without
+
+    ids = torch.tensor([[101, 1037, 102]])
+    with pytest.raises(ValueError, match=r"\(num_layers, num_heads\) = \(6, 12\)"):
+        enc(ids, head_mask=torch.ones(12))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        enc(ids, head_mask=[[1.0] * 12] * 6)
+    with pytest.raises(TypeError, match="floating .* or boolean"):
+        enc(ids, head_mask=torch.ones(6, 12, dtype=torch.int64))
+    with pytest.raises(ValueError, match="head_mask is on meta"):
+        enc(ids, head_mask=torch.ones(6, 12, device="meta"))
+    with pytest.raises(ValueError, match=r"head \(6, 0\) does not exist"):
+        head_mask_without(enc, [(6, 0)])
+    with pytest.raises(ValueError, match=r"head \(0, 12\) does not exist"):
+        head_mask_without(enc, [(0, 12)])
+    with pytest.raises(TypeError, match="wrap one pair"):
+        head_mask_without(enc, (4, 5))
+    with pytest.raises(TypeError, match="pair of ints"):
+        head_mask_without(enc, [(4.0, 5)])
+    assert torch.equal(head_mask_without(enc, []), torch.ones(6, 12))
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_precision_runs_are_finite_and_close(model_dir, enc, dtype):
     half = load_minilm("cpu", dtype)
