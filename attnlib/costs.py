@@ -11,6 +11,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -260,7 +261,10 @@ def _deterministic(shape: Sequence[int], device, dtype) -> torch.Tensor:
     return x.reshape(tuple(shape)).to(dtype)
 
 
-def _fill(module: nn.Module) -> nn.Module:
+_M = TypeVar("_M", bound=nn.Module)
+
+
+def _fill(module: _M) -> _M:
     with torch.no_grad():
         for p in module.parameters():
             fan_in = p.shape[-1] if p.dim() > 1 else p.shape[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import nn
@@ -62,7 +63,7 @@ class Seq2SeqTransformer(nn.Module):
         self.src_embed = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=PAD)
         self.tgt_embed = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=PAD)
         self.positions = PositionalEncoding(cfg.d_model, cfg.max_positions, dropout=cfg.dropout)
-        block = dict(dropout=cfg.dropout, norm_first=cfg.norm_first)
+        block: dict[str, Any] = dict(dropout=cfg.dropout, norm_first=cfg.norm_first)
         self.encoder = nn.ModuleList(
             EncoderBlock(cfg.d_model, cfg.num_heads, cfg.d_ff, **block)
             for _ in range(cfg.num_encoder_layers)

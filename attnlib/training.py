@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm.auto import tqdm
+from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
 from ._checks import check_tensor
 from .examples import TrainConfig
@@ -108,7 +109,7 @@ def train_seq2seq(
             f"ends with EOS) but the model has max_positions={model.max_positions}"
         )
     device = next(model.parameters()).device
-    draw = dict(min_len=cfg.min_len, device=device)
+    draw: dict[str, Any] = dict(min_len=cfg.min_len, device=device)
     held_out = make_batch(
         cfg.task, cfg.eval_size, cfg.seq_len, model.vocab_size, split="test", **draw
     )

@@ -47,7 +47,7 @@ PIXEL_TESTED: set[str] = set()
 
 DPI = 100
 #: Settings in effect while a figure is drawn and saved (never set globally).
-RC = {
+RC: dict = {  # matplotlib's rcParams keys
     "svg.hashsalt": "attnlib",  # fixed ids in the SVG instead of random ones
     "svg.fonttype": "path",
     "figure.dpi": DPI,

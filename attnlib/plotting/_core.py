@@ -10,11 +10,9 @@ __all__ = ["to_numpy", "masked"]
 def to_numpy(x) -> np.ndarray:
     """Return ``x`` as a float64 numpy array on the CPU (tensors of any device or dtype, arrays,
     lists)."""
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a dependency
-        torch = None
-    if torch is not None and isinstance(x, torch.Tensor):
+    import torch  # a core dependency
+
+    if isinstance(x, torch.Tensor):
         # bfloat16/float16 have no numpy dtype: go through float64 on the CPU.
         return x.detach().to(device="cpu", dtype=torch.float64).numpy()
     return np.asarray(x, dtype=np.float64)

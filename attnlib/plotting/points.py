@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,8 @@ def convex_hull(points) -> np.ndarray:
     def cross(o, a, b):
         return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
 
-    lower, upper = [], []
+    lower: list[tuple] = []
+    upper: list[tuple] = []
     for q in pts:
         while len(lower) >= 2 and cross(lower[-2], lower[-1], q) <= 0:
             lower.pop()
@@ -44,15 +46,15 @@ def convex_hull(points) -> np.ndarray:
 class QKVArtists:
     """The artists drawn by :func:`qkv_points`; :meth:`update` moves them in place."""
 
-    ax: object
-    query: object  # PathCollection, (L, 2) offsets
-    keys: object  # PathCollection
-    values: object | None  # PathCollection
-    output: object | None  # PathCollection
-    hull: object | None  # Polygon of the values' convex hull
+    ax: Any
+    query: Any  # PathCollection, (L, 2) offsets
+    keys: Any  # PathCollection
+    values: Any | None  # PathCollection
+    output: Any | None  # PathCollection
+    hull: Any | None  # Polygon of the values' convex hull
     query_arrows: list = field(default_factory=list)  # FancyArrowPatch, origin -> each query
     key_arrows: list = field(default_factory=list)  # FancyArrowPatch from the origin to each key
-    mix_lines: object | None = None  # LineCollection output -> each value, width ~ weight
+    mix_lines: Any | None = None  # LineCollection output -> each value, width ~ weight
     key_texts: list = field(default_factory=list)
     value_texts: list = field(default_factory=list)
 
@@ -88,6 +90,7 @@ class QKVArtists:
             self.output.set_offsets(_points("output", output))
         moved = weights is not None or output is not None or values is not None
         if self.mix_lines is not None and moved:
+            assert self.output is not None and self.values is not None  # drawn with the lines
             o = np.asarray(self.output.get_offsets())[0]
             v = np.asarray(self.values.get_offsets())
             self.mix_lines.set_segments([[tuple(o), tuple(p)] for p in v])
@@ -199,7 +202,9 @@ def qkv_points(
             for t, p in zip(value_labels, v)
         ]
     if arrows:
-        style = dict(arrowstyle="-|>", mutation_scale=10, linewidth=1.2, shrinkA=0, shrinkB=0)
+        style: dict[str, Any] = dict(
+            arrowstyle="-|>", mutation_scale=10, linewidth=1.2, shrinkA=0, shrinkB=0
+        )
         art.key_arrows = [
             ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C0", alpha=0.6, **style))
             for p in k
@@ -220,7 +225,10 @@ def qkv_points(
         )
 
     if lim is not None:
-        x0, x1, y0, y1 = (-lim, lim, -lim, lim) if np.isscalar(lim) else lim
+        if isinstance(lim, (int, float)):
+            x0, x1, y0, y1 = -lim, lim, -lim, lim
+        else:
+            x0, x1, y0, y1 = lim
         ax.set_xlim(x0, x1)
         ax.set_ylim(y0, y1)
     ax.set_aspect("equal", adjustable="box")

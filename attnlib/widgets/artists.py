@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -44,8 +44,9 @@ class _Artist:
 
     def dynamic_keys(self) -> list[str]:
         keys = [getattr(self, f) for f in self._numeric if isinstance(getattr(self, f), str)]
-        if getattr(self, "key", None):
-            keys.append(self.key)
+        key = getattr(self, "key", None)
+        if key:
+            keys.append(key)
         return keys
 
     @property
@@ -54,7 +55,7 @@ class _Artist:
 
     def check(self, name: str, value) -> np.ndarray:
         a = _num(value)
-        want = self._shapes.get(name)
+        want = self._shapes.get(name)  # None: any shape
         ok = {
             "N2": a.ndim == 2 and a.shape[-1] == 2,
             "N22": a.ndim == 3 and a.shape[1:] == (2, 2),
@@ -62,7 +63,7 @@ class _Artist:
             "1D": a.ndim == 1,
             None: True,
         }[want]
-        if not ok:
+        if not ok and want is not None:
             need = {"N2": "(N, 2)", "N22": "(N, 2, 2)", "2D": "2-D", "1D": "1-D"}[want]
             raise ValueError(f"{self.kind}.{name} must have shape {need}, got shape {a.shape}")
         return a
@@ -71,7 +72,7 @@ class _Artist:
         from matplotlib.colors import to_hex
 
         out: dict[str, Any] = {"kind": self.kind}
-        for f in fields(self):
+        for f in fields(cast(Any, self)):  # every artist is a dataclass
             v = getattr(self, f.name)
             if f.name in self._numeric and v is not None:
                 if isinstance(v, str):

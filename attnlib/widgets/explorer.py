@@ -117,7 +117,14 @@ class Explorer:
         title: heading above the controls; columns: readout column headers; digits: decimals.
         max_bytes: the largest frame set allowed (a clear error suggests a coarser step).
         cache: frame sets kept per explorer (LRU).
+
+    Attributes:
+        data: the inputs the builder computed from (a dict of tensors, or the demo's own
+            result object), for tests and readers who want the numbers behind the picture;
+            an empty dict unless the builder fills it.
     """
+
+    data: Any
 
     def __init__(
         self,
@@ -145,6 +152,7 @@ class Explorer:
         if not isinstance(scene, Scene):
             raise TypeError(f"scene must be a Scene, got {type(scene).__name__}")
         self.controls = dict(controls)
+        self.data = {}
         self._compute, self.scene, self.name, self.digits = compute, scene, name, digits
         self.args = dict(args or {})
         self.columns = list(columns) if columns is not None else None

@@ -24,11 +24,11 @@ def slider_axis(c) -> tuple[str, list, list]:
         opts = [o[1] if isinstance(o, tuple) else o for o in c.options]
         return "index", opts, list(range(len(opts)))
     if name in ("IntSlider",):
-        vals = list(range(int(c.min), int(c.max) + 1, int(c.step)))
-        return "value", vals, vals
+        ints = list(range(int(c.min), int(c.max) + 1, int(c.step)))
+        return "value", ints, ints
     if name in ("FloatSlider", "FloatLogSlider"):
         n = int(round((c.max - c.min) / c.step)) + 1
-        exps = [round(c.min + i * c.step, 10) for i in range(n)]
+        exps: list[float] = [round(c.min + i * c.step, 10) for i in range(n)]
         vals = [float(c.base**e) for e in exps] if name == "FloatLogSlider" else exps
         return "value", vals, vals
     raise TypeError(

@@ -8,6 +8,8 @@ logits tie stays sensitive inside the pair).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -136,7 +138,7 @@ def jacobian_explorer(
         )
 
     xs = np.arange(S, dtype=np.float64)
-    ticks = dict(xticks=list(range(S)), xticklabels=labels)
+    ticks: dict[str, Any] = dict(xticks=list(range(S)), xticklabels=labels)
     w_panel = Panel(
         [Bars("a", color="C0")],
         xlim=(-0.6, S - 0.4),

@@ -47,15 +47,15 @@ def render(scene: Scene, frame: Frame, *, dpi: int = 100):
         )
         ax.set_xlim(*p.xlim)
         ax.set_ylim(*p.ylim)
-        ax.set_xticks(p.xticks, labels=p.xticklabels, fontsize=8)
-        ax.set_yticks(p.yticks, labels=p.yticklabels, fontsize=8)
+        ax.set_xticks(p.xticks or [], labels=p.xticklabels, fontsize=8)
+        ax.set_yticks(p.yticks or [], labels=p.yticklabels, fontsize=8)
         ax.set_title(p.title, fontsize=9)
         ax.set_xlabel(p.xlabel, fontsize=8, labelpad=1)
         ax.set_ylabel(p.ylabel, fontsize=8, labelpad=1)
         for a in sorted(p.artists, key=lambda a: a.dynamic):
             _draw(ax, a, frame, pt, fig, (left + w, top, h, scene))
         if p.legend and any(getattr(a, "label", None) for a in p.artists):
-            ax.legend(loc=p.legend, fontsize=7, frameon=True)
+            ax.legend(loc=p.legend, fontsize=7, frameon=True)  # type: ignore[call-overload]
     return fig
 
 

@@ -203,7 +203,7 @@ class Scene:
         out = []
         for i, p in enumerate(self.panels):
             r, c = divmod(i, self.cols)
-            longest = max((len(s) for s in p.yticklabels), default=0)
+            longest = max((len(s) for s in p.yticklabels or ()), default=0)
             left = W[c] + 8 + (16 if p.ylabel else 0) + (8 + 6.5 * longest if p.yticks else 0)
             right = W[c + 1] - 10 - (52 if p.has_colorbar else 0)
             top = H[r] + 6 + (20 if p.title else 0)
