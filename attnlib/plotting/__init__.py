@@ -1,10 +1,10 @@
 """The drawing layer: take data (tensors or arrays, any device), return matplotlib artists.
 
 Every function here draws into an ``ax`` you pass (or a fresh one from pyplot when ``ax`` is
-None, so a notebook cell shows it), titles and labels what it draws, and returns the artists so a
-widget can later update them in place (``set_data`` / ``set_offsets`` / ``set_height``) instead of
-drawing a new figure. Nothing here calls ``plt.show()`` or touches the global ``rcParams``, and
-nothing here computes attention: the math modules do, and pass their results in.
+None, so a notebook cell shows it), titles and labels what it draws, and returns the artists it
+made (the explorers do not update matplotlib artists: they draw on a canvas in the browser).
+Nothing here calls ``plt.show()`` or touches the global ``rcParams``, and nothing here computes
+attention: the math modules do, and pass their results in.
 
 Tensors are moved to the CPU (as float64 numpy arrays) at the boundary by :func:`to_numpy`.
 Modules by concept: ``matrices`` (heatmaps, hatched hidden cells), ``points`` (2-D queries, keys,
@@ -17,8 +17,8 @@ from attnlib._extras import require_extra
 require_extra("widgets", what="attnlib.plotting")
 
 from ._core import masked, to_numpy
-from .curves import curves, hist_bars, set_bar_heights, set_hist, weight_bars
-from .matrices import cell_labels, hatch_overlay, heatmap, set_cell_labels, weights_rgba
+from .curves import curves, hist_bars, weight_bars
+from .matrices import cell_labels, hatch_overlay, heatmap, weights_rgba
 from .panels import (
     jacobian_panels,
     kernel_regression_panels,
@@ -35,14 +35,11 @@ __all__ = [
     "masked",
     "heatmap",
     "cell_labels",
-    "set_cell_labels",
     "hatch_overlay",
     "weights_rgba",
     "weight_bars",
-    "set_bar_heights",
     "curves",
     "hist_bars",
-    "set_hist",
     "convex_hull",
     "qkv_points",
     "QKVArtists",

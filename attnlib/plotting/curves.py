@@ -8,7 +8,7 @@ import numpy as np
 
 from ._core import _axes, to_numpy
 
-__all__ = ["weight_bars", "set_bar_heights", "curves", "hist_bars", "set_hist"]
+__all__ = ["weight_bars", "curves", "hist_bars"]
 
 
 def weight_bars(
@@ -32,7 +32,7 @@ def weight_bars(
         ylim: fixed y-limits so the bars can move in place (None: autoscale).
         color: bar colour(s).
     Returns:
-        The ``BarContainer``; update it with :func:`set_bar_heights`.
+        The ``BarContainer``.
     """
     w = to_numpy(weights).reshape(-1)
     S = w.shape[0]
@@ -48,16 +48,6 @@ def weight_bars(
     if ylim is not None:
         ax.set_ylim(*ylim)
     return bars
-
-
-def set_bar_heights(bars, heights) -> None:
-    """Set the heights of a ``BarContainer`` in place (from :func:`weight_bars` or
-    :func:`hist_bars`)."""
-    h = to_numpy(heights).reshape(-1)
-    if len(h) != len(bars.patches):
-        raise ValueError(f"heights has {len(h)} entries but there are {len(bars.patches)} bars")
-    for patch, value in zip(bars.patches, h):
-        patch.set_height(value)
 
 
 def curves(
@@ -139,7 +129,7 @@ def hist_bars(
         title, xlabel, ylabel: axes text.
         color: bar colour.
     Returns:
-        The ``BarContainer``; update it with :func:`set_hist`.
+        The ``BarContainer``.
     """
     edges = to_numpy(bins).reshape(-1)
     ax = _axes(ax)
@@ -154,11 +144,3 @@ def hist_bars(
 def _hist(samples, edges, density):
     h, _ = np.histogram(to_numpy(samples).reshape(-1), bins=edges, density=density)
     return np.nan_to_num(h)
-
-
-def set_hist(bars, samples, bins, *, density: bool = True) -> np.ndarray:
-    """Update bars from :func:`hist_bars` with new ``samples`` (same ``bins``); return the
-    heights."""
-    h = _hist(samples, to_numpy(bins).reshape(-1), density)
-    set_bar_heights(bars, h)
-    return h

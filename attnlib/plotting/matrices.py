@@ -8,7 +8,7 @@ import numpy as np
 
 from ._core import _as_matrix, _axes, masked, to_numpy
 
-__all__ = ["heatmap", "cell_labels", "set_cell_labels", "hatch_overlay", "weights_rgba"]
+__all__ = ["heatmap", "cell_labels", "hatch_overlay", "weights_rgba"]
 
 
 def heatmap(
@@ -90,20 +90,19 @@ def cell_labels(
         threshold: values above it are written in black, below in white (None: the middle of
             the range).
     Returns:
-        ``list[list[Text]]`` of shape ``(L, S)``; update with :func:`set_cell_labels`.
+        ``list[list[Text]]`` of shape ``(L, S)``.
     """
     v = _as_matrix("values", values)
     texts = [
         [ax.text(j, i, "", ha="center", va="center", fontsize=fontsize) for j in range(v.shape[1])]
         for i in range(v.shape[0])
     ]
-    set_cell_labels(texts, v, fmt, threshold=threshold)
+    _write_cell_labels(texts, v, fmt, threshold)
     return texts
 
 
-def set_cell_labels(texts, values, fmt: str = "{:.2f}", *, threshold: float | None = None) -> None:
-    """Update the texts made by :func:`cell_labels` in place (``NaN`` and masked cells are left
-    blank)."""
+def _write_cell_labels(texts, values, fmt: str, threshold: float | None) -> None:
+    """Write ``values`` into the texts of :func:`cell_labels` (``NaN`` and masked cells blank)."""
     v = np.ma.filled(np.ma.masked_invalid(_as_matrix("values", values)), np.nan)
     finite = v[np.isfinite(v)]
     if threshold is None:

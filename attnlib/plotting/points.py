@@ -44,7 +44,7 @@ def convex_hull(points) -> np.ndarray:
 
 @dataclass
 class QKVArtists:
-    """The artists drawn by :func:`qkv_points`; :meth:`update` moves them in place."""
+    """The artists drawn by :func:`qkv_points`."""
 
     ax: Any
     query: Any  # PathCollection, (L, 2) offsets
@@ -57,46 +57,6 @@ class QKVArtists:
     mix_lines: Any | None = None  # LineCollection output -> each value, width ~ weight
     key_texts: list = field(default_factory=list)
     value_texts: list = field(default_factory=list)
-
-    def update(self, query=None, output=None, weights=None, keys=None, values=None) -> None:
-        """Move the query/output points (and optionally keys/values) in place.
-
-        Args:
-            query: ``(2,)`` or ``(L, 2)`` new query positions.
-            output: ``(2,)`` or ``(L, 2)`` new output positions.
-            weights: ``(S,)`` or ``(L, S)`` weights; sets the width of the output→value lines.
-            keys, values: ``(S, 2)`` new key/value positions.
-        """
-        if keys is not None:
-            k = _points("keys", keys)
-            self.keys.set_offsets(k)
-            for arrow, p in zip(self.key_arrows, k):
-                arrow.set_positions((0.0, 0.0), tuple(p))
-            for t, p in zip(self.key_texts, k):
-                t.set_position(tuple(p))
-        if values is not None and self.values is not None:
-            v = _points("values", values)
-            self.values.set_offsets(v)
-            if self.hull is not None:
-                self.hull.set_xy(_closed(convex_hull(v)))
-            for t, p in zip(self.value_texts, v):
-                t.set_position(tuple(p))
-        if query is not None:
-            q = _points("query", query)
-            self.query.set_offsets(q)
-            for arrow, p in zip(self.query_arrows, q):
-                arrow.set_positions((0.0, 0.0), tuple(p))
-        if output is not None and self.output is not None:
-            self.output.set_offsets(_points("output", output))
-        moved = weights is not None or output is not None or values is not None
-        if self.mix_lines is not None and moved:
-            assert self.output is not None and self.values is not None  # drawn with the lines
-            o = np.asarray(self.output.get_offsets())[0]
-            v = np.asarray(self.values.get_offsets())
-            self.mix_lines.set_segments([[tuple(o), tuple(p)] for p in v])
-            if weights is not None:
-                w = to_numpy(weights).reshape(-1, v.shape[0])[0]
-                self.mix_lines.set_linewidths(0.5 + 5.0 * w)
 
 
 def _points(name, x) -> np.ndarray:
