@@ -121,10 +121,11 @@ out_c_all, _ = sa(x_all, x_all, x_all, is_causal=True)
 gaps_c = (out_c_all - out_c[0][all_perms.to(device)]).abs().amax(dim=(1, 2))    # (720,), one per permutation
 print("causal, the 719 permutations other than the identity: max |SA(ΠX) - Π SA(X)| from",
       show(gaps_c[1:].min(), 3), "to", show(gaps_c[1:].max(), 3))
+print("the smallest, for", all_perms[1 + int(gaps_c[1:].argmin())].tolist(), "(the last two tokens swapped)")
 print("keys each query may read:", [int(n) for n in torch.ones(L, L).tril().sum(1)])
 
 # %% [markdown]
-# Not one ordering leaves the causal layer's outputs merely permuted: even swapping the last two tokens changes their outputs by 0.171. So a causal decoder (notebook 08) gets some order information from its mask alone; decoder-only language models trained with no positional encoding at all do still learn where their tokens stand. An encoder's unmasked self-attention gets none; it needs positions to be written into its input.
+# Not one ordering leaves the causal layer's outputs merely permuted: even swapping the last two tokens changes their outputs by 0.171. So a causal decoder (notebook 08) gets some order information from its mask alone, even with no positional encoding. An encoder's unmasked self-attention gets none; it needs positions to be written into its input.
 #
 # ## 2. Injecting positions: $X' = X + P$
 #
@@ -261,7 +262,7 @@ _ = plotting.heatmap(G, ax=ax, cmap="cividis", vmin=float(G.min()), vmax=float(G
 # %% [markdown]
 # ### But attention never takes this dot product
 #
-# With $X' = X + P$ the score of query $i$ and key $j$ is $(x_i + p_i)\,W_Q W_K^\top (x_j + p_j)^\top$ (scaled by $1/\sqrt{d_k}$). It has four parts: content with content, two mixed ones, and a **position term** $p_i\,W_Q W_K^\top p_j^\top$. The position term would be $PE(p_i)\cdot PE(p_j)$ only if $W_Q W_K^\top$ were the identity. For learned (here: random) $W_Q, W_K$ it is a different bilinear form, and the rotation argument no longer makes it a function of $j - i$. Two checks at $d = 16$ over 64 positions: the position term for random $W_Q, W_K$ with $N(0, 1/16)$ entries, and the whole score of one token $u$ repeated at every position, so that content cannot be the reason two scores differ.
+# With $X' = X + P$ the score of query $i$ and key $j$ is $(x_i + p_i)\,W_Q W_K^\top (x_j + p_j)^\top$ (scaled by $1/\sqrt{d_k}$). It has four parts: content with content, two mixed ones, and a **position term** $p_i\,W_Q W_K^\top p_j^\top$. The position term is $PE(p_i)\cdot PE(p_j)$ when $W_Q W_K^\top$ is the identity. For learned (here: random) $W_Q, W_K$ it is a different bilinear form, and nothing makes it a function of $j - i$: the rotation argument was about the plain dot product. Two checks at $d = 16$ over 64 positions: the position term for random $W_Q, W_K$ with $N(0, 1/16)$ entries, and the whole score of one token $u$ repeated at every position, so that content cannot be the reason two scores differ.
 
 # %%
 # C32 (its limit): PE(p)·PE(p + k) depends on k only, the position term of a score does not
