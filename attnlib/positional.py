@@ -2,7 +2,9 @@
 
 PE[pos, 2i] = sin(pos * w_i), PE[pos, 2i+1] = cos(pos * w_i), with w_i = 1 / base^(2i/D).
 For each frequency w the pair (sin w(pos+k), cos w(pos+k)) is the pair at pos rotated by a
-2x2 matrix that depends on the offset k alone (:func:`offset_rotation`).
+2x2 matrix that depends on the offset k alone (:func:`offset_rotation`). Rotary position
+embedding (:func:`rotary_embedding`) applies such rotations to queries and keys instead of adding
+a table to the input.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ __all__ = [
     "sinusoidal_pair",
     "PositionalEncoding",
     "permute_tokens",
+    "rotary_embedding",
 ]
 
 
@@ -180,3 +183,43 @@ def permute_tokens(x: torch.Tensor, perm: torch.Tensor, *, dim: int = -2) -> tor
     if perm.numel() != length or not torch.equal(perm.sort().values.cpu(), torch.arange(length)):
         raise ValueError(f"perm must be a permutation of 0..{length - 1}, got {perm.tolist()}")
     return x.index_select(dim, perm.to(x.device))
+
+
+def rotary_embedding(
+    x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float = 10000.0
+) -> torch.Tensor:
+    """Rotary position embedding (RoPE): turn each feature pair of a token by its position's angle.
+
+    Features ``(2i, 2i+1)`` of the token at position m are rotated counter-clockwise by the angle
+    ``m w_i``, with the frequencies ``w_i = 1 / base^(2i/D)`` of the sinusoidal table:
+    ``(a, b) -> (a cos(m w_i) - b sin(m w_i), a sin(m w_i) + b cos(m w_i))``. Applied to queries
+    and keys (not to the input), it makes ``rope(q, m) · rope(k, n)`` depend on the positions only
+    through ``n - m``: rotating both vectors by the same extra angle leaves a dot product alone.
+
+    Args:
+        x: ``(..., L, D)`` queries or keys, D even.
+        positions: ``(L,)`` positions (integers or floats); default ``0 .. L-1``.
+        base: the wavelength base.
+
+    Returns:
+        ``(..., L, D)``, a new tensor of x's dtype and device (angles computed in float64).
+    """
+    check_tensor("x", x, ndim_min=2)
+    length, width = x.shape[-2], x.shape[-1]
+    if width % 2:
+        raise ValueError(f"x must have an even feature width D, got D={width}")
+    if positions is None:
+        pos = torch.arange(length, dtype=torch.float64)  # (L,)
+    else:
+        if not isinstance(positions, torch.Tensor) or positions.dim() != 1:
+            raise TypeError("positions must be a 1-D tensor")
+        if positions.numel() != length or positions.is_complex():
+            raise ValueError(f"positions must hold {length} real numbers, got {positions.numel()}")
+        pos = positions.detach().to(device="cpu", dtype=torch.float64)  # (L,)
+    omega = sinusoidal_frequencies(width, base=base, dtype=torch.float64)  # (D/2,)
+    angles = pos[:, None] * omega[None]  # (L, D/2)
+    cos = torch.cos(angles).to(device=x.device, dtype=x.dtype)  # (L, D/2)
+    sin = torch.sin(angles).to(device=x.device, dtype=x.dtype)  # (L, D/2)
+    a, b = x[..., 0::2], x[..., 1::2]  # (..., L, D/2) each
+    out = torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1)  # (..., L, D/2, 2)
+    return out.flatten(-2)  # (..., L, D)

@@ -24,7 +24,7 @@
 # - why one wide head of the same total width is a different model from $h$ narrow heads;
 # - that the heads are not copies of one another.
 #
-# **Seed sections taught:** `000_c6f15091c249a51c.txt` §8 (Multi-Head Attention) and `004_cf2f09ec33ad5dce.txt` §9.10 (multi-head self-attention: motivation, each head, concatenation and output projection).
+# **Seed sections taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §8 (multi-head attention) and lecture notes 004 (*9 Attention and the Transformer*) §9.10 (multi-head self-attention: motivation, each head, concatenation and output projection).
 #
 # **Read first:** `05_masking.ipynb` (masks and `valid_lens`, used again here).
 #
@@ -61,12 +61,14 @@ device = default_device()
 #
 # One attention **head (头)** gives each query exactly one row of weights: one way of distributing its attention over the keys. But a token usually has several reasons to look elsewhere at once. A verb may want its subject (a grammatical link) *and* the words that say when something happened (a semantic link); one position may care about its close neighbours *and* about something far away. A single softmax row has to compromise between all of these.
 #
-# **Multi-head attention (多头注意力)** runs several heads side by side. Each head has its **own** projections, so it compares queries and keys in its own **representation subspace (表示子空间)** and produces its own weight rows. For head $r$ (seed 000 §8, 004 §9.10):
+# **Multi-head attention (多头注意力)** runs several heads side by side. Each head has its **own** projections, so it compares queries and keys in its own **representation subspace (表示子空间)** and produces its own weight rows. For head $r$ (lecture notes 000 §8, lecture notes 004 §9.10):
 #
 # $$
 # \operatorname{head}_r = \operatorname{Attention}\big(X W_Q^{(r)},\; X W_K^{(r)},\; X W_V^{(r)}\big),
 # \qquad W_Q^{(r)}, W_K^{(r)}, W_V^{(r)} \in \mathbb{R}^{d\times d/h}.
 # $$
+#
+# Lecture notes 004 §9.10.2 write the same head with three separate inputs, $\operatorname{head}_r = \operatorname{Attention}(Q W_r^Q, K W_r^K, V W_r^V)$: the rows that ask (queries) may come from one sequence and the rows that answer (keys and values) from another. In **self-attention (自注意力)** all three are $X$, as in most of this notebook. In **cross-attention (交叉注意力)**, notebook 08's decoder, the queries come from the target being written and the keys and values from the encoded source, so the two lengths may differ. `MultiHeadAttention(query, key, value)` takes the three separately; section 3 checks a cross-attention call as well.
 #
 # **Counting.** The formulas number heads $r = 1, \ldots, h$ and so does the text (head 1 is the first); in the code head $r$ is index `r - 1`. Tokens, queries and batch rows are named by their code index, from 0: *query 0* is the first token.
 #
@@ -146,10 +148,10 @@ print("W_O(concat) vs the layer's output for token 0: max |diff|",
 # %% [markdown]
 # ## 3. The same numbers as `nn.MultiheadAttention`
 #
-# PyTorch's own layer packs $W_Q, W_K, W_V$ into one `in_proj_weight` of shape $(3d, d)$; `MultiHeadAttention.from_torch` splits it and copies every weight. Then the two layers should agree to float32 rounding, with and without masks:
+# PyTorch's own layer packs $W_Q, W_K, W_V$ into one `in_proj_weight` of shape $(3d, d)$; `MultiHeadAttention.from_torch` splits it and copies every weight. Then the two layers should agree to float32 rounding, with and without masks, and also in cross-attention, where 3 queries from another sequence read the 5 tokens of `x`:
 
 # %%
-# C16: parity with torch.nn.MultiheadAttention (same weights), no mask / padding / padding + causal
+# C16: parity with torch.nn.MultiheadAttention (same weights), no mask / padding / padding + causal / cross-attention
 # bound 1e-5: float32 sums of 16 products of O(1) numbers, then softmax; rounding is ~1e-7 per step
 torch.manual_seed(2)
 torch_mha = nn.MultiheadAttention(d, h, batch_first=True).to(device)
@@ -158,18 +160,22 @@ ours = MultiHeadAttention.from_torch(torch_mha)
 valid_lens = torch.tensor([5, 3]).to(device)
 real_token = padding_mask(valid_lens, L)          # (B, S), ours: True = real token, may attend
 future = causal_mask(L, device=device)            # (L, S), ours: True = j <= i, may attend
+y = torch.randn(B, 3, d, generator=torch.Generator().manual_seed(3)).to(device)   # (B, 3, D): another sequence
 
-runs = {
-    "no mask": (dict(), dict()),
-    "padding": (dict(valid_lens=valid_lens), dict(key_padding_mask=~real_token)),
-    "padding + causal": (dict(valid_lens=valid_lens, is_causal=True),
+runs = {   # name: (query, our keywords, torch keywords); keys and values are always x
+    "no mask": (x, dict(), dict()),
+    "padding": (x, dict(valid_lens=valid_lens), dict(key_padding_mask=~real_token)),
+    "padding + causal": (x, dict(valid_lens=valid_lens, is_causal=True),
                          dict(key_padding_mask=~real_token, attn_mask=~future)),
+    "cross + padding": (y, dict(valid_lens=valid_lens), dict(key_padding_mask=~real_token)),
 }
-for name, (our_kw, torch_kw) in runs.items():
-    o1, w1 = ours(x, x, x, **our_kw)
-    o2, w2 = torch_mha(x, x, x, average_attn_weights=False, **torch_kw)   # torch masks: True = HIDDEN
+for name, (query, our_kw, torch_kw) in runs.items():
+    o1, w1 = ours(query, x, x, **our_kw)
+    o2, w2 = torch_mha(query, x, x, average_attn_weights=False, **torch_kw)   # torch masks: True = HIDDEN
     diff = max((o1 - o2).abs().max().item(), (w1 - w2).abs().max().item())
     print(f"{name:17s} max |ours - torch| over outputs and weights", below(diff, 1e-5))
+print("cross-attention: query", tuple(y.shape), "keys/values", tuple(x.shape), "-> output", tuple(o1.shape),
+      "weights", tuple(w1.shape), "(B, H, L, S)")
 
 # %% [markdown]
 # > **Common mistake.** `nn.MultiheadAttention`'s `key_padding_mask` and boolean `attn_mask` mean the **opposite** of ours: in PyTorch `True` = "ignore this key". That is why the cell above passes `~real_token` and `~future`. Hand it our mask unchanged and nothing complains, but the layer attends *only to the padding*, and a sequence with no padding becomes all NaN:
@@ -213,7 +219,7 @@ for r in range(h):
 # %% [markdown]
 # ## 5. The heads are not copies
 #
-# > **Common mistake.** Multi-head attention is sometimes pictured as one head's result repeated $h$ times. The seed (004 §9.10) warns against this: every head has its **own** projection parameters, learns its own relation, and the concatenation still goes through $W_O$.
+# > **Common mistake.** Multi-head attention is sometimes pictured as one head's result repeated $h$ times. Lecture notes 004 §9.10 warn against this: every head has its **own** projection parameters, learns its own relation, and the concatenation still goes through $W_O$.
 #
 # Two checks. First, the heads' weight maps differ from each other (a table of the mean absolute difference between each pair of heads' maps: zeros would mean copies). Second, the real layer's output differs from what we would get by copying head 1's output into every slot:
 
@@ -236,14 +242,14 @@ print("real layer vs 'head 1 copied h times': max diff =", show((out - out_copie
 # %% [markdown]
 # These heads have **random** projections, so their maps differing is almost automatic: the check shows that each head has its own parameters, not that heads learn different relations. What trained heads do is measured in notebook 10 (`10_real_heads.ipynb`): all 72 heads (6 layers × 12) of a pretrained model, where some heads look almost only at the previous token, others at one special token, and the twelve heads of one layer, fed the same input, still attend differently.
 #
-# A caution from the seed (000 §8): different heads *can* end up with different jobs, but nothing in the architecture makes a head stand for a nameable linguistic notion ("the syntax head"). Nor is a weight map an explanation of a prediction. A big weight on key $j$ says only that this head, at this layer, copies a lot of $v_j$ into query $i$'s piece of the output; that piece then goes through $W_O$, is added to the residual stream with every other head's piece and passes through the feed-forward layers before anything is predicted.
+# A caution from lecture notes 000 §8: different heads *can* end up with different jobs, but nothing in the architecture makes a head stand for a nameable linguistic notion ("the syntax head"). Nor is a weight map an explanation of a prediction. A big weight on key $j$ says only that this head, at this layer, copies a lot of $v_j$ into query $i$'s piece of the output; that piece then goes through $W_O$, is added to the residual stream with every other head's piece and passes through the feed-forward layers before anything is predicted.
 #
 # ## 6. Explore: number of heads, with and without positions
 #
-# The sentence *the cat sat on the mat* with random embeddings ($d = 16$) and fixed random projections. The slider sets $h$ (1, 2, 4 or 8 heads, $d_h = 16/h$); the projections stay the same, only how their output is cut into heads changes. Every head has a panel (heads that do not exist at the chosen $h$ are hatched). In the left column: the one wide head of the same projections, and the **average** of the $h$ heads' maps. The checkbox adds the sinusoidal positional encoding of notebook 07 to the embeddings. The readout prints $h$, $d_h$, the mean difference between the heads' maps, how far their average is from the wide head, and how far apart the rows of the two *the* tokens (queries 0 and 4) are.
+# The sentence *the cat sat on the mat* with random embeddings ($d = 16$) and fixed random projections ($W_Q$ is multiplied by 2, the explorer's `score_gain=2.0`, so that the random scores are not all nearly equal and the maps show some contrast, as a trained model's would). The slider sets $h$ (1, 2, 4 or 8 heads, $d_h = 16/h$); the projections stay the same, only how their output is cut into heads changes. Every head has a panel (heads that do not exist at the chosen $h$ are hatched). In the left column: the panel "one wide head (Dh = 16)", the wide head of the same projections, and the **average** of the $h$ heads' maps. The checkbox adds the sinusoidal positional encoding of notebook 07 to the embeddings. The readout prints $h$, $d_h$, the mean difference between the heads' maps, how far their average is from the wide head, and how far apart the rows of the two *the* tokens (queries 0 and 4) are.
 #
 # Things to look for:
-# - the wide head's map is the same for every $h$: it depends only on $W_Q, W_K$ (section 4's formula), while the average of the heads' maps changes with $h$ and never equals it;
+# - the wide head's map is the same for every $h$: it depends only on $W_Q, W_K$ (section 4's formula), while the average of the heads' maps changes with $h$ and equals it only at $h = 1$, where the single head *is* the wide head (the table below prints exactly 0.0 there, and 0.299 to 0.602 for $h = 2$ to 8);
 # - without positions the two *the* rows are identical in every head, and so are the two *the* columns: both tokens have the same embedding, hence the same query and the same key. Tick "+ positions" and they split.
 
 # %%
@@ -257,16 +263,16 @@ heads_explorer()
 # C17, C28: the explorer's numbers at other settings (a fresh instance; the displayed one is not moved)
 probe = heads_explorer()
 rows_gap = "max |row 0 - row 4| ('the'), all heads"
-print("columns 3 and 4 without positions; the last: max |row 0 - row 4| of 'the', without / with positions")
-print("h   Dh   mean |A_r - A_s|   max |mean of heads - wide|   'the' rows apart: no positions / + positions")
+print("            mean |A_r - A_s|   max |mean of heads - wide|   max |row 0 - row 4| ('the')   max |row 0 - row 4| ('the')")
+print("h   Dh      no positions       no positions                 no positions                  + positions")
 for h_ in (1, 2, 4, 8):
     plain, with_pos = probe.state(heads=h_, positions=False), probe.state(heads=h_, positions=True)
-    print(f"{h_:<3d} {16 // h_:<4d} {show(plain['mean |A_r - A_s| between heads'], 3):<18} "
+    print(f"{h_:<3d} {16 // h_:<7d} {show(plain['mean |A_r - A_s| between heads'], 3):<18} "
           f"{show(plain['max |mean of heads - wide head|'], 3):<28} "
-          f"{below(plain[rows_gap], 1e-9)} / {show(with_pos[rows_gap], 3)}")
+          f"{below(plain[rows_gap], 1e-9):<29} {show(with_pos[rows_gap], 3)}")
 
 # %% [markdown]
-# The key picture: the wide head's single map next to the four maps of the same projections cut into 4 heads.
+# The key picture: the wide head's single map ("one wide head (Dh = 16)", as in the explorer's top-left panel) next to the four maps of the same projections cut into 4 heads.
 
 # %%
 # C28, C17: the key picture (also saved as figures/heads_weight_maps.png)

@@ -18,14 +18,14 @@
 #
 # **What you will learn**
 #
-# - that self-attention on its own cannot see the order of its inputs: permuting the tokens just permutes the outputs (*equivariance*), and a symmetric pooling on top makes the result fully order-blind (*invariance*);
+# - that self-attention on its own (without a mask) cannot see the order of its inputs: permuting the tokens just permutes the outputs (*equivariance*), and a symmetric pooling on top makes the result fully order-blind (*invariance*); a causal mask already breaks this symmetry;
 # - how positions are injected by simple addition, $X' = X + P$, and that this breaks the symmetry;
 # - the sinusoidal table of the original Transformer, checked entry by entry against its formula;
 # - why sines and cosines: moving from position $pos$ to $pos + k$ rotates every (sin, cos) pair by an angle that depends on $k$ alone;
-# - that the dot product of two positions' encodings depends only on how far apart they are;
+# - that the dot product of two positions' encodings depends only on how far apart they are, but the position part of an attention score does not (which is what rotary position embedding, RoPE, repairs);
 # - what "the encoding works for any length" does and does not promise.
 #
-# **Seed sections taught:** `004_cf2f09ec33ad5dce.txt` §9.11 (why self-attention needs positional encoding) and §9.12 (sinusoidal positional encoding: formula, why sin/cos, what length extrapolation really means).
+# **Seed sections taught:** lecture notes 004 (*9 Attention and the Transformer*) §9.11 (why self-attention needs positional encoding) and §9.12 (sinusoidal positional encoding: formula, why sin/cos, what length extrapolation really means).
 #
 # **Read first:** `06_multi_head.ipynb` (the multi-head layer used here as "self-attention").
 #
@@ -33,6 +33,7 @@
 
 # %%
 # %matplotlib inline
+import itertools
 import math
 
 import matplotlib.pyplot as plt
@@ -40,11 +41,15 @@ import torch
 from torch import nn
 
 from attnlib import default_device, plotting, set_seed
+from attnlib.examples import Seq2SeqConfig, TrainConfig, trained_reversal_model
 from attnlib.figures.positions import positions_rotation_figure
 from attnlib.multihead import MultiHeadAttention
-from attnlib.positional import (PositionalEncoding, offset_rotation, permute_tokens, sinusoidal_encoding,
-                                sinusoidal_frequencies)
+from attnlib.positional import (PositionalEncoding, offset_rotation, permute_tokens, rotary_embedding,
+                                sinusoidal_encoding, sinusoidal_frequencies)
 from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
+from attnlib.seq2seq import greedy_decode
+from attnlib.toy_tasks import make_batch
+from attnlib.training import sequence_accuracy
 from attnlib.widgets import positions_explorer
 
 set_seed(0)
@@ -60,7 +65,7 @@ device = default_device()
 # %% [markdown]
 # ## 1. Self-attention does not know the order
 #
-# A convolution knows which inputs are neighbours; a recurrent network reads its inputs one after another. Self-attention does neither: every score $q_i\cdot k_j$ depends only on the *contents* of tokens $i$ and $j$, never on where they stand. What does that mean precisely?
+# A convolution knows which inputs are neighbours; a recurrent network reads its inputs one after another. Self-attention does neither: without a mask, every score $q_i\cdot k_j$ depends only on the *contents* of tokens $i$ and $j$, never on where they stand (a causal mask already breaks this symmetry; see the end of this section). What does that mean precisely?
 #
 # Let $\Pi$ be a **permutation matrix (置换矩阵)**: $\Pi X$ is $X$ with its rows (tokens) reordered. (We write $\Pi$, not $P$, because $P$ will be the positional-encoding table from section 2 on.) Without positional information, self-attention satisfies
 #
@@ -72,7 +77,7 @@ device = default_device()
 #
 # > **Correction to the slides.** The lecture slides say that self-attention "is permutation invariant". That is not accurate. *Invariant* (**排列不变**) would mean $\operatorname{SA}(\Pi X) = \operatorname{SA}(X)$: the same output whatever the order. Self-attention keeps one output per position, and those outputs move with their tokens: it is *equivariant*. Only after a **symmetric pooling (对称池化)** over positions (a sum, mean or max, which ignore order) does the result become invariant.
 #
-# Numbers: a multi-head self-attention layer, a sequence of 6 tokens, and a random permutation.
+# Numbers: a multi-head self-attention layer, a sequence of 6 tokens, and a random permutation; then the same checks for all $6! = 720$ orderings at once.
 
 # %%
 # C29: SA(ΠX) = Π SA(X) (equivariant) but SA(ΠX) != SA(X) (not invariant); mean pooling is invariant
@@ -88,13 +93,39 @@ out, _ = sa(x, x, x)                                     # SA(X)
 x_perm = permute_tokens(x, perm)                         # ΠX
 out_perm, _ = sa(x_perm, x_perm, x_perm)                 # SA(ΠX)
 
-print("max |SA(ΠX) - Π SA(X)| =", show((out_perm - permute_tokens(out, perm)).abs().max(), 5), " (equivariant)")
+# bound 1e-6: float32 rounding of sums of 16 products (about 1e-7), not an exact 0
+print("max |SA(ΠX) - Π SA(X)|", below((out_perm - permute_tokens(out, perm)).abs().max().item(), 1e-6), " (equivariant)")
 print("max |SA(ΠX) - SA(X)|   =", show((out_perm - out).abs().max(), 3), " (not invariant)")
-print("max |mean_i SA(ΠX) - mean_i SA(X)| =",
-      show((out_perm.mean(1) - out.mean(1)).abs().max(), 5), " (pooling makes it invariant)")
+print("max |mean_i SA(ΠX) - mean_i SA(X)|",
+      below((out_perm.mean(1) - out.mean(1)).abs().max().item(), 1e-6), " (pooling makes it invariant)")
+
+all_perms = torch.tensor(list(itertools.permutations(range(L))))       # (720, 6)
+x_all = x[0][all_perms.to(device)]                                      # (720, L, D): every ΠX, one batch
+out_all, _ = sa(x_all, x_all, x_all)
+print(f"all {len(all_perms)} permutations: max |SA(ΠX) - Π SA(X)|",
+      below((out_all - out[0][all_perms.to(device)]).abs().max().item(), 1e-6),
+      "; max |mean_i SA(ΠX) - mean_i SA(X)|", below((out_all.mean(1) - out.mean(1)).abs().max().item(), 1e-6))
 
 # %% [markdown]
 # Equivariance is a problem for language: *dog bites man* and *man bites dog* contain the same three tokens, so each token gets the same output in both sentences, only listed in another order. After pooling the two sentences would be indistinguishable.
+#
+# **A causal mask already sees order.** All of this holds for attention *without a mask*. The causal mask of notebook 05 lets query $i$ read only the keys $j \le i$: the first token sees itself, the last sees everyone. Which tokens a query may read now depends on where it stands, so reordering the tokens changes more than the order of the outputs. The same layer, the same $X$ and the same permutations, with `is_causal=True`:
+
+# %%
+# C29 (its limit): with a causal mask the same layer is no longer permutation equivariant
+out_c, _ = sa(x, x, x, is_causal=True)
+out_c_perm, _ = sa(x_perm, x_perm, x_perm, is_causal=True)
+print("causal: max |SA(ΠX) - Π SA(X)| =", show((out_c_perm - permute_tokens(out_c, perm)).abs().max(), 3),
+      " for the permutation above (without the mask: < 1e-6)")
+out_c_all, _ = sa(x_all, x_all, x_all, is_causal=True)
+gaps_c = (out_c_all - out_c[0][all_perms.to(device)]).abs().amax(dim=(1, 2))    # (720,), one per permutation
+print("causal, the 719 permutations other than the identity: max |SA(ΠX) - Π SA(X)| from",
+      show(gaps_c[1:].min(), 3), "to", show(gaps_c[1:].max(), 3))
+print("the smallest, for", all_perms[1 + int(gaps_c[1:].argmin())].tolist(), "(the last two tokens swapped)")
+print("keys each query may read:", [int(n) for n in torch.ones(L, L).tril().sum(1)])
+
+# %% [markdown]
+# Not one ordering leaves the causal layer's outputs merely permuted: even swapping the last two tokens changes their outputs by 0.171. So a causal decoder (notebook 08) gets some order information from its mask alone, even with no positional encoding. An encoder's unmasked self-attention gets none; it needs positions to be written into its input.
 #
 # ## 2. Injecting positions: $X' = X + P$
 #
@@ -104,7 +135,7 @@ print("max |mean_i SA(ΠX) - mean_i SA(X)| =",
 # X' = X + P .
 # $$
 #
-# Now a token's vector depends on *what* it is and *where* it is. When the tokens are reordered, their embeddings move but the position rows stay put, so every token that moved meets a different position vector and the equivariance is gone (in the permutation below only token 1 keeps its place). Below, `P_table` is this $P$; $\Pi$ is still the permutation.
+# Now a token's vector depends on *what* it is and *where* it is. When the tokens are reordered, their embeddings move but the position rows stay put, so every token that moved meets a different position vector and the equivariance is gone (in the permutation printed above only token 1 keeps its place). Below, `P_table` is this $P$; $\Pi$ is still the permutation.
 
 # %%
 # C30: X' = X + P, and with positions the permutation no longer just permutes the output
@@ -118,6 +149,11 @@ out_pe, _ = sa(x_prime, x_prime, x_prime)
 out_pe_perm, _ = sa(xp_perm, xp_perm, xp_perm)
 print("with positions: max |SA(ΠX + P) - Π SA(X + P)| =",
       show((out_pe_perm - permute_tokens(out_pe, perm)).abs().max(), 3), " (no longer equivariant)")
+print("row norms: |x_i| averages", show(x.norm(dim=-1).mean(), 2), "(about sqrt(d) = 4); every |P_i| =",
+      show(P_table.norm(dim=-1).max(), 2), "= sqrt(d/2)")
+
+# %% [markdown]
+# **How large is $P$ next to $X$?** Each row of the table has norm exactly $\sqrt{d/2} = 2.83$ (every pair adds $\sin^2 + \cos^2 = 1$). Our embeddings have entries drawn from $N(0, 1)$, so a row has norm about $\sqrt d = 4$ (4.14 on average here): the two terms are of comparable size, and neither drowns the other. That is a choice, not a law. The original Transformer multiplies its embedding vectors by $\sqrt{d_{model}}$ before adding $P$ (so does the Annotated Transformer); notebook 08's model, like this notebook, adds them unscaled. With embeddings much smaller than $P$ the first layer would see mostly positions, with much larger ones hardly any.
 
 # %% [markdown]
 # ## 3. The sinusoidal table
@@ -190,7 +226,7 @@ for k in (1, 7, 50, 333):
 print(f"checked {d_big // 2} frequencies x {n_pos} positions x 4 offsets; max error", below(worst, 1e-10))
 
 R_example = offset_rotation(5.0, float(w[2]))
-print(f"R(k=5) for i=2 (w = {float(w[2]):.4f}):", show(R_example, 4))
+print(f"R(k=5) for i=2 at d = {d_big} (w = {float(w[2]):.4f}):", show(R_example, 4))
 gap_0 = (R_example.to(device) @ pairs[0, 2] - pairs[5, 2]).abs().max().item()
 gap_900 = (R_example.to(device) @ pairs[900, 2] - pairs[905, 2]).abs().max().item()
 print("the same matrix moves pos 0 -> 5 and pos 900 -> 905: max errors", below(gap_0, 1e-12), "and", below(gap_900, 1e-12))
@@ -204,7 +240,7 @@ print("the same matrix moves pos 0 -> 5 and pos 900 -> 905: max errors", below(g
 # PE(p)\cdot PE(p+k) = \sum_{i=0}^{d/2-1} \big[\sin\omega_i p\,\sin\omega_i(p+k) + \cos\omega_i p\,\cos\omega_i(p+k)\big] = \sum_{i=0}^{d/2-1}\cos(\omega_i k).
 # $$
 #
-# It depends on the offset $k$ and not on $p$: shifting both positions by the same amount changes nothing, the encoding's similarity is **translation invariant (平移不变)**. So the matrix of all dot products $G = PP^\top$ is constant along each diagonal (a Toeplitz matrix), largest ($d/2$) on the main diagonal and smaller, not monotonically, further away:
+# It depends on the offset $k$ and not on $p$: shifting both positions by the same amount changes nothing, the encoding's similarity is **translation invariant (平移不变)** (a property of the table; the next subsection shows that attention's scores do not inherit it). So the matrix of all dot products $G = PP^\top$ is constant along each diagonal (a Toeplitz matrix), largest ($d/2$) on the main diagonal and smaller, not monotonically, further away:
 
 # %%
 # C32: PE(p)·PE(p + k) = Σ_i cos(w_i k), the same for every p (d = 16, 64 positions)
@@ -224,6 +260,38 @@ _ = plotting.heatmap(G, ax=ax, cmap="cividis", vmin=float(G.min()), vmax=float(G
                      title="PE(p)·PE(q), d = 16", xlabel="position q", ylabel="position p")
 
 # %% [markdown]
+# ### But attention never takes this dot product
+#
+# With $X' = X + P$ the score of query $i$ and key $j$ is $(x_i + p_i)\,W_Q W_K^\top (x_j + p_j)^\top$ (scaled by $1/\sqrt{d_k}$). It has four parts: content with content, two mixed ones, and a **position term** $p_i\,W_Q W_K^\top p_j^\top$. The position term is $PE(p_i)\cdot PE(p_j)$ when $W_Q W_K^\top$ is the identity. For learned (here: random) $W_Q, W_K$ it is a different bilinear form, and nothing makes it a function of $j - i$: the rotation argument was about the plain dot product. Two checks at $d = 16$ over 64 positions: the position term for random $W_Q, W_K$ with $N(0, 1/16)$ entries, and the whole score of one token $u$ repeated at every position, so that content cannot be the reason two scores differ.
+
+# %%
+# C32 (its limit): PE(p)·PE(p + k) depends on k only, the position term of a score does not
+gen_w = torch.Generator().manual_seed(1)
+W_Q = torch.randn(d_pe, d_pe, generator=gen_w, dtype=torch.float64) / 4    # (16, 16), entries N(0, 1/16)
+W_K = torch.randn(d_pe, d_pe, generator=gen_w, dtype=torch.float64) / 4
+T = P64 @ W_Q @ W_K.T @ P64.T                                              # (64, 64): T[i, j] = p_i W_Q W_Kᵀ p_jᵀ
+print("k = 1 diagonal, PE(p)·PE(p + 1):            spread", below(G.diagonal(1).max().item() - G.diagonal(1).min().item(), 1e-12))
+print(f"k = 1 diagonal, p_i W_Q W_Kᵀ p_(i+1)ᵀ:      from {T.diagonal(1).min().item():.2f} to {T.diagonal(1).max().item():.2f}")
+
+u = torch.randn(d_pe, generator=gen_w, dtype=torch.float64)                # one token, at all 64 positions
+x_same = u + P64                                                           # (64, 16): X + P for that token
+s_add = x_same @ W_Q @ W_K.T @ x_same.T                                    # (64, 64): its (unscaled) scores
+print(f"the same token everywhere, X + P: k = 1 diagonal of its scores from {s_add.diagonal(1).min().item():.2f} "
+      f"to {s_add.diagonal(1).max().item():.2f}")
+
+# Rotary position embedding: no table added; rotate each query and key by its own position instead
+q_rot = rotary_embedding((u @ W_Q).expand(n_sim, d_pe))                   # (64, 16): query of u at position i
+k_rot = rotary_embedding((u @ W_K).expand(n_sim, d_pe))                   # (64, 16): key of u at position j
+s_rot = q_rot @ k_rot.T                                                    # (64, 64)
+spread_rot = max((s_rot.diagonal(k) - s_rot.diagonal(k).mean()).abs().max().item() for k in range(-n_sim + 1, n_sim))
+print("the same token everywhere, RoPE: largest spread along any diagonal of its scores", below(spread_rot, 1e-12))
+
+# %% [markdown]
+# The table's similarity is exactly translation invariant (spread below $10^{-12}$), but the position term of a score is not: along the $k = 1$ diagonal it runs from −2.47 to 5.00, so "one step to the right" is worth a different score at different places. The same token placed everywhere gets $k = 1$ scores from −12.32 to −0.34. A model *can* learn weights that use relative offsets (the rotation of section 4 says a linear map is able to express them), but nothing in $X + P$ forces its scores to depend on $j - i$ alone.
+#
+# **Rotary position embedding (RoPE, 旋转位置编码)** builds that in. It adds nothing to the input; instead it turns each pair of query and key features by the angle $pos\cdot\omega_i$, the angles of our table (`attnlib.positional.rotary_embedding`). A score is then $R(i)\,q \cdot R(j)\,k = q\cdot R(j - i)\,k$, because turning both vectors by the same extra angle leaves a dot product alone. The last line above checks it: with RoPE the same token's scores are constant along every diagonal, to float64 rounding.
+
+# %% [markdown]
 # ## 5. Explore: position, offset, frequency, base
 #
 # Sliders choose the position $pos$, the offset $k$, the frequency index $i$ (for $d = 16$, so $i = 0..7$) and the base of the wavelengths (10000 in the original Transformer). Four panels:
@@ -233,7 +301,7 @@ _ = plotting.heatmap(G, ax=ax, cmap="cividis", vmin=float(G.min()), vmax=float(G
 # - **bottom left**, the angle $\omega_i k \bmod 2\pi$ of *every* pair for the chosen $k$, the offset's "fingerprint" (red dot: the pair on the circle);
 # - **bottom right**, $PE(pos)\cdot PE(pos + k)$ against $k$: the grey curve is $\sum_i\cos(\omega_i k)$, the blue dots are read from the table at the current $pos$, the red one is the chosen $k$.
 #
-# The readout prints $\omega_i$, its wavelength, the angle $\omega_i k$, $R(k)$, the two pairs with $R(k)$ times the first, and the dot product beside $\sum_i\cos(\omega_i k)$.
+# The readout prints $\omega_i$, its wavelength, the angle $\omega_i k$ (as it is, and reduced mod $2\pi$ as the fingerprint panel plots it), $R(k)$, the two pairs with $R(k)$ times the first, and the dot product beside $\sum_i\cos(\omega_i k)$.
 #
 # Things to try: move $pos$ and watch the circle's arms turn together while the fingerprint and the dots do not move at all (the offset, not the position, sets them); grow $k$ and see the fast pairs wrap around while the slow ones (large $i$) hardly move; lower the base to 100 and the slow pairs turn faster, so the dot product falls further with $k$: within 32 positions it drops to about −2, where with base 10000 it stays above 1.8.
 
@@ -242,7 +310,20 @@ _ = plotting.heatmap(G, ax=ax, cmap="cividis", vmin=float(G.min()), vmax=float(G
 positions_explorer()
 
 # %% [markdown]
-# The key picture: the table, four of its sine columns as curves (each drawn as the continuous sine it samples, with the table's integer positions as dots), and four different starting positions each moved by $k = 5$: every arrow turns clockwise by the same angle.
+# The explorer's readout for $k = 5$ and every frequency index $i$, from a fresh instance (the one above stays where it is). The turn $\omega_i k$ is the rotation; the angle you *see* between the blue and red arms is the turn reduced to $[0, \pi]$, read here from the two pairs themselves as $\arccos(\text{pair at } pos \cdot \text{pair at } pos + k)$:
+
+# %%
+# C32: turn w_i k versus the angle seen between the arms, k = 5, d = 16 (the explorer's readout)
+probe = positions_explorer()
+print("i   turn w_i k (rad)   mod 2π   angle between the arms")
+for i in range(8):
+    st = probe.state(k=5, i=i)
+    seen = math.acos(max(-1.0, min(1.0, sum(a * b for a, b in zip(st["pair at pos"], st["pair at pos + k"])))))
+    print(f"{i}   {show(st['angle w_i k (rad, not reduced mod 2π)'], 3):<18} "
+          f"{show(st['angle w_i k mod 2π (as plotted)'], 3):<8} {show(seen, 3)}")
+
+# %% [markdown]
+# The key picture: the table, four of its sine columns as curves (each drawn as the continuous sine it samples, with the table's integer positions as dots), and four different starting positions each moved by $k = 5$ in pair $i = 2$ of the $d = 16$ table ($\omega_2 = 0.1$): every arrow turns clockwise by the same angle, 0.50 rad. (Section 4's printed $R(k = 5)$ for $i = 2$ was for $d = 64$, where $\omega_2 = 0.5623$.)
 
 # %%
 # C31, C32: the key picture (also saved as figures/positions_rotation.png)
@@ -275,7 +356,20 @@ except ValueError as err:
     print("PositionalEncoding(max_positions=512) on 600 tokens -> ValueError:", err)
 
 # %% [markdown]
-# > **Common mistake.** "Sinusoidal encodings extrapolate, so the model works on longer sequences." Having a vector for position 51 is not the same as knowing what to do with it (seed §9.12.3). Suppose every training sequence had 50 tokens: the weights were fitted to inputs whose rows carried positions 0 to 49, and to the attention patterns of 50-token inputs. Positions 50 and beyond add vectors the weights never met. Whether the model still works on longer inputs is an empirical question, answered by testing on them. Notebook 08 does exactly that: it decodes its trained reversal model on sources shorter and longer than the ones it was trained on.
+# > **Common mistake.** "Sinusoidal encodings extrapolate, so the model works on longer sequences." Having a vector for position 51 is not the same as knowing what to do with it (lecture notes 004 §9.12.3). Suppose every training sequence had 50 tokens: the weights were fitted to inputs whose rows carried positions 0 to 49, and to the attention patterns of 50-token inputs. Positions 50 and beyond add vectors the weights never met. Whether the model still works on longer inputs is an empirical question, answered by testing on them. Notebook 08 trains a small encoder–decoder Transformer, with exactly this sinusoidal encoding added to its embeddings, to reverse sequences of 6 letters. Its shipped weights, decoded on 100 held-out sources of each length (notebook 08 runs 1000 per length, with the same result):
+
+# %%
+# C33 (second half): every position has an encoding, yet a model trained on length 6 reverses only length 6
+model, model_cfg, train_cfg = trained_reversal_model(device), Seq2SeqConfig(), TrainConfig()
+print(f"trained on length {train_cfg.seq_len}; its position table covers {model_cfg.max_positions} positions")
+for n in (4, 6, 8):
+    batch = make_batch(train_cfg.task, 100, n, model_cfg.vocab_size, split="test",
+                       generator=torch.Generator().manual_seed(10), device=device)
+    tokens, _ = greedy_decode(model, batch.src, batch.src_valid_lens)
+    print(f"source length {n}: share of the 100 reversed exactly right = {sequence_accuracy(tokens, batch.tgt_out):.2f}")
+
+# %% [markdown]
+# At length 6 every one of the 100 comes out right; at lengths 4 and 8 not one does, although positions 0 to 8 all have perfectly good encodings. Notebook 08 shows what the model learned instead: at output step $t$ it reads source position $5 - t$, as at length 6.
 #
 # There is also a purely numerical limit. The angle $pos\cdot\omega_i$ grows with $pos$, and in float32 a large number has few digits left after the decimal point, so $\sin$ of it is computed from a rounded angle. If the angles are computed in float32 (as a naive implementation would) instead of float64 (as `sinusoidal_encoding` does before it casts), the error grows with the position:
 
@@ -290,7 +384,7 @@ for p in (1_000, 100_000, 10_000_000):
     print(f"pos {p:>10,}: max |PE computed in float32 - float64| ~ {err:.0e}")
 
 # %% [markdown]
-# At ten million positions the float32 encoding is wrong in the second decimal. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes. The best known, rotary position embedding (RoPE), applies exactly the rotation $R(\cdot)$ of section 4 to the queries and keys instead of adding a table to the input, so that $q_i\cdot k_j$ depends on the two positions only through $i - j$; but that is beyond this chapter.
+# At ten million positions the float32 encoding is wrong in the second decimal. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes. The best known is rotary position embedding (RoPE), met at the end of section 4: it applies the rotations of section 4, by $pos\cdot\omega_i$, to the queries and keys instead of adding a table to the input, so that $q_i\cdot k_j$ depends on the two positions only through $j - i$ (checked there to float64 rounding). How such models are trained to use long contexts is beyond this chapter.
 #
 # ## Exercises
 #
@@ -301,7 +395,7 @@ for p in (1_000, 100_000, 10_000_000):
 #
 # <details><summary>Answer</summary>
 #
-# 1. With $i$ fixed the angle is always $\omega_0 k = 5$ rad clockwise, whatever $pos$ (on screen the arms are $2\pi - 5 \approx 1.28$ rad apart, the same turn seen counter-clockwise): the red point is the blue one rotated by the same matrix, and the fingerprint (which depends on $k$ only) does not move. Increasing $i$ lowers $\omega_i$, so the same $k$ is a smaller angle: at $i = 7$ the two points almost coincide.
+# 1. With $i$ fixed the angle is always $\omega_0 k = 5$ rad clockwise, whatever $pos$ (on screen the arms are $2\pi - 5 \approx 1.28$ rad apart, the same turn seen counter-clockwise): the red point is the blue one rotated by the same matrix, and the fingerprint (which depends on $k$ only) does not move. Increasing $i$ lowers $\omega_i$, so the turn $\omega_i k$ falls: 5.0, 1.581, 0.5, 0.158, … rad (the table after the explorer). The angle you *see* between the arms does not fall at first: it goes from 1.283 rad at $i = 0$ **up** to 1.581 rad at $i = 1$, because the 5-rad turn at $i = 0$ went more than halfway round the circle and so looks like a short turn the other way. From $i = 1$ on the turn is below $\pi$, the two angles agree, and they shrink together: at $i = 7$ (0.002 rad) the two points almost coincide.
 # 2. Yes: max over positions ignores order just as the mean does. The output at position 0 is *not* invariant: after a permutation position 0 holds another token, and by equivariance its output is that token's output. (With a fixed special token always placed first, it is, because that token's query sees the other tokens only as an unordered set.)
 # 3. Rotations by angles $\omega k_1$ and $\omega k_2$ compose to a rotation by $\omega(k_1 + k_2)$, and the inverse of a rotation is the rotation by the opposite angle. So moving back $k$ positions is also a fixed linear map, $R(-k) = R(k)^\top$.
 # 4. $\omega_{255} = 10000^{-510/512}\approx 1.04\times 10^{-4}$, a wavelength of about $2\pi/\omega \approx 60\,000$ positions. Over one step the slowest pairs change by about $10^{-4}$, tiny next to everything else in the vector; the fast pairs are what distinguish neighbouring positions.

@@ -20,7 +20,7 @@ from attnlib import (
     sinusoidal_encoding,
     sinusoidal_frequencies,
 )
-from attnlib.positional import sinusoidal_pair
+from attnlib.positional import rotary_embedding, sinusoidal_pair
 
 
 @given(
@@ -148,3 +148,51 @@ def test_c31_sinusoidal_pair_is_a_column_pair_of_the_table():
     for i in range(4):
         assert_close(sinusoidal_pair(torch.arange(20), float(omegas[i])), pe[:, 2 * i : 2 * i + 2])
     assert sinusoidal_pair(2, 0.1).shape == (2,)
+
+
+def test_rotary_embedding_is_complex_multiplication(device):
+    # Independent reference: pair (a, b) as the complex number a + ib, times e^{i m w_i}.
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 3, 7, 8, generator=gen, dtype=torch.float64)  # (B, H, L, D)
+    m = torch.arange(7, dtype=torch.float64)
+    w = torch.tensor([100.0 ** (-2 * i / 8) for i in range(4)], dtype=torch.float64)  # base 100
+    turn = torch.polar(torch.ones(7, 4, dtype=torch.float64), m[:, None] * w[None])  # (L, D/2)
+    want = torch.view_as_real(torch.view_as_complex(x.reshape(2, 3, 7, 4, 2)) * turn).flatten(-2)
+    got = rotary_embedding(x.to(device), base=100.0)
+    assert got.device.type == torch.device(device).type and got.dtype == torch.float64
+    assert_close(got.cpu(), want)
+    # explicit positions: the same as the default 0..L-1 when equal, and shifted otherwise
+    assert_close(rotary_embedding(x, torch.arange(7), base=100.0), want)
+    shifted = rotary_embedding(x, torch.arange(7) + 5, base=100.0)
+    assert_close(
+        shifted[..., :2, :],
+        rotary_embedding(x[..., :2, :].clone(), torch.tensor([5, 6]), base=100.0),
+    )
+    assert_close(got.norm(dim=-1).cpu(), x.norm(dim=-1))  # rotations keep every token's norm
+
+
+def test_rotary_embedding_scores_depend_on_the_offset_only():
+    # rope(q, m)·rope(k, n) = a function of n - m: shift both positions and nothing changes
+    gen = torch.Generator().manual_seed(4)
+    q, k = torch.randn(2, 16, generator=gen, dtype=torch.float64)
+    qs = rotary_embedding(q.expand(40, 16).clone())  # the same query at positions 0..39
+    ks = rotary_embedding(k.expand(40, 16).clone())
+    scores = qs @ ks.T  # (40, 40): scores[m, n]
+    for off in range(-39, 40):
+        diag = scores.diagonal(off)
+        assert_close(diag, diag[:1].expand_as(diag), atol=1e-12, rtol=0)
+    # at offset 0 the rotations cancel: the plain dot product
+    assert scores[9, 9].item() == pytest.approx(float(q @ k), abs=1e-12)
+    # float32 input stays float32
+    assert rotary_embedding(torch.zeros(3, 4)).dtype == torch.float32
+
+
+def test_rotary_embedding_bad_input():
+    with pytest.raises(ValueError, match="even feature width"):
+        rotary_embedding(torch.zeros(4, 5))
+    with pytest.raises(ValueError, match="4 real numbers"):
+        rotary_embedding(torch.zeros(4, 6), torch.arange(3))
+    with pytest.raises(TypeError, match="1-D tensor"):
+        rotary_embedding(torch.zeros(4, 6), [0, 1, 2, 3])
+    with pytest.raises(TypeError, match="floating-point"):
+        rotary_embedding(torch.zeros(4, 6, dtype=torch.long))

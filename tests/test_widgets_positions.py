@@ -40,7 +40,11 @@ def test_c31_c32_readout_matches_closed_form(explorer, pos, k, i, base):
     assert state["wavelength 2π / w_i"] == pytest.approx(
         2 * math.pi * base ** (2 * i / 16), rel=1e-12
     )
-    assert state["angle w_i k (rad)"] == pytest.approx(a, rel=1e-12, abs=1e-15)
+    assert state["angle w_i k (rad, not reduced mod 2π)"] == pytest.approx(a, rel=1e-12, abs=1e-15)
+    # the plotted angle: the same direction as a, reduced to [0, 2π) (atan2 as the reference)
+    assert state["angle w_i k mod 2π (as plotted)"] == pytest.approx(
+        math.atan2(math.sin(a), math.cos(a)) % (2 * math.pi), abs=1e-12
+    )
     assert np.allclose(
         state["R(k), clockwise by w_i k"],
         [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]],

@@ -97,7 +97,9 @@ def positions_rotation_figure(fig=None):
     ax_r.set_ylabel(f"cos(w pos)  (column {2 * FREQ + 1})")
     # two lines: on one, the title is wider than the square axes and is clipped at the right edge
     ax_r.set_title(
-        f"i = {FREQ}, k = {OFFSET}:\neach arrow turns {w * OFFSET:.2f} rad clockwise", fontsize=9
+        f"d = {D_MODEL}, i = {FREQ}, k = {OFFSET}:\n"
+        f"each arrow turns {w * OFFSET:.2f} rad clockwise",
+        fontsize=9,
     )
     fig.suptitle(
         "Sinusoidal positions: an offset k is the same 2×2 rotation R(k) at every position "

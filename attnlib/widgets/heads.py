@@ -2,7 +2,8 @@
 once.
 
 Teaches C16 (each head attends with its own slice of the projections), C17 (one wide head gives
-one weight map per query, h heads give h; the wide head's map is not the average of the heads')
+one weight map per query, h heads give h; for h > 1 the wide head's map is not the average of the
+heads')
 and C28 (the heads are not copies of one another). The projections are fixed; only how their
 output is cut into heads changes. A toggle adds the sinusoidal positions of notebook 07 to the
 embeddings, so the two rows of a repeated token (*the*) stop being identical.
@@ -49,9 +50,10 @@ def heads_explorer(
     """A number-of-heads slider and a "+ positions" toggle: every head's weight map for one
     sentence.
 
-    Top left: the one wide head (h = 1) of the same projections, softmax((1/√h) Σ_r s^(r)); below
-    it the average of the h heads' maps (not the same picture). Then one panel per head 1..8;
-    heads that do not exist at the chosen h are hatched.
+    Top left: the one wide head (Dh = D) of the same projections, softmax((1/√h) Σ_r s^(r)); below
+    it the average of the h heads' maps (the same picture only at h = 1, where the one head is
+    the wide head). Then one panel per head 1..8; heads that do not exist at the chosen h are
+    hatched.
 
     Args:
         tokens: the L tokens (2..10) of the input sentence.
@@ -125,7 +127,10 @@ def heads_explorer(
     side = dict(grid, xlabel="key")
     panels = [
         Panel(
-            [Heatmap("wide", cmap="viridis")], title="one wide head (h = 1)", ylabel="query", **side
+            [Heatmap("wide", cmap="viridis")],
+            title=f"one wide head (Dh = {d_model})",
+            ylabel="query",
+            **side,
         )
     ]
     for r in range(4):
@@ -159,7 +164,7 @@ def heads_explorer(
                 **grid,
             )
         )
-    scene = Scene(panels, cols=5, width=980, height=440, col_widths=[1.0, 1.0, 1.0, 1.0, 1.3])
+    scene = Scene(panels, cols=5, width=980, height=440, col_widths=[1.15, 1.0, 1.0, 1.0, 1.3])
     controls = {
         "heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
         "positions": toggle("+ positions (sinusoidal, notebook 07)", positions),

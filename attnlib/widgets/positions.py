@@ -128,7 +128,8 @@ def positions_explorer(
             readout={
                 "w_i": float(w),
                 "wavelength 2π / w_i": 2 * math.pi / float(w),
-                "angle w_i k (rad)": float(w) * k,
+                "angle w_i k (rad, not reduced mod 2π)": float(w) * k,
+                "angle w_i k mod 2π (as plotted)": (float(w) * k) % (2 * math.pi),
                 "R(k), clockwise by w_i k": r,
                 "pair at pos": p0,
                 "R(k) @ pair at pos": moved,
@@ -152,7 +153,7 @@ def positions_explorer(
             Text(0.02, 0.04, key="matrix", axes=True, size=8),
         ],
         xlim=(-1.35, 1.35),
-        ylim=(-1.35, 1.35),
+        ylim=(-1.35, 2.1),  # room above the circle for the legend, which then covers no point
         equal=True,
         title="pair i on the unit circle",
         xlabel="sin(w_i pos), column 2i",
