@@ -198,6 +198,13 @@ def check_int(name: str, value, *, min: int | None = None, max: int | None = Non
     return value
 
 
+def check_bool(name: str, x) -> bool:
+    """A flag must be a real ``bool`` (``is_causal="yes"`` is a ``TypeError``, not truthy)."""
+    if not isinstance(x, bool):
+        raise TypeError(f"{name} must be True or False, got {type(x).__name__} ({x!r})")
+    return x
+
+
 def check_probability(name: str, p, *, allow_one: bool = False) -> float:
     """Check a probability such as a dropout rate: a real number in ``[0, 1)`` (``[0, 1]`` if
     ``allow_one``). A wrong type is a ``TypeError``; a number out of range a ``ValueError``."""

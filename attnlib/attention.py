@@ -8,9 +8,11 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import (
+    check_bool,
     check_has_keys,
     check_last_dim_match,
     check_mask,
+    check_probability,
     check_same_device,
     check_same_dtype,
     check_scale,
@@ -79,8 +81,8 @@ def dot_product_attention(
     """
     check_qkv(q, k, v)
     check_scale(scale)
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    check_bool("is_causal", is_causal)
+    dropout_p = check_probability("dropout_p", dropout_p)
     num_queries, num_keys, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
     scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
     # Half precision: accumulate scores in float32 so large logits stay finite and exact enough.

@@ -198,8 +198,10 @@ def median_time(
     """Median wall-clock seconds of ``fn()`` over ``repeats`` (>= 1) runs after ``warmup`` (>= 0)
     untimed runs; an accelerator ``device`` is synchronised before and after each run."""
     check_positive_int("repeats", repeats)
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
+    if isinstance(warmup, bool) or not isinstance(warmup, int):
+        raise TypeError(f"warmup must be an int, got {type(warmup).__name__} ({warmup!r})")
+    if warmup < 0:
+        raise ValueError(f"warmup must be >= 0, got {warmup}")
     device = torch.device(device)
     for _ in range(warmup):
         fn()

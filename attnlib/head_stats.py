@@ -69,12 +69,10 @@ def stack_attentions(attentions) -> torch.Tensor:
 
 def real_token_mask(valid_lens: torch.Tensor, length: int) -> torch.Tensor:
     """``(B, L)`` boolean, True at the real tokens ``i < valid_lens[b]``."""
-    if (
-        not isinstance(valid_lens, torch.Tensor)
-        or valid_lens.dim() != 1
-        or valid_lens.is_floating_point()
-    ):
-        raise TypeError("valid_lens must be an integer tensor of shape (B,)")
+    if not isinstance(valid_lens, torch.Tensor) or valid_lens.is_floating_point():
+        raise TypeError(f"valid_lens must be an integer tensor, got {valid_lens!r}")
+    if valid_lens.dim() != 1:
+        raise ValueError(f"valid_lens must have shape (B,), got {tuple(valid_lens.shape)}")
     if valid_lens.numel() and (int(valid_lens.min()) < 1 or int(valid_lens.max()) > length):
         raise ValueError(f"valid_lens must lie in [1, L={length}], got {valid_lens.tolist()}")
     return torch.arange(length, device=valid_lens.device) < valid_lens.unsqueeze(1)  # (B, L)

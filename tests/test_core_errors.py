@@ -162,6 +162,31 @@ def test_bad_scale_and_dropout():
         dot_product_attention(q, k, v, scale=float("nan"))
     with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\), got 1.5"):
         dot_product_attention(q, k, v, dropout_p=1.5)
+    # A wrong type is a TypeError that names the argument (not torch's raw '<=' comparison).
+    with pytest.raises(TypeError, match=r"dropout_p must be a number, got str \('0.1'\)"):
+        dot_product_attention(q, k, v, dropout_p="0.1")
+
+
+def test_is_causal_must_be_a_bool_not_truthy():
+    q, k, v = _qkv()
+    with pytest.raises(TypeError, match=r"is_causal must be True or False, got str \('yes'\)"):
+        dot_product_attention(q, k, v, is_causal="yes")
+    with pytest.raises(TypeError, match="is_causal must be True or False, got int"):
+        dot_product_attention(q, k, v, is_causal=1)
+
+
+def test_wrong_type_is_typeerror_and_wrong_value_valueerror_in_the_helpers():
+    from attnlib.costs import median_time
+    from attnlib.head_stats import real_token_mask
+
+    with pytest.raises(TypeError, match="warmup must be an int, got str"):
+        median_time(lambda: None, warmup="x")
+    with pytest.raises(ValueError, match="warmup must be >= 0, got -1"):
+        median_time(lambda: None, warmup=-1)
+    with pytest.raises(ValueError, match=r"valid_lens must have shape \(B,\), got \(2, 2\)"):
+        real_token_mask(torch.tensor([[1, 2], [2, 1]]), 3)
+    with pytest.raises(TypeError, match="valid_lens must be an integer tensor"):
+        real_token_mask(torch.tensor([1.0, 2.0]), 3)
 
 
 def test_mask_builders_errors():
