@@ -413,7 +413,7 @@ for q1 in (-3.0, -1.5, 0.0, 1.5, 3.0):
     print(f"{q1:4.1f}   {a[0]:6.3f}  {a[3]:6.3f}   {e[3]:9.2f}   {d[0]:6.3f}  {d[3]:6.3f}   {s[3]:8.2f}")
 
 # %% [markdown]
-# Under additive attention $k_4$ has the largest weight at both ends of the line (0.382 at $q_1 = -3$, 0.584 at $q_1 = 3$) and $k_1$ in the middle (0.809 at $q_1 = 0$): $k_4$ loses to $k_1$ at $q_1 = -0.7$ and wins back at $q_1 = 0.9$, by margins the bars show plainly. The reason is in the score column: the additive score of $k_4$ falls from 0.55 to −1.06 and rises again to 1.52, a valley along a straight line. Its dot score, linear along the line, changes in equal steps (0.72, 0.53, 0.34, 0.15, −0.04: 0.19 per 1.5 in $q_1$). Under the dot product each key wins on one stretch of the line only: $k_1$ up to $q_1 = -0.1$, $k_4$ from 0.0 to 0.2, $k_3$ from 0.3 on.
+# Under additive attention $k_4$ has the largest weight at both ends of the line (0.382 at $q_1 = -3$, 0.584 at $q_1 = 3$) and $k_1$ in the middle (0.809 at $q_1 = 0$): $k_4$ loses to $k_1$ at $q_1 = -0.7$ and wins back at $q_1 = 0.9$, by margins the bars show plainly. Part of the reason shows in the score column: the additive score of $k_4$ falls from 0.55 to −1.06 and rises again to 1.52, a valley along a straight line. Its dot score, linear along the line, changes in equal steps (0.72, 0.53, 0.34, 0.15, −0.04: 0.19 per 1.5 in $q_1$). Under the dot product each key wins on one stretch of the line only: $k_1$ up to $q_1 = -0.1$, $k_4$ from 0.0 to 0.2, $k_3$ from 0.3 on.
 #
 # ## Exercises
 #
