@@ -4,9 +4,15 @@ Nadaraya–Watson kernel regression (:func:`attnlib.nadaraya_watson`) is attenti
 Gaussian score. Here the same pooling can use any score of :data:`attnlib.SCORE_FUNCTIONS` on
 scalar inputs, plus the positive distance that must *not* be used as a score (C20), so one can
 watch what each choice does to the weights and to the fitted curve.
+
+:func:`fit_bandwidth` makes the Gaussian kernel *parametric*: its width σ (one learnable weight,
+w = 1/σ) is learned by gradient descent on the leave-one-out error of
+:func:`leave_one_out_pooling`, where each training point is predicted from the others only.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -20,6 +26,8 @@ __all__ = [
     "toy_regression_data",
     "pooling_scores",
     "attention_pooling",
+    "leave_one_out_pooling",
+    "fit_bandwidth",
 ]
 
 #: Score names :func:`pooling_scores` accepts. ``"distance (wrong)"`` is the positive distance
@@ -137,3 +145,76 @@ def attention_pooling(
     check_same_device(k=k, v=v)
     weights = masked_softmax(scores)  # (L, S)
     return weights @ v.to(weights.dtype), weights  # (L,) or (L, Dv), (L, S)
+
+
+def leave_one_out_pooling(
+    x: torch.Tensor, y: torch.Tensor, bandwidth: float | torch.Tensor
+) -> torch.Tensor:
+    """Nadaraya–Watson prediction at every training input from the *other* training points.
+
+    ``f_(-i)(x_i) = Σ_{j≠i} softmax_j(-(x_i - x_j)² / (2σ²)) y_j``: the query's own key is masked,
+    so a narrow kernel cannot simply return ``y_i``. ``bandwidth`` may be a 0-d tensor that
+    requires grad (then the result is differentiable in σ).
+
+    Args:
+        x: ``(S,)`` training inputs (S >= 2); y: ``(S,)`` training targets.
+        bandwidth: the kernel width σ > 0 (a number or a 0-d tensor).
+
+    Returns:
+        Predictions ``(S,)``.
+    """
+    check_tensor("x", x, ndim=1)
+    check_tensor("y", y, ndim=1)
+    check_same_device(x=x, y=y)
+    if x.shape != y.shape or x.shape[0] < 2:
+        raise ValueError(
+            f"x and y must be (S,) with the same S >= 2, got {tuple(x.shape)} and {tuple(y.shape)}"
+        )
+    if isinstance(bandwidth, torch.Tensor):
+        if bandwidth.dim() != 0 or not bool(bandwidth.detach() > 0):
+            raise ValueError(f"bandwidth must be a positive 0-d tensor, got {bandwidth!r}")
+    else:
+        bandwidth = check_number_above("bandwidth", bandwidth, 0.0)
+    scores = -((x[:, None] - x[None, :]) ** 2) / (2 * bandwidth**2)  # (S, S)
+    others = ~torch.eye(x.shape[0], dtype=torch.bool, device=x.device)  # True = may attend
+    return masked_softmax(scores, others) @ y.to(scores.dtype)  # (S,)
+
+
+def fit_bandwidth(
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    init: float = 1.0,
+    steps: int = 200,
+    lr: float = 0.1,
+) -> tuple[float, list[float]]:
+    """Learn the Gaussian kernel's width from the data: Adam on log σ, minimising the
+    leave-one-out mean squared error of :func:`leave_one_out_pooling`.
+
+    (Minimising the plain training error instead would drive σ to 0: each point would predict
+    itself.) Computed in float64 on the CPU (a problem of S numbers; float64 on every machine);
+    the inputs are not modified.
+
+    Args:
+        x, y: ``(S,)`` training inputs and targets.
+        init: the starting width σ > 0.
+        steps: number of Adam steps; lr: its learning rate (on log σ).
+
+    Returns:
+        ``(sigma, losses)``: the learned width and the leave-one-out MSE before each step.
+    """
+    check_number_above("init", init, 0.0)
+    check_positive_int("steps", steps)
+    check_number_above("lr", lr, 0.0)
+    x64, y64 = (t.detach().to("cpu", torch.float64) for t in (x, y))
+    log_sigma = torch.tensor(math.log(init), dtype=torch.float64)
+    log_sigma.requires_grad_(True)
+    opt = torch.optim.Adam([log_sigma], lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((leave_one_out_pooling(x64, y64, log_sigma.exp()) - y64) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return float(log_sigma.detach().exp()), losses

@@ -25,7 +25,7 @@
 # - the common score functions (dot product, cosine, negative distance, Gaussian kernel);
 # - additive attention, a small learned network that scores a query against a key, and what it can do that a dot product of projections cannot.
 #
-# **Seed sections taught:** `004_cf2f09ec33ad5dce.txt` §9.1 (the intuition: cues, Query/Key/Value), §9.2 (scores, weights and output), §9.3 (non-parametric attention pooling) and §9.4 (additive attention).
+# **Lecture notes taught:** lecture notes 004 (*9 Attention and the Transformer*) §9.1 (the intuition: cues, Query/Key/Value), §9.2 (scores, weights and output), §9.3 (non-parametric attention pooling) and §9.4 (additive attention).
 #
 # **Read first:** nothing; this is the first notebook. You should know what a softmax is.
 #
@@ -40,7 +40,7 @@ import torch
 from attnlib import (AdditiveAttention, SCORE_FUNCTIONS, default_device, dot_product_attention, dot_score,
                      euclidean_distance, masked_softmax, nadaraya_watson, set_seed)
 from attnlib.plotting import kernel_regression_panels
-from attnlib.pooling import attention_pooling, toy_function, toy_regression_data
+from attnlib.pooling import attention_pooling, fit_bandwidth, toy_function, toy_regression_data
 from attnlib.rounding import rounded
 from attnlib.widgets import additive_attention_explorer, kernel_regression_explorer
 
@@ -56,7 +56,7 @@ device = default_device()
 # - a **volitional cue (随意线索)** comes from our current goal: "I am looking for my keys", so the eye searches for keys;
 # - a **nonvolitional cue (不随意线索)** comes from the scene itself: a bright red object among grey ones catches the eye whether or not we want it to.
 #
-# A convolution, a pooling layer or a fully connected layer applies the same learned weights whatever the current goal is: no part of its input says "this is what I want right now". Attention gives the layer such an input, the **query**, and lets it decide which of the other inputs count for this output.
+# A convolution or a fully connected layer applies the same learned weights, and a max- or average-pooling layer the same fixed rule, whatever the current goal is: no part of its input says "this is what I want right now". Attention gives the layer such an input, the **query**, and lets it decide which of the other inputs count for this output.
 #
 # ### Query, Key and Value
 #
@@ -139,7 +139,7 @@ for name, s in [("+distance (wrong)", dist),
                 ("-distance", -dist),
                 ("Gaussian -d^2/2", SCORE_FUNCTIONS["gaussian"](query_pos, key_pos))]:
     w = masked_softmax(s)[0]
-    print(f"{name:18s} weights {rounded(w, 3)}"
+    print(f"{name:18s} weights [{', '.join(f'{x:.2g}' for x in w.tolist())}]"   # 2 significant digits: small weights stay visible
           f"  -> largest weight on key {int(w.argmax())} at x = {key_pos[int(w.argmax()), 0].item():g}")
 
 # %% [markdown]
@@ -170,7 +170,7 @@ print("x range: [", round(x_train.min().item(), 3), ",", round(x_train.max().ite
 print("first three (x_i, y_i):", list(zip(rounded(x_train[:3], 3), rounded(y_train[:3], 3))))
 
 # %%
-# C22: Nadaraya-Watson at one query (sigma = 1, the seed's form): nearer keys get more weight
+# C22: Nadaraya-Watson at one query (sigma = 1, the lecture notes' form): nearer keys get more weight
 x_query = torch.tensor([2.0]).to(device)
 prediction, weights = nadaraya_watson(x_query, x_train, y_train, bandwidth=1.0)   # (1,), (1, 40)
 dist = (x_query - x_train).abs()
@@ -212,7 +212,7 @@ _ = kernel_regression_panels(x_train, y_train, grid_full, fits, w_grid, y_true=t
 # %% [markdown]
 # ### What happens at the edges of the data
 #
-# Left of the first training point ($x_1 \approx 0.55$) all three fits stay far from the true curve, which falls to $f(0) = 0$. This is not bad luck. A Nadaraya–Watson prediction is a weighted *average* of the $y_i$, with positive weights summing to 1, so it always lies between the smallest and the largest $y_i$ (the same "inside the hull" property as the output of any attention layer). It cannot follow a trend past the data: outside it the nearest points take over. With a narrow kernel the fit is flat at the end point's $y$; with a wide one it changes slowly; neither follows the true curve down to 0. The "MSE vs true f" column above was measured only between the first and the last training point, so it does not see this:
+# Left of the first training point ($x_1 \approx 0.55$) all three fits stay far from the true curve, which falls to $f(0) = 0$. This is not bad luck. A Nadaraya–Watson prediction is a weighted *average* of the $y_i$, with positive weights summing to 1, so it always lies between the smallest and the largest $y_i$ (the same "inside the hull" property as the output of one attention head without dropout; after dropout, an output projection or a residual connection (残差连接) the output can leave the hull, as notebook 04 shows). It cannot follow a trend past the data: outside it the nearest points take over. With a narrow kernel the fit is flat at the end point's $y$; with a wide one it changes slowly; neither follows the true curve down to 0. The "MSE vs true f" column above was measured only between the first and the last training point, so it does not see this:
 
 # %%
 # C22: outside the data a Nadaraya-Watson fit cannot follow the trend and stays inside [min y_i, max y_i]
@@ -250,12 +250,19 @@ kernel_explorer
 # | negative Euclidean distance (负欧氏距离) | $-\lVert q - k\rVert$ | nearer is larger |
 # | Gaussian kernel (高斯核) | $-\lVert q - k\rVert^2 / (2\sigma^2)$ | its softmax is the normalised Gaussian kernel |
 #
-# They can rank the same keys differently. With a long key $k_1$ along the query's direction and a short key $k_2$ close to the query:
+# They can rank the same keys differently. Take the query $q = (1, 0.5)$, a long key $k_1 = (3, 0)$ that points roughly the query's way (26.6° off), a short key $k_2 = (1, 0.6)$ that points almost exactly the query's way (4.4° off) and lies close to it, and a key $k_3 = (-1, 0)$ opposite to $k_1$. The first lines print the keys' lengths, angles and distances:
 
 # %%
 # C23: dot, cosine, negative Euclidean distance and Gaussian kernel on one query and three keys
 q = torch.tensor([[1.0, 0.5]]).to(device)                              # (1, 2)
 keys = torch.tensor([[3.0, 0.0], [1.0, 0.6], [-1.0, 0.0]]).to(device)  # (3, 2): long k1, near k2, opposite k3
+cos = SCORE_FUNCTIONS["cosine"](q, keys)[0]
+angle = torch.rad2deg(torch.acos(cos.clamp(-1.0, 1.0)))
+print("key   length   cos(q, k)   angle to q   distance |q - k|")
+for j in range(3):
+    print(f"k{j + 1}   {keys[j].norm().item():6.3f}   {cos[j].item():9.3f}   {angle[j].item():9.1f}°"
+          f"   {(q[0] - keys[j]).norm().item():16.3f}")
+print()
 print("score          scores (k1, k2, k3)          weights (k1, k2, k3)")
 for name in ["dot", "cosine", "neg_euclidean", "gaussian"]:
     s = SCORE_FUNCTIONS[name](q, keys)[0]
@@ -264,7 +271,7 @@ for name in ["dot", "cosine", "neg_euclidean", "gaussian"]:
           f"  {rounded(w, 3)}")
 
 # %% [markdown]
-# The dot product prefers the long key $k_1$. The three others prefer $k_2$, which points almost the same way as $q$ and lies closest to it.
+# The dot product prefers the long key $k_1$ (score 3.0 against 1.3), although $k_2$ is better aligned (cosine 0.997 against 0.894). The three others prefer $k_2$, which points almost the same way as $q$ and lies closest to it (distance 0.1).
 #
 # On our one-dimensional data each score treats $x$ as a vector of length one. The dot product then simply favours the largest $x_i$. The cosine of two positive numbers is always 1, so every point gets the same weight and the "fit" is a flat line at the mean of $y$. The menu of the explorer above shows both.
 #
@@ -284,6 +291,20 @@ print(f"dot by hand, softmax(2 x x_i): largest weight {w_dot.max().item():.4f} a
 
 # %% [markdown]
 # Keep the word "non-parametric" where it belongs: it is about the **scoring rule**. A network can pool with a fixed kernel and still learn every layer around that pooling.
+#
+# The step to a **parametric** score is small: give the kernel one learnable weight, $-\big(w\,(x - x_i)\big)^2/2$, that is a width $\sigma = 1/w$ that training chooses. The loss cannot be the plain training error: the table above shows it only grows with $\sigma$, so minimising it would drive $\sigma$ to 0, each point predicting itself. Instead each training point is predicted from the *other* points only (its own key is masked), and $\sigma$ follows the gradient of that leave-one-out error (`attnlib.pooling.fit_bandwidth`, Adam on $\log\sigma$, starting from $\sigma = 1$):
+
+# %%
+# C22 extended: a parametric kernel, its width learned from the data by the leave-one-out error
+sigma_fit, losses = fit_bandwidth(x_train, y_train, init=1.0)
+print(f"learned σ = {sigma_fit:.2f} after {len(losses)} Adam steps;"
+      f"  leave-one-out MSE {losses[0]:.3f} at σ = 1 -> {losses[-1]:.3f}")
+for s in (1.0, sigma_fit, 0.2):
+    fit_grid, _ = nadaraya_watson(grid, x_train, y_train, bandwidth=s)
+    print(f"σ = {s:.2f}: MSE vs true f {((fit_grid - y_grid) ** 2).mean().item():.3f}")
+
+# %% [markdown]
+# The learned width, 0.36, comes from the 40 noisy points alone; the true function was never used. Its error against the true $f$, 0.051, is a fifth of the starting width's 0.269, though not as low as the 0.031 of $\sigma = 0.2$, the table's best, which could only be found by peeking at $f$. Learning the score is what attention layers do from here on: the next section learns a whole scoring network.
 #
 # ## 5. Additive attention (§9.4)
 #
@@ -314,9 +335,9 @@ lin_err = (dot_score(2 * queries @ W_Q, keys @ W_K) - 2 * s_proj).abs().max().it
 print(f"max |s(2q) - 2 s(q)| {'<' if lin_err < 1e-4 else '>='} 1e-4  (zero up to float32 rounding)")
 
 # %% [markdown]
-# So what does additive attention add? The projected dot product $\tilde q \cdot \tilde k = q\,(W_Q W_K^\top)\,k^\top$ is **linear in $q$** for a fixed key (and linear in $k$ for a fixed query): its score over the space of queries is a flat plane. **Additive attention (可加性注意力)** replaces it with a small learned network with a $\tanh$ inside, so the score can be a curved, learned function of query and key together. That, not the widths, is the reason to use it. It was common in the RNN encoder–decoder (编码器–解码器) models (Bahdanau et al., 2015), next to the multiplicative scores of Luong et al. (2015); the original Transformer uses the scaled dot product instead (notebook 02), which has no parameters of its own beside the projections and runs as one matrix product.
+# So what does additive attention add? Lecture notes 004 §9.4.1 gives two reasons to use it: queries and keys of different widths, or the wish to compute relevance with a learnable non-linear transformation. The projections above already solve the width problem; the non-linear score is what only additive attention offers. The projected dot product $\tilde q \cdot \tilde k = q\,(W_Q W_K^\top)\,k^\top$ is **linear in $q$** for a fixed key (and linear in $k$ for a fixed query): its score over the space of queries is a flat plane. **Additive attention (可加性注意力)** replaces it with a small learned network with a $\tanh$ inside, so the score can be a curved, learned function of query and key together. It was common in the RNN encoder–decoder (编码器–解码器) models (Bahdanau et al., 2015), next to the multiplicative scores of Luong et al. (2015); the original Transformer uses the scaled dot product instead (notebook 02), which has no parameters of its own beside the projections and runs as one matrix product.
 #
-# With $W_q \in \mathbb{R}^{h\times d_q}$, $W_k \in \mathbb{R}^{h\times d_k}$ and $w_v \in \mathbb{R}^{h}$, the score of query $i$ against key $j$ is
+# From here on we follow the lecture notes' convention: vectors are columns and a matrix multiplies them from the left, $W_q q$. So $W_q$ is $h\times d_q$, the transpose of the $d_q\times h$ matrix $W_Q$ above, which multiplied a row vector from the right ($q W_Q$); both map $d_q$ numbers to $h$. With $W_q \in \mathbb{R}^{h\times d_q}$, $W_k \in \mathbb{R}^{h\times d_k}$ and $w_v \in \mathbb{R}^{h}$, the score of query $i$ against key $j$ is
 #
 # $$ e_{ij} = w_v^\top \tanh\!\left(W_q q_i + W_k k_j\right). $$
 #
@@ -326,7 +347,7 @@ print(f"max |s(2q) - 2 s(q)| {'<' if lin_err < 1e-4 else '>='} 1e-4  (zero up to
 # | $W_k$ | carries a key ($d_k$ numbers) to the same $h$ features, so the two can be added |
 # | $w_v$ | weighs the $h$ features after the $\tanh$ and adds them up: one score per pair |
 #
-# (The seed writes the last vector as $\boldsymbol v$. We call it $w_v$ so it is not confused with the values.)
+# (The lecture notes write the last vector as $\boldsymbol v$. We call it $w_v$ so it is not confused with the values.)
 #
 # In code the sum is done for every pair at once by **broadcasting (广播)**: the projected queries $(B, L, h)$ get a key axis, $(B, L, 1, h)$; the projected keys $(B, S, h)$ get a query axis, $(B, 1, S, h)$; their sum is a feature tensor of shape $(B, L, S, h)$. Then $\tanh$, then $w_v$ reduces the last axis to the scores $(B, L, S)$.
 
@@ -364,7 +385,7 @@ print("batch 1, query 0:", rounded(w_pad[1, 0], 3))
 # %% [markdown]
 # ### Try it: a curved score against a flat one
 #
-# The explorer below scores a two-dimensional query against five keys of width three ($d_q = 2 \neq d_k = 3$) in two ways, both with hidden width $h = 6$: a (random, untrained) additive attention, and a dot product of random projections, $(qW_Q)\cdot(kW_K)/\sqrt{h}$. The two heatmaps show the score of key $k_1$ for **every** query in the plane $q_1, q_2 \in [-3, 3]$, with contour lines; the red dot is the current query. The projected dot product is a plane: straight, parallel, evenly spaced contours. The additive score bends and flattens where its $\tanh$ units saturate. The bars on the right are the weights of all five keys for the current query, under both scores (the values are $v_j = j - 1$; the readout gives both outputs).
+# The explorer below scores a two-dimensional query against five keys of width three ($d_q = 2 \neq d_k = 3$) in two ways, both with hidden width $h = 6$: a (random, untrained) additive attention, and a dot product of random projections, $(qW_Q)\cdot(kW_K)/\sqrt{h}$. The two heatmaps show the score of one key, chosen in the **surface of key** menu ($k_4$ at the start), for **every** query in the plane $q_1, q_2 \in [-3, 3]$, with 9 contour lines spread over that key's range; the label in the corner names the key. All keys share one colour scale per score. The red dot is the current query and the dashed red line the queries with the same $q_2$. The projected dot product is a plane: straight, parallel, evenly spaced contours, for every key. The additive score bends and flattens where its $\tanh$ units saturate. The bars on the right are the weights of all five keys for the current query, under both scores (the values are $v_j = j - 1$; the readout gives both outputs). The explorer starts at $q = (0, -1.5)$, where additive attention gives $k_1$ most of the weight.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -372,17 +393,28 @@ additive_explorer = additive_attention_explorer()
 additive_explorer
 
 # %% [markdown]
-# Curvature changes what the weights can do. Under a dot product the difference of two keys' scores, $\tilde q\cdot(\tilde k_a - \tilde k_b)$, is linear in $q$: along any straight line of queries it changes sign at most once, so once a key has lost to another it can never win back. Additive scores have no such limit. Walking the query along the line $q_2 = 0$ (the explorer's pure function at each point; the explorer above does not move):
+# Curvature changes what the weights can do. Under a dot product the difference of two keys' scores, $\tilde q\cdot(\tilde k_a - \tilde k_b)$, is linear in $q$: along any straight line of queries it changes sign at most once, so once a key has lost to another it can never win back. Additive scores have no such limit. Walk the query along the dashed line $q_2 = -1.5$, from $q_1 = -3$ to $3$ (the numbers come from the explorer's pure function at each point; the explorer above does not move). The first lines list which key has the largest weight, and where that changes; the table gives the weights of $k_1$ and $k_4$ and the score of $k_4$ at five points of the line:
 
 # %%
-# C24: along q2 = 0, which key wins under each score? (additive: k2 -> k5 -> k2; dot: one change)
+# C24: along q2 = -1.5, which key wins under each score? (additive: k4 -> k1 -> k4; dot: each key wins once at most)
 line = [round(-3.0 + 0.1 * i, 1) for i in range(61)]
+states = {q1: additive_explorer.state(q1=q1, q2=-1.5) for q1 in line}
 for name in ("additive weight", "dot weight"):
-    winners = [max(range(5), key=lambda j: additive_explorer.state(q1=q1, q2=0.0)[name][j]) for q1 in line]
-    changes = [f"k{a + 1} -> k{b + 1} at q1 = {line[i + 1]:.1f}" for i, (a, b) in enumerate(zip(winners, winners[1:])) if a != b]
+    winners = [int(torch.tensor(states[q1][name]).argmax()) for q1 in line]
+    changes = [f"k{a + 1} -> k{b + 1} at q1 = {line[i + 1]:.1f}"
+               for i, (a, b) in enumerate(zip(winners, winners[1:])) if a != b]
     print(f"{name:15s} starts with k{winners[0] + 1};", "; ".join(changes))
+print()
+print("        additive weight    additive    dot weight     dot score")
+print("  q1       k1      k4       score k4     k1      k4        k4")
+for q1 in (-3.0, -1.5, 0.0, 1.5, 3.0):
+    st = states[q1]
+    a, e, d, s = st["additive weight"], st["additive score e_j"], st["dot weight"], st["dot score (qW_Q)·(kW_K)/√h"]
+    print(f"{q1:4.1f}   {a[0]:6.3f}  {a[3]:6.3f}   {e[3]:9.2f}   {d[0]:6.3f}  {d[3]:6.3f}   {s[3]:8.2f}")
 
 # %% [markdown]
+# Under additive attention $k_4$ has the largest weight at both ends of the line (0.382 at $q_1 = -3$, 0.584 at $q_1 = 3$) and $k_1$ in the middle (0.809 at $q_1 = 0$): $k_4$ loses to $k_1$ at $q_1 = -0.7$ and wins back at $q_1 = 0.9$, by margins the bars show plainly. Part of the reason shows in the score column: the additive score of $k_4$ falls from 0.55 to −1.06 and rises again to 1.52, a valley along a straight line. Its dot score, linear along the line, changes in equal steps (0.72, 0.53, 0.34, 0.15, −0.04: 0.19 per 1.5 in $q_1$). Under the dot product each key wins on one stretch of the line only: $k_1$ up to $q_1 = -0.1$, $k_4$ from 0.0 to 0.2, $k_3$ from 0.3 on.
+#
 # ## Exercises
 #
 # 1. **(explorer)** In the kernel-regression explorer, choose **+distance (wrong)** and slide the query from 0 to 5. Which key gets the largest weight, and what does the fitted curve look like?
@@ -406,7 +438,7 @@ for name in ("additive weight", "dot weight"):
 # For scalars, $\cos(x, x_i) = \operatorname{sign}(x)\operatorname{sign}(x_i)$. All our inputs are positive, so every score is the same, every weight is $1/40$, and $f(x)$ is the mean of $y$. With negative $x_i$, a positive query would give the positive keys higher scores than the negative ones: the fit becomes a two-level step, still blind to distance.
 # </details>
 #
-# 4. **(explorer)** In the additive explorer, move the query along a straight line (keep $q_2$ fixed and drag $q_1$). Watch the contour lines the red dot crosses in each heatmap. Why are the dot product's steps between contour lines the same length everywhere, and what happens to the additive score far from the origin?
+# 4. **(explorer)** In the additive explorer, move the query along a straight line (keep $q_2$ fixed and drag $q_1$), and try several keys in the **surface of key** menu. Watch the contour lines the red dot crosses in each heatmap. Why are the dot product's steps between contour lines the same length everywhere, and what happens to the additive score far from the origin?
 #
 # <details><summary>Answer</summary>
 #

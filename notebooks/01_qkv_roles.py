@@ -25,7 +25,7 @@
 # - that the matching path ($Q$, $K$) and the content path ($V$) are separate;
 # - that `attnlib.dot_product_attention` gives the same numbers as PyTorch's own `scaled_dot_product_attention`.
 #
-# **Seed sections taught:** `000_c6f15091c249a51c.txt` §1–§2 (why Query, Key and Value are distinguished; how the dot product forms a learnable match), and `004_cf2f09ec33ad5dce.txt` §9.8 (self-attention), §9.9 (what Q, K and V mean) and §9.16 (passing information from encoder to decoder).
+# **Lecture notes taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §1–§2 (why Query, Key and Value are distinguished; how the dot product forms a learnable match), and lecture notes 004 (*9 Attention and the Transformer*) §9.8 (self-attention), §9.9 (what Q, K and V mean) and §9.16 (passing information from encoder to decoder).
 #
 # **Read first:** `00_attention_pooling.ipynb` (scores → softmax → weighted sum of values).
 #
@@ -111,7 +111,7 @@ print("self-attention weights:", tuple(w_self.shape), " output:", tuple(out_self
 # %% [markdown]
 # In **cross-attention (交叉注意力)** the queries come from one sequence and the keys and values from another, so $S_q \neq S_k$ is perfectly fine. The weight matrix has one row per query and one column per key: $S_q \times S_k$.
 #
-# This is how a Transformer **decoder (解码器)** reads the output of its **encoder (编码器)** (seed 004, §9.16). With the encoder output $Y = (y_1,\dots,y_n)$ and the decoder's current representation $H_{\text{dec}}$,
+# This is how a Transformer **decoder (解码器)** reads the output of its **encoder (编码器)** (lecture notes 004 §9.16). With the encoder output $Y = (y_1,\dots,y_n)$ and the decoder's current representation $H_{\text{dec}}$,
 #
 # $$
 # Q = H_{\text{dec}} W_Q, \qquad K = Y W_K, \qquad V = Y W_V, \qquad
@@ -138,7 +138,7 @@ print("each row sums to 1:", rounded(w_cross.sum(-1), 4))
 # e_{ij} = q_i k_j^\top = \sum_{r=1}^{d_k} q_{ir}\,k_{jr}.
 # $$
 #
-# It is large when the two vectors agree component by component in sign and in size.
+# It is large when the components of the two vectors mostly agree in sign **and are large**. It rewards length, not matching length: a key twice as long as the query scores twice what the query scores against itself (the cell below prints both).
 #
 # > **Common mistake:** reading $q\cdot k$ as a cosine similarity (余弦相似度). The dot product is never divided by the vectors' lengths, so the length of a key matters as much as its direction: stretch a key by a factor $c$ and its score is multiplied by $c$, while the cosine does not move.
 
@@ -151,6 +151,8 @@ for c in [0.5, 1.0, 2.0, 4.0]:
     s_dot = dot_score(q, c * k).item()
     s_cos = cosine_score(q, c * k).item()
     print(f"{c:4.1f}   {s_dot:7.4f}   {s_cos:9.4f}")
+# a key equal to q does not score highest: a longer key in the same direction scores more
+print(f"q.q = {dot_score(q, q).item():g},  q.(2q) = {dot_score(q, 2 * q).item():g}")
 
 # %% [markdown]
 # Because of this, a long key can win the softmax even when a shorter key points much more nearly in the query's direction:
@@ -198,7 +200,7 @@ print(f"max |E - E^T| = {gap.max().item():.2f}")
 _ = score_asymmetry_panels(score_asymmetry(E))
 
 # %% [markdown]
-# Symmetry only appears in special cases, for example when the key and query projections are tied, $W_K = W_Q$, so that $M = W_Q W_Q^\top$. That $M$ is more than symmetric: it is **positive semi-definite**, $x M x^\top = \lVert x W_Q\rVert^2 \ge 0$. So every token's score with itself is $e_{ii} = \lVert q_i\rVert^2 \ge 0$, never negative, while its scores with other tokens can have either sign: tied projections bias tokens towards attending to themselves. (It is a bias, not a guarantee: $e_{ij} = q_i\cdot q_j$ can exceed $\lVert q_i\rVert^2$ when $q_j$ is longer.)
+# Symmetry only appears in special cases, for example when the key and query projections are tied, $W_K = W_Q$, so that $M = W_Q W_Q^\top$. That $M$ is more than symmetric: it is **positive semi-definite**, $x M x^\top = \lVert x W_Q\rVert^2 \ge 0$. So every token's score with itself is $e_{ii} = \lVert q_i\rVert^2 \ge 0$, never negative, while its scores with other tokens can have either sign. That suggests tied projections push tokens towards attending to themselves; it is not a guarantee, since $e_{ij} = q_i\cdot q_j$ can exceed $\lVert q_i\rVert^2$ when $q_j$ is longer. The cell below checks one draw; the one after it measures how strong the effect is. Even with tied projections the **weights** stay asymmetric, as the last line shows.
 
 # %%
 # C04: tying W_K = W_Q makes M, and so E, symmetric (up to rounding) and positive semi-definite
@@ -210,10 +212,34 @@ print("eigenvalues of M = W_Q W_Q^T:", rounded(torch.linalg.eigvalsh(M_tied), 2)
 print("self-scores e_ii, tied:  ", rounded(torch.diagonal(E_tied), 2))
 print("self-scores e_ii, untied:", rounded(torch.diagonal(E), 2))
 for name, S_ in [("tied", E_tied), ("untied", E)]:
-    print(f"{name:6s}: tokens whose largest score is with themselves: {int((S_.argmax(-1) == torch.arange(5).to(device)).sum())} of 5")
+    print(f"{name:6s}: tokens whose largest score is with themselves, in this one draw: "
+          f"{int((S_.argmax(-1) == torch.arange(5).to(device)).sum())} of 5")
+# symmetric scores, but not symmetric weights: each row of the softmax has its own normaliser Z_i
+A_tied = masked_softmax(E_tied)
+print(f"weights softmax(E_tied), row by row: max |A - A^T| = {(A_tied - A_tied.T).abs().max().item():.2f}")
 
 # %% [markdown]
-# ## 4. Self-attention in matrix form (seed 004, §9.8)
+# One draw of 5 tokens says little. Repeat the same shapes (5 tokens, $d = 4$, $d_k = 3$, Gaussian inputs and projections) over 20 000 independent draws and count, over all 100 000 tokens, how often a token's largest score is its own, and how much weight it gives itself after $\operatorname{softmax}(E/\sqrt{d_k})$. If tokens had no preference, both would be near 1 in 5 (20 %, 0.2):
+
+# %%
+# C04: how strongly tied projections favour a token's own position, over many random draws
+g = torch.Generator().manual_seed(0)                     # private: the global generator is not moved
+n_draws, n_tok = 20_000, 5
+X_sim = torch.randn(n_draws, n_tok, d, generator=g).to(device)        # (draws, 5, d)
+WQ_sim = torch.randn(n_draws, d, d_k4, generator=g).to(device)        # (draws, d, d_k)
+WK_sim = torch.randn(n_draws, d, d_k4, generator=g).to(device)
+own = torch.arange(n_tok).to(device)
+print("          largest score is its own   mean self-weight softmax(E/√3)")
+for name, W_k in [("tied", WQ_sim), ("untied", WK_sim)]:
+    E_sim = dot_score(X_sim @ WQ_sim, X_sim @ W_k)                    # (draws, 5, 5)
+    rate = (E_sim.argmax(-1) == own).float().mean().item()
+    self_w = torch.diagonal(masked_softmax(E_sim / d_k4 ** 0.5), dim1=-2, dim2=-1).mean().item()
+    print(f"{name:6s}    {100 * rate:21.1f} %   {self_w:30.2f}")
+
+# %% [markdown]
+# With tied projections a token's largest score is its own 60.3 % of the time, three times the 20 % of no preference; untied, it is 20.2 %, no preference at all. After the softmax a token gives itself 0.56 of its weight on average when tied, against 0.21 untied. (With 100 000 tokens the rates are good to a few tenths of a per cent.) So the effect is strong; the one draw above, 2 of 5 against 0 of 5, undersold it.
+#
+# ## 4. Self-attention in matrix form (lecture notes 004 §9.8)
 #
 # Stack every query, key and value of one sequence $X\in\mathbb{R}^{n\times d_{\text{model}}}$ into matrices $Q = XW_Q$, $K = XW_K$, $V = XW_V$. Then all positions are handled by one formula,
 #
@@ -227,7 +253,9 @@ for name, S_ in [("tied", E_tied), ("untied", E)]:
 # - **Dynamic weights (动态权重):** the mixing weights are computed from the content, unlike a convolution's fixed kernel.
 # - **Parallel computation (并行计算):** there is no step-by-step hidden state as in an RNN; all rows are computed at once.
 #
-# The lecture's two-dimensional picture (§9.8.3) uses two queries, $q_1=(1,2)$ and $q_2=(1,1)$, two keys, $k_1=(1,0)$ and $k_2=(0,1)$, and $d_k=2$; notebook 04 works through its numbers. The explorer below starts from $q_1$ and those two keys, plus a third key $k_3 = (-1, -1)$ that points away from the query and so takes only about 2% of the weight. Drag the query and watch how the scores, the weights and the output respond. The output is always a weighted average of the values, so it stays inside their triangle.
+# The lecture's two-dimensional picture (§9.8.3) uses two queries, $q_1=(1,2)$ and $q_2=(1,1)$, two keys, $k_1=(1,0)$ and $k_2=(0,1)$, and $d_k=2$; notebook 04 works through its numbers. The explorer below starts from $q_1$ and those two keys, plus a third key $k_3 = (-1, -1)$ that points away from the query and so takes only about 2% of the weight. Drag the query and watch how the scores, the weights and the output respond. The values are $v_1 = (2, 0)$, $v_2 = (0, 2.5)$ and $v_3 = (-2, -1)$ (printed below the explorer); grey lines join the output to each value, thicker for a larger weight. The output is always a weighted average of the values, so it stays inside their triangle.
+#
+# Keys and values are drawn in the same plane only to save space. Keys live in the $d_k$-dimensional space where they are compared with the query, values in the $d_v$-dimensional space that the output shares; here both happen to be 2. Where a key sits in the picture says nothing about where the output goes: only the weights do, and they move the output between the values (§5 below changes the values alone).
 #
 # The third slider stretches $k_1$ (it multiplies its length, keeping its direction). The readout shows each key's cosine with the query beside its score: stretching $k_1$ leaves its cosine where it was and multiplies its score. This is §3's common mistake made visible: a long key can take the largest weight although another key points much more nearly the query's way.
 
@@ -237,12 +265,14 @@ explorer = query_explorer()
 explorer
 
 # %% [markdown]
-# The explorer's starting numbers, computed directly (compare them with its readout), and the seed's second query $q_2 = (1, 1)$, which lies exactly between $k_1$ and $k_2$ and so gives them equal weight:
+# The explorer's starting numbers, computed directly (compare them with its readout), and the lecture's second query $q_2 = (1, 1)$, which lies exactly between $k_1$ and $k_2$ and so gives them equal weight:
 
 # %%
 keys_2d = torch.tensor(DEFAULT_KEYS).to(device)       # (3, 2)
 values_2d = torch.tensor(DEFAULT_VALUES).to(device)   # (3, 2)
-q_2d = torch.tensor([[1.0, 2.0], [1.0, 1.0]]).to(device)   # (2, 2): the seed's q1 and q2
+print("keys  :", DEFAULT_KEYS)
+print("values:", DEFAULT_VALUES)
+q_2d = torch.tensor([[1.0, 2.0], [1.0, 1.0]]).to(device)   # (2, 2): the lecture's q1 and q2
 out_2d, w_2d = dot_product_attention(q_2d, keys_2d, values_2d)
 for i in range(2):
     print(f"q{i + 1} = {q_2d[i].tolist()}:  weights {rounded(w_2d[i], 3)}   output {rounded(out_2d[i], 3)}")
@@ -259,7 +289,7 @@ for c in (1.0, 2.0, 3.0):
           f"   {st['weights'][0]:9.3f}  {st['weights'][1]:9.3f}")
 
 # %% [markdown]
-# ## 5. What Q, K and V each control (seed 004, §9.9)
+# ## 5. What Q, K and V each control (lecture notes 004 §9.9)
 #
 # | vector | what it does in the formula | like, in a library | for one token |
 # |---|---|---|---|
@@ -350,7 +380,7 @@ for name, d in diffs.items():
 # The scores grow in proportion to the query's length, so the softmax sharpens: at $(3, 0.5)$ the weight of $k_1$ is 0.923 and the output $(1.84, 0.19)$ moves towards $v_1 = (2, 0)$. It never leaves the triangle: the weights are positive and sum to 1, so the output is a convex combination of the values. Without the $1/\sqrt{d_k}$ scale the sharpening starts sooner. Stretching $k_1$ multiplies its score by 3 as well, and the weight of $k_1$ rises above 0.99: a longer key sharpens the softmax just as a longer query does.
 # </details>
 #
-# 2. **(explorer)** Put the query at the seed's $q_2 = (1, 1)$, where $k_1$ and $k_2$ tie. How long must $k_1$ be for it to get twice the weight of $k_2$ (scale on)? Has its direction, or its cosine with the query, changed?
+# 2. **(explorer)** Put the query at the lecture's $q_2 = (1, 1)$, where $k_1$ and $k_2$ tie. How long must $k_1$ be for it to get twice the weight of $k_2$ (scale on)? Has its direction, or its cosine with the query, changed?
 #
 # <details><summary>Answer</summary>
 #

@@ -215,22 +215,99 @@ def test_c24_dot_surface_is_a_plane_and_the_additive_one_is_not(additive):
     (to float64 rounding of values ~10: 1e-12).
     """
     add, dot = additive.data["surfaces"]["add"], additive.data["surfaces"]["dot"]
-    assert add.shape == dot.shape == (61, 61)
-    for z, planar in ((dot, True), (add, False)):
-        curvature = max(np.abs(np.diff(z, 2, axis=0)).max(), np.abs(np.diff(z, 2, axis=1)).max())
-        assert (curvature < 1e-12) == planar, curvature
-    # the surfaces are the scores of key 1 at the grid's queries: spot-check one cell
-    # (q1 = 1.0, q2 = -0.5)
+    assert add.shape == dot.shape == (5, 61, 61)  # one surface per key
+    for j in range(5):
+        for z, planar in ((dot[j], True), (add[j], False)):
+            curvature = max(
+                np.abs(np.diff(z, 2, axis=0)).max(), np.abs(np.diff(z, 2, axis=1)).max()
+            )
+            assert (curvature < 1e-12) == planar, (j, curvature)
+    # the surfaces are the scores of every key at the grid's queries: spot-check one cell
+    # (q1 = 1.0, q2 = -0.5) against the written-out formula
+    model, keys = additive.data["model"], additive.data["keys"]
+    np.testing.assert_allclose(
+        add[:, 25, 40], _additive_reference(model, keys, 1.0, -0.5).numpy(), rtol=1e-9
+    )
     st = additive.state(q1=1.0, q2=-0.5)
-    assert add[25, 40] == pytest.approx(st["additive score e_j"][0], rel=1e-9)
-    assert dot[25, 40] == pytest.approx(st["dot score (qW_Q)·(kW_K)/√h"][0], rel=1e-9)
+    np.testing.assert_allclose(dot[:, 25, 40], st["dot score (qW_Q)·(kW_K)/√h"], rtol=1e-9)
+
+
+def test_additive_key_menu_chooses_the_surface_drawn(additive):
+    add, dot = additive.data["surfaces"]["add"], additive.data["surfaces"]["dot"]
+    assert additive.values()["key"] == 4
+    for key in (1, 4, 5):
+        fr = additive.compute(q1=0.0, q2=-1.5, key=key)
+        assert fr.texts["which"] == f"k{key}"
+        # the heatmaps show every 2nd grid point (31 x 31 cells of 0.2)
+        np.testing.assert_array_equal(fr.arrays["add_surface"], add[key - 1, ::2, ::2])
+        np.testing.assert_array_equal(fr.arrays["dot_surface"], dot[key - 1, ::2, ::2])
+        # the weights do not depend on which surface is drawn
+        np.testing.assert_array_equal(fr.arrays["w_add"], additive.compute(key=1).arrays["w_add"])
+    with pytest.raises(ValueError, match="key must be <= 5"):
+        additive.compute(key=6)
+
+
+@pytest.mark.claim("C24")
+def test_c24_dot_contours_lie_on_their_levels(additive):
+    """The contour segments of the projected dot score (a plane, so linear interpolation between
+    grid points is exact) sit where the written-out score equals one of the 9 levels spread over
+    that key's range; padding segments have width 0.
+    """
+    w_Q, w_K, keys = additive.data["w_Q"], additive.data["w_K"], additive.data["keys"]
+    for key in (1, 4):
+        fr = additive.compute(key=key)
+        xy, widths = fr.arrays["dot_contours"], fr.arrays["dot_widths"]
+        real = xy[widths > 0].reshape(-1, 2)  # endpoints, in drawn-cell units (q + 3) / 0.2
+        assert len(real) > 20 and set(np.unique(widths)) <= {0.0, 0.8}
+        q = torch.tensor(-3.0 + 0.2 * real, dtype=torch.float64)  # (N, 2)
+        score = (q @ w_Q) @ (keys[0, key - 1] @ w_K) / math.sqrt(6)  # (N,)
+        z = additive.data["surfaces"]["dot"][key - 1]
+        levels = np.linspace(z.min(), z.max(), 11)[1:-1]
+        gap = np.abs(score.numpy()[:, None] - levels[None, :]).min(1)
+        assert gap.max() < 1e-9, gap.max()
+
+
+@pytest.mark.claim("C24")
+def test_c24_along_one_line_a_key_wins_back_only_under_the_additive_score(additive):
+    """Along q2 = -1.5 the additive weights (written out here) are won by k4, then k1, then k4
+    again, each by a wide margin; under the projected dot product no key wins on two separate
+    intervals (the difference of two keys' scores is linear in q).
+    """
+    model, keys = additive.data["model"], additive.data["keys"]
+    w_Q, w_K = additive.data["w_Q"], additive.data["w_K"]
+    line = [round(-3.0 + 0.1 * i, 1) for i in range(61)]
+    add_w = torch.stack(
+        [torch.softmax(_additive_reference(model, keys, q1, -1.5), 0) for q1 in line]
+    )
+    q = torch.tensor([[q1, -1.5] for q1 in line], dtype=torch.float64)
+    dot_w = torch.softmax((q @ w_Q) @ (keys[0] @ w_K).T / math.sqrt(6), -1)  # (61, S)
+
+    def runs(w):
+        win = w.argmax(-1).tolist()
+        return [k for i, k in enumerate(win) if i == 0 or k != win[i - 1]]
+
+    assert runs(add_w) == [3, 0, 3]  # k4, k1, k4
+    lead = add_w[:, 3] - add_w[:, 0]  # k4 minus k1
+    assert lead[:20].max() > 0.3 and (-lead[25:40]).max() > 0.3 and lead[45:].max() > 0.3
+    assert len(runs(dot_w)) == len(set(runs(dot_w)))  # each key wins on one interval at most
 
 
 def test_additive_query_marker_moves_with_the_query(additive):
     a = additive.compute(q1=1.0, q2=-0.5).arrays["query"]
     b = additive.compute(q1=-2.0, q2=2.5).arrays["query"]
-    np.testing.assert_allclose(a, [[40.0, 25.0]])  # cell units: (q + 3) / 0.1
-    np.testing.assert_allclose(b, [[10.0, 55.0]])
+    np.testing.assert_allclose(a, [[20.0, 12.5]])  # drawn-cell units: (q + 3) / 0.2
+    np.testing.assert_allclose(b, [[5.0, 27.5]])
+    np.testing.assert_allclose(
+        additive.compute(q1=1.0, q2=-0.5).arrays["row"], [[-0.5, 12.5], [30.5, 12.5]]
+    )
+
+
+def test_additive_frame_sets_stay_small(additive):
+    """One set per slider (61 frames), each carrying the chosen key's two surfaces."""
+    assert additive.groups == [("q1",), ("q2",)]
+    for group in (0, 1):
+        header, buffers = additive.frame_set(group)
+        assert header["n"] == 61 and sum(map(len, buffers)) < 2_000_000
 
 
 def test_additive_explorer_leaves_the_global_generator_alone():

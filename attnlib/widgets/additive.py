@@ -2,9 +2,9 @@
 
 - :func:`additive_attention_explorer` — a 2-D query against 3-D keys (d_q ≠ d_k), scored two ways:
   additive attention a(q, k) = w_vᵀ tanh(W_q q + W_k k), and a dot product of projections
-  (q W_Q)·(k W_K)/√h on the same shapes. The score of one key over the whole (q₁, q₂) plane is
-  drawn for both, with contour lines: the projected dot product is a plane in q (straight, evenly
-  spaced contours), the additive score is curved (C24).
+  (q W_Q)·(k W_K)/√h on the same shapes. The score of one key (chosen in a menu) over the whole
+  (q₁, q₂) plane is drawn for both, with contour lines: the projected dot product is a plane in q
+  (straight, evenly spaced contours), the additive score is curved (C24).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from attnlib._checks import check_int
 from attnlib.additive import AdditiveAttention
 from attnlib.attention import dot_product_attention
 from attnlib.scoring import dot_score
-from attnlib.widgets.artists import Bars, Heatmap, Line, Points
-from attnlib.widgets.controls import float_slider
+from attnlib.widgets.artists import Bars, Heatmap, Line, Points, Segments, Text
+from attnlib.widgets.controls import dropdown, float_slider
 from attnlib.widgets.explorer import Explorer
 from attnlib.widgets.scene import Frame, Panel, Scene
 
@@ -27,18 +27,39 @@ __all__ = ["additive_attention_explorer"]
 
 
 _Q_LIM, _Q_STEP = 3.0, 0.1
+_DRAW = 2  # the heatmaps show every 2nd grid point (31 x 31 cells of 0.2): each frame carries them
 _TICKS = (-3.0, -1.5, 0.0, 1.5, 3.0)
 
 
-def _contours(z: np.ndarray, n_levels: int = 9) -> list[np.ndarray]:
-    """Iso-lines of ``z`` ``(n, n)`` (row = q₂ index, column = q₁ index) in cell coordinates:
-    ``[(N, 2)]``.
+def _contours(z: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Iso-lines of ``z`` ``(n, n)`` (row = q₂ index, column = q₁ index) at ``levels``, in the
+    drawn heatmap's cell coordinates (grid index / ``_DRAW``), as segments ``(N, 2, 2)``.
+
+    Every 2nd vertex is kept (and the last), which halves what each frame carries; the lines
+    are smooth on this grid, so the picture does not change.
     """
     import contourpy
 
     gen = contourpy.contour_generator(z=z)
-    levels = np.linspace(z.min(), z.max(), n_levels + 2)[1:-1]
-    return [line for lev in levels for line in gen.lines(lev) if len(line) > 1]
+    segs = []
+    for lev in levels:
+        for line in gen.lines(lev):
+            if len(line) < 2:
+                continue
+            keep = line[sorted({*range(0, len(line), 2), len(line) - 1})] / _DRAW
+            segs.append(np.stack([keep[:-1], keep[1:]], 1))
+    return np.concatenate(segs) if segs else np.zeros((0, 2, 2))
+
+
+def _padded(segments: list[np.ndarray], width: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pad each key's segments ``(N_j, 2, 2)`` to one length: ``(S, N, 2, 2)`` and widths
+    ``(S, N)``, 0 for the padding (every frame of an explorer has the same shapes).
+    """
+    n = max(len(seg) for seg in segments)
+    xy, widths = np.zeros((len(segments), n, 2, 2)), np.zeros((len(segments), n))
+    for j, seg in enumerate(segments):
+        xy[j, : len(seg)], widths[j, : len(seg)] = seg, width
+    return xy, widths
 
 
 def additive_attention_explorer(
@@ -47,9 +68,9 @@ def additive_attention_explorer(
     d_k: int = 3,
     d_hidden: int = 6,
     *,
-    seed: int = 0,
-    key: int = 1,
-    query=(1.0, -0.5),
+    seed: int = 260,
+    key: int = 4,
+    query=(0.0, -1.5),
 ) -> Explorer:
     """Additive attention against a projected dot product, on queries and keys of different widths
     (C24).
@@ -58,20 +79,26 @@ def additive_attention_explorer(
     ``d_q`` (its first two components on sliders, the rest 0) against ``num_keys`` keys of width
     ``d_k``: ``e_j = w_vᵀ tanh(W_q q + W_k k_j)``. Beside it, a dot product of projections onto the
     same width h, ``(q W_Q)·(k_j W_K)/√h``, handles the same shapes. Left and middle: the score of
-    key ``key`` as a function of (q₁, q₂) for each (a heatmap with contour lines; the query is the
-    dot).
-    Right: the weights of every key under both scores, for the current query.
+    the key chosen in the menu as a function of (q₁, q₂) for each (a heatmap with contour lines;
+    the query is the dot; the dashed line, the queries with the same q₂). All keys share one colour
+    scale per score; the 9 contour levels span the chosen key's own range. Right: the weights of
+    every key under both scores, for the current query.
+
+    The default seed (260) is one where the reversal that only a curved score allows is plain to
+    see: along the line q₂ = −1.5 the additive weights are won by k4, then k1, then k4 again, each
+    time by a wide margin, while under the dot product each key wins on one interval at most.
 
     Args:
         num_keys: S, the number of keys (2..8).
         d_q, d_k: query width (>= 2) and key width; they may differ.
         d_hidden: h, the hidden (shared) width of both scores.
         seed: seed of the private generator for the keys and the parameters.
-        key: which key's score surface is drawn (1-based).
+        key: which key's score surface is drawn first (1-based); the menu ``key`` changes it.
         query: the starting first two query components, each in [-3, 3] (on the 0.1 grid).
 
     Returns:
-        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``q1``, ``q2``.
+        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``q1``, ``q2`` (two fast
+        sliders, each precomputed over its range) and ``key`` (the menu).
     """
     check_int("d_q", d_q, min=2)  # two sliders
     check_int("num_keys", num_keys, min=2, max=8)
@@ -113,10 +140,19 @@ def additive_attention_explorer(
     plane[0, :, 0], plane[0, :, 1] = q1g.reshape(-1), q2g.reshape(-1)
     _, add_plane, add_w_plane, dot_plane, dot_w_plane = both(plane)  # (1, n*n, S) each
     steps = [round(-_Q_LIM + i * _Q_STEP, 10) for i in range(n)]  # the sliders' values
+    n_drawn = (n - 1) // _DRAW + 1  # cells per side of the drawn heatmaps
     surfaces = {
-        "add": add_plane[0, :, key - 1].reshape(n, n).numpy(),
-        "dot": dot_plane[0, :, key - 1].reshape(n, n).numpy(),
-    }  # (n, n) each
+        "add": add_plane[0].T.reshape(num_keys, n, n).numpy(),
+        "dot": dot_plane[0].T.reshape(num_keys, n, n).numpy(),
+    }  # (S, n, n) each: surfaces[name][j] is the score of key j + 1
+    # one colour scale per score, shared by all keys; contour levels: 9 across each key's own range
+    ranges = {name: (float(z.min()), float(z.max())) for name, z in surfaces.items()}
+    contour_sets = {
+        name: _padded(
+            [_contours(z, np.linspace(z.min(), z.max(), 11)[1:-1]) for z in surfaces[name]], 0.8
+        )
+        for name in surfaces
+    }  # name -> ((S, N, 2, 2) segments, (S, N) widths)
 
     controls = {
         "q1": float_slider(
@@ -137,6 +173,7 @@ def additive_attention_explorer(
             readout_format=".1f",
             width="260px",
         ),
+        "key": dropdown("surface of key", [(lab, j + 1) for j, lab in enumerate(labels)], key),
     }
 
     with torch.no_grad():
@@ -144,7 +181,8 @@ def additive_attention_explorer(
             tuple(attn.features(plane[:, :1], keys).shape)
         )  # (B, L, S, h) for one query
 
-    def compute(q1, q2):
+    def compute(q1, q2, key):
+        check_int("key", key, min=1, max=num_keys)
         i, j = round((float(q1) + _Q_LIM) / _Q_STEP), round((float(q2) + _Q_LIM) / _Q_STEP)
         if 0 <= i < n and 0 <= j < n and abs(steps[i] - q1) < 1e-9 and abs(steps[j] - q2) < 1e-9:
             flat = j * n + i  # a slider step: computed at build time, with the whole plane
@@ -156,11 +194,20 @@ def additive_attention_explorer(
             q[0, 0, 0], q[0, 0, 1] = float(q1), float(q2)
             _, add_s, add_w, dot_s, dot_w = both(q)
             add_s, a_w, dot_s, d_w = add_s[0, 0], add_w[0, 0], dot_s[0, 0], dot_w[0, 0]  # (S,) each
+        cell = _Q_STEP * _DRAW
         at = [
-            [(float(q1) + _Q_LIM) / _Q_STEP, (float(q2) + _Q_LIM) / _Q_STEP]
-        ]  # the query in cell units
+            [(float(q1) + _Q_LIM) / cell, (float(q2) + _Q_LIM) / cell]
+        ]  # the query in the drawn heatmap's cell units
+        row = [[-0.5, at[0][1]], [n_drawn - 0.5, at[0][1]]]  # the line of queries with this q₂
+        arrays = {"query": at, "row": row, "w_add": a_w, "w_dot": d_w}
+        for name in surfaces:
+            xy, widths = contour_sets[name]
+            arrays[f"{name}_surface"] = surfaces[name][key - 1, ::_DRAW, ::_DRAW]  # (31, 31)
+            arrays[f"{name}_contours"] = xy[key - 1]
+            arrays[f"{name}_widths"] = widths[key - 1]
         return Frame(
-            arrays={"query": at, "w_add": a_w, "w_dot": d_w},
+            arrays=arrays,
+            texts={"which": f"k{key}"},
             readout={
                 "feature shape (B, L, S, h)": feature_shape,
                 "additive score e_j": add_s,
@@ -172,20 +219,21 @@ def additive_attention_explorer(
             },
         )
 
-    ticks = [(t + _Q_LIM) / _Q_STEP for t in _TICKS]
+    ticks = [(t + _Q_LIM) / (_Q_STEP * _DRAW) for t in _TICKS]
     tick_labels = [f"{t:g}" for t in _TICKS]
 
     def surface_panel(name: str, title: str) -> Panel:
-        z = surfaces[name]
-        lines = [Line(c, color="white", width=0.8) for c in _contours(z)]
+        vmin, vmax = ranges[name]
         return Panel(
             [
-                Heatmap(z, vmin=float(z.min()), vmax=float(z.max()), cmap="viridis", colorbar=True),
-                *lines,
+                Heatmap(f"{name}_surface", vmin=vmin, vmax=vmax, cmap="viridis", colorbar=True),
+                Segments(f"{name}_contours", color="white", widths=f"{name}_widths"),
+                Line("row", color="C3", width=1.0, dash=True),
                 Points("query", color="C3", size=5),
+                Text(0.03, 0.93, key="which", color="white", size=10, axes=True),
             ],
-            xlim=(-0.5, n - 0.5),
-            ylim=(-0.5, n - 0.5),
+            xlim=(-0.5, n_drawn - 0.5),
+            ylim=(-0.5, n_drawn - 0.5),
             title=title,
             xlabel="q₁",
             ylabel="q₂",
@@ -211,8 +259,8 @@ def additive_attention_explorer(
     )
     scene = Scene(
         [
-            surface_panel("add", f"additive score of k{key}: curved"),
-            surface_panel("dot", f"projected dot score of k{key}: a plane"),
+            surface_panel("add", "additive score of one key: curved"),
+            surface_panel("dot", "projected dot score of that key: a plane"),
             bars,
         ],
         cols=3,
@@ -233,7 +281,8 @@ def additive_attention_explorer(
         controls,
         compute,
         scene,
-        grid=[("q1", "q2")],
+        # one precomputed set per slider (not a joint q1 x q2 grid): every frame carries the
+        # chosen key's two surfaces, and 61 x 61 such frames would be far too large to send
         name="additive_attention",
         args=args,
         title=f"Additive attention vs a projected dot product, d_q={d_q} ≠ d_k={d_k}",
@@ -246,5 +295,6 @@ def additive_attention_explorer(
         "w_Q": w_Q,
         "w_K": w_K,
         "surfaces": surfaces,
+        "contours": {name: xy for name, (xy, _) in contour_sets.items()},
     }  # for tests and readers
     return ex

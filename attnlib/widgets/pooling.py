@@ -142,7 +142,7 @@ def kernel_regression_explorer(
         )
 
     y_lo = float(min(y_train.min(), y_true.min())) - 0.5
-    y_hi = float(max(y_train.max(), y_true.max())) + 2.2  # room for the legend above the data
+    y_hi = float(max(y_train.max(), y_true.max())) + 2.9  # legend room above max y_i
     lo, hi = float(y_train.min()), float(y_train.max())
     xl = (-0.1, x_max + 0.1)
     top = Panel(
