@@ -17,7 +17,7 @@ import math
 import torch
 
 from ._checks import check_number_above, check_positive_int, check_same_device, check_tensor
-from .scoring import SCORE_FUNCTIONS, euclidean_distance
+from .scoring import SCORE_FUNCTIONS, euclidean_distance, gaussian_score
 from .softmax import masked_softmax
 
 __all__ = [
@@ -111,7 +111,7 @@ def pooling_scores(
     q = q.reshape(-1, 1)  # (L, 1)
     k = k.to(q.dtype).reshape(-1, 1)  # (S, 1)
     if score == "gaussian":
-        return SCORE_FUNCTIONS["gaussian"](q, k, bandwidth=h)  # (L, S)
+        return gaussian_score(q, k, bandwidth=h)  # (L, S)
     if score == "distance (wrong)":
         return euclidean_distance(q, k) / h  # (L, S)
     return SCORE_FUNCTIONS[score](q, k) / h  # (L, S)

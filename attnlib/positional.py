@@ -161,7 +161,8 @@ class PositionalEncoding(nn.Module):
                 f"x has L={length} positions but the table covers max_positions="
                 f"{self.max_positions}; build the module with a larger max_positions"
             )
-        pe = self.pe[:length].to(dtype=x.dtype)  # (L, D)
+        pe: torch.Tensor = self.pe  # (max_positions, D), a buffer
+        pe = pe[:length].to(dtype=x.dtype)  # (L, D)
         return self.dropout(x + pe)  # (B, L, D)
 
 

@@ -46,6 +46,7 @@ def _contours(z: np.ndarray, levels: np.ndarray) -> np.ndarray:
         for line in gen.lines(lev):
             if len(line) < 2:
                 continue
+            line = np.asarray(line)
             keep = line[sorted({*range(0, len(line), 2), len(line) - 1})] / _DRAW
             segs.append(np.stack([keep[:-1], keep[1:]], 1))
     return np.concatenate(segs) if segs else np.zeros((0, 2, 2))
