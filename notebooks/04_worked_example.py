@@ -27,7 +27,7 @@
 # - why a large weight is not, by itself, an explanation;
 # - in the explorer: how moving the *query* against two fixed keys moves the weight $a_1 = \sigma(s_1 - s_2)$, and how moving a *value* moves only the output.
 #
-# **Sections taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §5 (a small example for understanding aggregation), and lecture notes 004 (*9 Attention and the Transformer*) §9.2 (attention scores, weights and output) and §9.8.3 (the 2-D numerical example of the slides).
+# **Sections taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §5 (a small example for understanding aggregation) and the convex-combination remark of §4, and lecture notes 004 (*9 Attention and the Transformer*) §9.2 (attention scores, weights and output) and §9.8.3 (the 2-D numerical example of the slides).
 #
 # **Read first:** `03_softmax_gradient.ipynb` (softmax and its properties).
 #
@@ -151,10 +151,10 @@ _ = ax.set_title("scores (log 3 ≈ 1.10, 0) → weights (0.75, 0.25)")
 # > A weight tells you how strongly one head, in one layer, reads one position; it is not a **causal explanation (因果解释)** of what the network computes. Even inside the head, what a value adds to the output is its weight *times* the value, so a small weight on a large value can outweigh a large weight on a small one. And in a Transformer the head's output goes through several more steps, each taught later in the course:
 # >
 # > - **multi-head attention (多头注意力)** runs several heads side by side, each with its own $W_Q, W_K, W_V$; their outputs are joined and multiplied by a learned **output projection (输出投影)** $W_O$ (notebook 06);
-# > - a **residual connection (残差连接)** adds each position's own input $x_i$ to the attention result, so the block outputs $x_i + o_i$ (notebook 08);
+# > - a **residual connection (残差连接)** adds each position's own input $x_i$ to the attention result, so what goes on is $x_i + o_i$ (notebook 08, where that sum is then normalised);
 # > - a **feed-forward network (前馈网络)**, FFN, a small two-layer network with a non-linearity, then reworks every position on its own (notebook 08), and every later layer does all of this again.
 # >
-# > Section 3 shows the residual connection and the FFN undoing the "mixture" picture. Two values, weights $[0.9, 0.1]$:
+# > Section 3 shows the residual connection and the FFN undoing the "mixture" picture. First, the point about weight *times* value, on two values with weights $[0.9, 0.1]$: the value with the small weight is fifty times longer, and its share of the output is the larger one.
 
 # %%
 # a large weight is not a large contribution: what counts is weight × value
@@ -194,7 +194,7 @@ print(f"max |row sum - 1|:              {'<' if gap < 1e-6 else '>='} 1e-6")
 print(f"outputs found outside the hull: {outside_hull(out, v)} of {Lq}")
 
 # %% [markdown]
-# The guarantee is for **one head without attention dropout**. Dropout zeros some weights and rescales the survivors by $1/(1-p)$, so a row no longer sums to 1 and the output can leave the hull (during training only). The same inputs with `dropout_p=0.5` (on the CPU, with the seeded global generator):
+# The guarantee is for **one head without attention dropout**. **Dropout (随机失活)** is a regulariser used during training only: applied to the attention weights, it zeros each weight with probability $p$ and rescales the survivors by $1/(1-p)$. A row then no longer sums to 1, and the output can leave the hull. The same inputs with `dropout_p=0.5` (on the CPU, with the seeded global generator):
 
 # %%
 # C07: the convex-hull guarantee needs "no dropout": with dropout outputs can leave the hull
@@ -208,8 +208,8 @@ print(f"with dropout p = 0.5: at least {int((~inside_each).sum())} of {Lq} outpu
 # What about the layers after attention? Be precise about which ones break the guarantee:
 #
 # - **The output projection $W_O$ of one head does not.** It is linear, so $o\,W_O = \big(\sum_j a_j v_j\big) W_O = \sum_j a_j\,(v_j W_O)$: still a convex combination, now of the *projected* values $v_j W_O$. The output lies in their hull (not in the hull of the $v_j$ themselves).
-# - **A residual connection does.** The block outputs $x_i + o_i$: the query position's own input plus the mixture. That shifts each output by a different vector, and most of the shifted outputs leave the hull.
-# - **So does the FFN.** It is not linear (a ReLU between two linear maps), so $\mathrm{FFN}(o)$ need not lie in the hull of the $\mathrm{FFN}(v_j)$. Below, `attnlib.transformer.FeedForward` with random weights and 4, 16 or 64 hidden units: how many outputs leave depends on the weights, and one is enough to break the guarantee.
+# - **A residual connection does.** It passes on $x_i + o_i$: the query position's own input plus the mixture. That shifts each output by a different vector, and most of the shifted outputs leave the hull.
+# - **So does the FFN.** It is not linear (a ReLU between two linear maps), so $\mathrm{FFN}(o)$ need not lie in the hull of the $\mathrm{FFN}(v_j)$. Below, `attnlib.transformer.FeedForward` with random weights and 4, 16 or 64 hidden units: how many outputs leave depends on the weights (drawn afresh for each width, so the three counts say nothing about width as such), and one is enough to break the guarantee.
 # - So do the sum of several heads (each head's $o^{(h)} W_O^{(h)}$ lies in its own hull; their *sum* need not lie in any) and the layers above: the "convex combination" of lecture notes 000 §4 is a statement about one attention head, not about the network's output.
 #
 # The same 1000 outputs, tested the same way:
@@ -256,6 +256,7 @@ for i in range(2):
 # C26: the picture — the weights of the two queries
 fig, ax = plt.subplots(figsize=(4.6, 3.4), layout="constrained")
 _ = two_query_weights(A, ax, query_labels=("q1 = (1, 2)", "q2 = (1, 1)"), key_labels=("k1 = (1, 0)", "k2 = (0, 1)"))
+_ = ax.set_xlabel("query")
 _ = ax.set_title("softmax(q·k / √2)")
 
 # %% [markdown]
@@ -266,8 +267,8 @@ _ = ax.set_title("softmax(q·k / √2)")
 # The explorer joins the two halves of this notebook. Its keys are fixed at the 2-D example's $k_1 = (1, 0)$ and $k_2 = (0, 1)$, and you drive the **query** $q = (x, y)$ with two sliders (each coordinate from $-3$ to $3$ in steps of $0.1$); four more sliders move the values $v_1$ and $v_2$ (each coordinate an integer from $-8$ to $8$). Three panels:
 #
 # - **left, matching:** the query against the two keys. With these keys the scores are simply $s_1 = x/\sqrt2$ and $s_2 = y/\sqrt2$ (or $x$ and $y$ with the scale switched off). On the dashed diagonal $x = y$ the two scores are equal and so are the weights.
-# - **middle, the weight of position 1:** with two keys the softmax is a logistic curve, $a_1 = e^{s_1}/(e^{s_1} + e^{s_2}) = \sigma(s_1 - s_2)$ and $a_2 = 1 - a_1$. Only the *difference* of the scores matters; the dot shows where the query puts you on that curve.
-# - **right, content:** the values, the segment between them (dashed), and the output $o = a_1 v_1 + a_2 v_2$ (black star), written out with its two weights in the panel's corner. The grey lines from the star to each value are as thick as that value's weight. The output always stays on the segment.
+# - **middle, the weight of position 1:** with two keys the softmax is a logistic curve, $a_1 = e^{s_1}/(e^{s_1} + e^{s_2}) = \sigma(s_1 - s_2)$ and $a_2 = 1 - a_1$, where $\sigma(t) = 1/(1 + e^{-t})$ is the logistic (sigmoid) function. Only the *difference* of the scores matters; the dot shows where the query puts you on that curve.
+# - **right, content:** the values, the segment between them (dashed), and the output $o = a_1 v_1 + a_2 v_2$ (black star), written out with its two weights in the panel's corner. The grey lines from the star to each value grow thicker with that value's weight. The output always stays on the segment.
 #
 # It starts at the slides' $q_1 = (1, 2)$, scaled, with the worked example's values $v_1 = [2, 0]$, $v_2 = [0, 4]$. Moving the query moves the dot along the curve and the star along the segment; moving a value moves the star and the segment, but never the dot.
 

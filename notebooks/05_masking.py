@@ -24,7 +24,7 @@
 # - how the causal mask stops a position from reading the future, checked by changing the future and watching the past stay put;
 # - that a padding mask hides keys only: padded *queries* still produce outputs, which the loss must ignore;
 # - that a padding mask and a causal mask do different jobs and combine into one boolean mask;
-# - that the zeros `attnlib` returns for a row with nothing to see are a convention, the one torch's own `F.scaled_dot_product_attention` follows too;
+# - that the zeros `attnlib` returns for a row with nothing to see are a convention, the one torch's own `F.scaled_dot_product_attention` follows too (checked here on the CPU);
 # - in the explorer: what each masking recipe (−∞, −1e9, `finfo(dtype).min`, −1e6, ours) does to an empty row in float32, float16 and bfloat16.
 #
 # **Sections taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §6 (the matrix form and the mask), and lecture notes 004 (*9 Attention and the Transformer*) §9.6 (masking and the additive-attention code) and §9.14 (causal masked attention).
@@ -119,7 +119,7 @@ print("batch 1 weights:", show(w[1], 3))
 # %% [markdown]
 # Every query in batch 0 ignores key 4, and every query in batch 1 ignores keys 2–4: the length is per *sequence*, so one length covers all of that sequence's queries.
 #
-# Sometimes each query needs its own limit (for example a decoder, where query $i$ may only see the first $i+1$ keys). Then `valid_lens` is 2-D, shape `(B, L)`, one length per query:
+# Sometimes each query needs its own limit (for example a decoder under the causal mask of section 4, where query $i$ may only see the first $i+1$ keys). Then `valid_lens` is 2-D, shape `(B, L)`, one length per query:
 
 # %%
 # C25: valid_lens per query (2-D): one length per (batch row, query)
@@ -145,7 +145,7 @@ print("batch 1 weights:", show(w_add[1], 3))
 # %% [markdown]
 # ### A sequence with nothing in it
 #
-# What if a valid length is **0**? Then that row of the batch has no real key at all, and every score of every query in it is hidden. Mathematically the softmax is $0/0$: undefined. The corrected code of lecture notes 004 §9.6 returns **all-zero weights** for such a row in float32 and bfloat16 (it hides with `masked_fill(~mask, -1e6)`, then multiplies by the mask and renormalises; in float16 that `masked_fill` raises, as section 3 shows). `attnlib` returns zeros in every dtype: the query reads nothing and its output is the zero vector. (Zeros are a choice, not the value of $0/0$, which has none; section 3 comes back to this.)
+# What if a valid length is **0**? Then that row of the batch has no real key at all, and every score of every query in it is hidden. Mathematically the softmax is $0/0$: undefined. The code of lecture notes 004 §9.6 returns **all-zero weights** for such a row in float32 and bfloat16 (it hides with `masked_fill(~mask, -1e6)`, then multiplies by the mask and renormalises; in float16 that `masked_fill` raises, as section 3 shows). `attnlib` returns zeros in every dtype: the query reads nothing and its output is the zero vector. (Zeros are a choice, not the value of $0/0$, which has none; section 3 comes back to this.)
 #
 # > **Common mistake.** The widely copied `masked_softmax` of d2l (Dive into Deep Learning) replaces hidden scores by $-10^6$ and then calls an ordinary softmax. For a row with `valid_len = 0` every score becomes the same $-10^6$, and the softmax of a row of equal numbers is **uniform**: the "empty" query quietly averages all the padding. (The function also writes into its input.)
 #
@@ -167,7 +167,7 @@ print("output of an empty row (4 queries x d_v = 3):", show(out_empty[0]))
 # %% [markdown]
 # ### A padding mask hides keys, not queries
 #
-# `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the loss, above all) has to ignore them itself: `attnlib.training.train_seq2seq`, the training loop notebook 08 calls, passes `ignore_index=PAD` to the cross-entropy, so the padded target positions add nothing to the loss. One sequence of 6 tokens, the last two `<pad>`:
+# `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the **loss (损失)**, above all) has to ignore them itself: `attnlib.training.train_seq2seq`, the training loop notebook 08 calls, passes `ignore_index=PAD` to the **cross-entropy (交叉熵)**, so the padded target positions add nothing to the loss. One sequence of 6 tokens, the last two `<pad>`:
 
 # %%
 # C25: a padding mask hides keys only; the padded query positions 4, 5 still produce outputs
@@ -183,12 +183,12 @@ print("|output| of the pad queries 4, 5:              ", show(out_pad[0, 4:].nor
 # Code often avoids $-\infty$ by writing a large negative number: $-10^6$ (d2l) or $-10^9$ (the Annotated Transformer). Lecture notes 000 §6 warn that this is **not equivalent across dtypes and inputs**. Here is why, on a single row whose four keys are *all* hidden, with raw scores $z = (2, 0.5, -1, 1)$:
 #
 # * **Plain softmax with $M = -\infty$**: every entry is $-\infty$, the row max is $-\infty$, and $-\infty - (-\infty)$ is NaN. The NaN then spreads through every later layer.
-# * **float16** tops out at 65504, so $-10^6$ and $-10^9$ **overflow (溢出)**: they *are* $-\infty$ once stored in float16, and we are back at NaN. (`Tensor.masked_fill` refuses outright, so the `masked_softmax` of lecture notes 004 §9.6 crashes on any float16 batch: shown below the tables.)
+# * **float16** tops out at 65504, so $-10^6$ and $-10^9$ **overflow (溢出)**: they *are* $-\infty$ once stored in float16, and we are back at NaN. (`Tensor.masked_fill` refuses outright, so the `masked_softmax` of lecture notes 004 §9.6 crashes on every float16 call that passes `valid_lens`: shown below the tables.)
 # * **Replacing** the hidden scores by one large number makes every entry equal, so the row becomes **uniform**.
 # * **Adding** $M = -10^6$ in float32 is the subtlest. float32 keeps 24 significant bits, and $10^6$ lies between $2^{19}$ and $2^{20}$, so numbers near it are stored in steps of $2^{19-23} = 1/16$. The score *differences* survive (to within that step; exactly here, where every score is a multiple of $1/16$), and the softmax, which only sees differences, returns the weights the row would have had **with no mask at all**. Near $10^9$ (between $2^{29}$ and $2^{30}$) the steps are $2^{6} = 64$: adding $-10^9$ rounds the differences away and gives a uniform row again. bfloat16 keeps only 8 significant bits, so both sentinels round the differences away there.
 # * **Adding** $M = $ `torch.finfo(dtype).min`, the most negative finite number of the dtype (the choice of Hugging Face's code), never overflows when stored, in any dtype. But it is so large that every score rounds away: a fully hidden row is **uniform** in all three dtypes. And it leaves no headroom: two such masks *added* overflow to $-\infty$ (shown below).
 #
-# We call the large negative number a recipe writes into the hidden entries its **sentinel**: a stand-in value that means "hidden" rather than a real score.
+# We call the large negative number a recipe writes into the hidden entries its **sentinel (哨兵值)**: a stand-in value that means "hidden" rather than a real score.
 #
 # `attnlib.masked_softmax` uses no sentinel at all: it hides with $-\infty$ (or a boolean mask) and guards the row with nothing visible, for which it returns zeros, in every dtype (how, at the end of this section):
 
@@ -205,7 +205,7 @@ print("the sentinel as stored in each dtype:")
 print(format_cases(cases, what="fill"))
 
 # %% [markdown]
-# The code of lecture notes 004 §9.6 hides with `flat.masked_fill(~mask, -1e6)`. In float16 that line does not compute a wrong answer; it raises, for any batch, whether or not a row is empty. And `finfo(dtype).min` is exactly at the edge of the range, so a second additive mask pushes it over:
+# The code of lecture notes 004 §9.6 hides with `flat.masked_fill(~mask, -1e6)`. In float16 that line does not compute a wrong answer; it raises, for any batch given `valid_lens`, whether or not a row is empty (with `valid_lens=None` the function returns a plain softmax before reaching it). And `finfo(dtype).min` is exactly at the edge of the range, so a second additive mask pushes it over:
 
 # %%
 # C12: the lecture notes' masked_fill(-1e6) raises in float16; finfo.min + finfo.min overflows to -inf
@@ -296,7 +296,7 @@ for causal in (True, False):
     print(f"causal={str(causal):5s}  max |change| at positions 0..{L - 1}: {per_position}")
 
 # %% [markdown]
-# With the mask, the past is untouched to the last bit (a difference of exactly 0, because the future keys get weight exactly 0). Without it, every position moves, by very different amounts: position 3 only by 0.000348, because its query puts almost all of its weight on key 0 and next to none on the changed keys. And "pretend the length is $i$" can be checked literally: position $i$'s causal output equals plain attention over the prefix $x_0,\dots,x_i$ alone.
+# With the mask, the past is untouched to the last bit (a difference of exactly 0, because the future keys get weight exactly 0). Without it, every position moves, by very different amounts: position 3 only by 0.000348, because its query puts almost all of its weight on key 0 and next to none on the changed keys. Position 7, the last, sees every key with the mask or without it, so it moves by the same 0.269 in both lines. And "pretend the length is $i$" can be checked literally: position $i$'s causal output equals plain attention over the prefix $x_0,\dots,x_i$ alone.
 
 # %%
 # C36: causal output at i == unmasked attention over the prefix x[:i+1]
@@ -358,7 +358,7 @@ print(f"max |weights drawn - combined weights printed above| {'<' if gap < 1e-6 
 # %% [markdown]
 # ## 6. Explore: lengths, the causal switch, and the recipe × dtype switch
 #
-# Three batch rows of self-attention over 6 tokens. Each slider sets one row's valid length; the checkbox adds the causal mask; the two menus choose **how** the hidden keys are hidden (the recipes of section 3; the additive ones *add* the padding mask and the causal mask, each with its own sentinel) and the **dtype** the scores are masked and softmaxed in. How to read a cell:
+# Three batch rows of self-attention over 6 tokens. Each slider sets one row's valid length; the checkbox adds the causal mask; the two menus choose **how** the hidden keys are hidden (the recipes of section 3; the additive ones *add* the padding mask and the causal mask, each carrying the sentinel where it hides) and the **dtype** the scores are masked and softmaxed in. How to read a cell:
 #
 # - hatched grey: hidden, weight exactly 0 (what should happen);
 # - colour and number under an open orange square: a hidden key that received weight (padding or the future leaking in);
