@@ -274,13 +274,14 @@ for name, (qq, kk) in cases.items():
 #
 # ## 6. Try it: the scaling explorer
 #
-# Two sliders: **d_k** (powers of 2 from 1 to 1024) and **score ×**, the factor the raw score $q\cdot k$ is multiplied by: 1 (no scale), $1/\sqrt{d_k}$ (the Transformer's choice) or $1/d_k$. Both play in the browser, from frames computed once by the kernel.
+# Two sliders: **d_k** (powers of 2 from 1 to 1024) and **score ×**, the factor the raw score $q\cdot k$ is multiplied by: 1 (no scale), $1/\sqrt{d_k}$ (the Transformer's choice) or $1/d_k$. Both play in the browser, from frames computed once by the kernel. A checkbox, **fixed x-axis**, changes how the histogram is drawn (the kernel then recomputes the frames).
 #
 # - *top left*: a histogram of 2000 random scores (components i.i.d. $N(0,1)$, the same draws at every setting) with the normal curve of the variance the theory predicts, $c^2 d_k$ for a factor $c$. **Both axes follow the setting**: the x-axis spans $\pm 5$ theoretical standard deviations (read its tick labels: $\pm 80$ at $d_k = 256$ unscaled, $\pm 5$ scaled), the y-axis is chosen per setting, and scores beyond $\pm 5$ standard deviations are counted in the readout instead of being piled into end bins. The theory predicts only the *variance*. At $d_k = 1$ a score is the product of two normals, with a sharp peak at 0 and heavy tails, visibly not the bell; the bell shape appears as $d_k$ grows, because a sum of many independent terms is close to normal (the central limit theorem), not because the variance argument says so.
+#   Because the x-axis follows the setting, the histogram *looks* the same at every width; only its tick labels grow. Tick **fixed x-axis** to see the growth itself: the axis then stays at the widest range the current factor reaches over all widths ($\pm 160$, i.e. $\pm 5\sqrt{1024}$, for the raw score; $\pm 5$ for the other two factors), and the raw histogram widens from a narrow spike at $d_k = 16$ to most of the axis at $d_k = 1024$, while the $1/d_k$ one shrinks into the middle bin. A bell narrower than one bin would be drawn as a single spike, so in this mode the curve is the normal density averaged over each bin, the height the bars should have.
 # - *top right*: the softmax row of one query over 16 keys.
 # - *bottom*: the mean entropy and the mean $\lVert J\rVert_F$ of 256 such rows against $d_k$, for the three factors (red: 1, blue: $1/\sqrt{d_k}$, grey dashed: $1/d_k$); the circle marks the current setting. With $1/d_k$ the scores shrink towards 0 as $d_k$ grows (variance $1/d_k$), so every row flattens towards uniform: entropy climbs to $\log S$ and $\lVert J\rVert_F$ settles at the uniform row's 0.242, whatever the scores say. Only the square root keeps the variance at 1 for every width.
 #
-# The readout lists the scale factor, the sampled and theoretical variance of the scores and their ratio, the max weight, entropy and Jacobian norm of the row on the right, and the two means of the bottom panels.
+# The readout lists the scale factor, the histogram's half-range, the sampled and theoretical variance of the scores and their ratio, the max weight, entropy and Jacobian norm of the row on the right, and the two means of the bottom panels.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -291,7 +292,7 @@ explorer
 # The numbers of the starting setting ($d_k = 256$, factor 1) and of the two other factors at the same width, computed by the explorer's pure function (`explorer.state(...)` moves nothing on screen):
 
 # %%
-# C05, C06, C14: the explorer's readout at d_k = 256 for the three scale factors
+# C05, C06, C14: the explorer's readout at d_k = 256 for the three scale factors; then, x-axis fixed, the spread at three widths
 for scale in ["1", "1/√d_k", "1/d_k"]:
     s = explorer.state(d_k=256, scale=scale)
     var = s['Var(score), theory']                                  # 256, 1 or 1/256
@@ -299,17 +300,25 @@ for scale in ["1", "1/√d_k", "1/d_k"]:
     print(f"score × {scale:6s}: Var sampled/theory {s['sampled / theory']:.3f} (theory {theory}) | "
           f"row: max weight {s['row: max weight']:.3f}, entropy {s['row: entropy (nats)']:.3f} | "
           f"256 rows: mean entropy {s['256 rows: mean entropy']:.3f}, mean ‖J‖_F {s['256 rows: mean ||J||_F']:.3f}")
+for scale in ["1", "1/d_k"]:
+    fixed = [explorer.state(d_k=d, scale=scale, fixed_axis=True) for d in (16, 256, 1024)]
+    halves = ", ".join(f"±{st['histogram half-range']:g}" for st in fixed)
+    print(f"fixed x-axis, score × {scale:5s}: half-range {halves}; "
+          f"sampled sd of the scores at d_k = 16, 256, 1024: "
+          + ", ".join(f"{st['Var(score), sampled'] ** 0.5:.3f}" for st in fixed))
 
 # %% [markdown]
 # ## Exercises
 #
-# 1. **(widget)** With the factor at 1, move $d_k$ from 1 to 1024 and watch the row on the right. At about which $d_k$ does the *mean* entropy (bottom left) drop below 1 nat? Then set the factor to $1/\sqrt{d_k}$, and then to $1/d_k$: what happens to the histogram's tick labels and to the markers?
+# 1. **(widget)** With the factor at 1, move $d_k$ from 1 to 1024 and watch the row on the right. At about which $d_k$ does the *mean* entropy (bottom left) drop below 1 nat? Then set the factor to $1/\sqrt{d_k}$, and then to $1/d_k$: what happens to the histogram's tick labels and to the markers? Finally, with the factor back at 1, tick **fixed x-axis** and move $d_k$ again.
 #
 # <details><summary>Answer</summary>
 #
 # The red curve reaches 1 nat at about $d_k = 16$: it is about 1.25 nats at $d_k = 8$ and 0.99 at $d_k = 16$ (the table of section 4, from other random draws, gives 1.36 and 0.92). With $1/\sqrt{d_k}$ the histogram's x-axis stays at $\pm 5$ (variance 1) at every $d_k$, and the marker sits on the flat blue curve, between 2.27 and 2.49 nats: the rows look alike whatever the width. With $1/d_k$ the axis shrinks to $\pm 5/\sqrt{d_k}$ ($\pm 0.156$ at $d_k = 1024$) and the marker climbs the grey curve to $\log 16 \approx 2.77$: every row is nearly uniform, and $\lVert J\rVert_F$ sits at the uniform value 0.242.
 #
 # The single row on the right is one query, and it need not sharpen at every step: with the factor at 1 its max weight is 0.92 at $d_k = 256$, only 0.38 at $d_k = 512$ (there its three largest scores happen to lie within 0.5 of one another, so the weight splits 0.38, 0.38, 0.24) and 1.00 at $d_k = 1024$. The mean curves below it, over 256 rows, are what falls steadily.
+#
+# With the x-axis fixed at $\pm 160$ the raw histogram visibly widens: its sampled standard deviation is 3.986 at $d_k = 16$, 16.148 at 256 and 32.962 at 1024, close to $\sqrt{d_k} = 4, 16, 32$ (the numbers cell above prints them).
 # </details>
 #
 # 2. Suppose the components of $q$ and $k$ are independent with mean 0 but variance $\sigma^2$. What is $\operatorname{Var}(q\cdot k)$, and what would you divide by to bring it back to 1? Check your answer against the "variance 4" line of section 5.
