@@ -1,4 +1,5 @@
-"""The backward pass of attention, written by hand (the four gradient paths)."""
+"""The backward pass of attention, written by hand: the three gradient paths (to V, Q and K)
+in five backward lines (dV, dA, dZ, dQ, dK)."""
 
 from __future__ import annotations
 

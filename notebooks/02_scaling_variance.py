@@ -25,7 +25,7 @@
 # - why the *square* root: dividing by $d_k$ instead flattens every row towards uniform;
 # - what the $\sqrt{d_k}$ argument does *not* promise.
 #
-# **Seed sections taught:** `000_c6f15091c249a51c.txt` §3 (why divide by the square root), and `004_cf2f09ec33ad5dce.txt` §9.5 (scaled dot-product attention).
+# **Lecture notes taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §3 (why divide by the square root), and lecture notes 004 (*9 Attention and the Transformer*) §9.5 (scaled dot-product attention).
 #
 # **Read first:** `01_qkv_roles.ipynb` (queries, keys, and the score $q_i k_j^\top$).
 #
@@ -94,7 +94,7 @@ print(f"variance of q_r k_r: {prod.var().item():.3f}    (theory 1)")
 # %% [markdown]
 # ## 3. The Monte-Carlo experiment, with error bars
 #
-# Now the whole sum. For each width $d_k \in \{1, 4, 16, 64, 256, 1024\}$, `attnlib.statistics.dot_product_variance` draws $n = 10\,000$ independent pairs $(q, k)$, computes their dot products, and reports the sample variance together with its **standard error** (SE). A sample variance is itself a random number; its standard error comes from the large-sample formula
+# Now the whole sum. For each width $d_k \in \{1, 4, 16, 64, 256, 1024\}$, `attnlib.scaling.dot_product_variance` draws $n = 10\,000$ independent pairs $(q, k)$, computes their dot products, and reports the sample variance together with its **standard error** (SE). A sample variance is itself a random number; its standard error comes from the large-sample formula
 #
 # $$
 # \operatorname{Var}(s^2) \approx \frac{m_4 - s^4}{n},
@@ -120,12 +120,17 @@ print(f"largest |Var − d_k| / SE over the six widths: {z.max().item():.2f} (ch
 #
 # The error bar grows with $d_k$, and the column SE/$d_k$ shows it as a fraction of $d_k$. That fraction is largest at $d_k = 1$: there the score is a single product of two normals, whose heavy tails (fourth moment $\mathbb{E}[(q_rk_r)^4] = 9$) give $\operatorname{SE}/d_k \approx \sqrt{8/n} \approx 2.8\%$. It falls to about $\sqrt{3.5/n} \approx 1.9\%$ at $d_k = 4$ and settles at $\sqrt{2/n} \approx 1.4\%$ once the dot product is close to normal (exercise 3 derives all three). The scaled column has the same relative error bars, since it is the same samples divided by $\sqrt{d_k}$.
 #
-# The same table as a picture. $\operatorname{Var}(q\cdot k)/d_k$ is also the variance of the scaled score $q\cdot k/\sqrt{d_k}$ (same samples), so one series shows both; on a linear axis around the theory's 1, the $\pm 2$ SE bars are visible:
+# The same table as a picture. $\operatorname{Var}(q\cdot k)/d_k$ is also the variance of the scaled score $q\cdot k/\sqrt{d_k}$ (same samples), so one series shows both; on a linear axis around the theory's 1, the $\pm 2$ SE bars are visible. Five of the six bars cross the dotted line; the bar of $d_k = 64$, 2.19 SE away, stops just short of it (at 0.997), which is what chance does about once in 20 widths:
 
 # %%
-# C05: the picture — Var(q·k)/d_k (= the variance of the scaled score) stays within 2 SE of 1
+# C05: the picture — Var(q·k)/d_k (= the variance of the scaled score) lies within about 2 SE of 1
 fig, ax = plt.subplots(figsize=(5.6, 3.6), layout="constrained")
 _ = variance_errorbars(table, ax)
+reach = z <= 2                                                     # z from the table above
+top = (table.variance + 2 * table.stderr) / torch.tensor(widths, dtype=torch.float64)
+print(f"±2 SE bars that reach the theory's 1: {int(reach.sum())} of {len(widths)}")
+for i in (~reach).nonzero().flatten().tolist():
+    print(f"  d_k = {widths[i]}: {z[i].item():.2f} SE away, its bar ends at {top[i].item():.3f}")
 
 # %% [markdown]
 # ## 4. What a wide score spread does to softmax (饱和)
@@ -161,6 +166,25 @@ for seed in (6, 1):
 # %% [markdown]
 # The raw row of seed 6 is truly saturated: one key holds 0.9998 of the weight, and its $\lVert J\rVert_F = 0.0003$ is about a thousandth of the uniform row's 0.242. The raw row of seed 1 is sharp too, but it splits its weight between two keys (0.757 and 0.243), and such a row has *more* gradient than a uniform one: $\lVert J\rVert_F = 0.368$. The reason: for an even two-way split $a = (\tfrac12, \tfrac12, 0, \ldots)$ the Jacobian is $\begin{pmatrix} 1/4 & -1/4 \\ -1/4 & 1/4 \end{pmatrix}$ in the two live positions and 0 elsewhere, norm $0.5$; a uniform row over 16 keys spreads its sensitivity thinly, $\sqrt{S-1}/S = 0.242$. So $\lVert J\rVert$ first *rises* as a row sharpens from uniform onto a few keys, and vanishes only as the row approaches one-hot. Both scaled rows stay soft.
 #
+# The two seeds were *picked* to show one row of each kind. Which kind is typical? The same code over the seeds 0 to 49:
+
+# %%
+# C06: how typical are the two rows? The largest raw weight of the rows of seeds 0-49 (same code)
+tops = []
+for seed in range(50):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(1, d_k, generator=gen).to(device=device, dtype=dt)   # (1, d_k)
+    k = torch.randn(S, d_k, generator=gen).to(device=device, dtype=dt)   # (S, d_k)
+    _, w = dot_product_attention(q, k, v, scale=1.0)
+    tops.append(max_weight(w).item())
+tops = torch.tensor(tops)
+for lo, hi in [(0.99, 1.01), (0.85, 0.99), (0.5, 0.85), (0.0, 0.5)]:
+    print(f"largest raw weight in [{lo:.2f}, {min(hi, 1.0):.2f}{']' if hi > 1 else ')'}: "
+          f"{int(((tops >= lo) & (tops < hi)).sum())} of 50 rows")
+
+# %% [markdown]
+# Saturation is the typical case: 38 of the 50 raw rows put at least 0.99 of their weight on one key, and only 7 split it as the seed-1 row does (largest weight between 0.5 and 0.85); no row stays below 0.5.
+#
 # One row is one sample. `softmax_sharpness` averages the max weight, the entropy and $\lVert J\rVert_F$ over 512 random queries (16 keys each), for every width from 1 to 1024, with and without the scale. The two columns use the same random draws (two generators with the same seed), so at $d_k = 1$, where the scale is $1/\sqrt1 = 1$, they must agree exactly:
 
 # %%
@@ -186,7 +210,7 @@ print(f"raw ‖J‖_F: {raw.jacobian_norm[0].item():.3f} at d_k = 1, peak {raw.j
       f"at d_k = {all_widths[peak]}, {raw.jacobian_norm[-1].item():.3f} at d_k = 1024")
 
 # %%
-# C06: the picture — entropy (left) and max weight (right) against d_k, raw (red) and scaled (blue)
+# C06: the picture — entropy (left) and max weight (right) against d_k, raw (red circles) and scaled (blue squares)
 fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.6), layout="constrained")
 _ = sharpness_curves(raw, scl, axes)
 
@@ -206,16 +230,26 @@ d_k, S, L = 512, 16, 512
 q = torch.randn(L, d_k, generator=gen).to(device)           # (L, d_k)
 k = torch.randn(S, d_k, generator=gen).to(device)           # (S, d_k)
 g_up = torch.randn(L, S, generator=gen).to(device)          # (L, S) a fixed upstream gradient dL/da
+means = {}
 for label, scale in [("raw q·k    ", 1.0), ("q·k / √d_k ", 1 / math.sqrt(d_k))]:
     z = (q @ k.T * scale).detach().requires_grad_(True)      # (L, S) the scores
     a = masked_softmax(z)
     (a * g_up).sum().backward()
-    print(f"{label} mean ‖dL/dz‖ per row = {z.grad.norm(dim=-1).mean().item():.3f}   "
-          f"mean ‖J‖_F = {jacobian_norm(a.detach()).mean().item():.3f}   "
+    grad, jn = z.grad.norm(dim=-1), jacobian_norm(a.detach())   # (L,), (L,)
+    means[label] = (grad.mean().item(), jn.mean().item())
+    print(f"{label} mean ‖dL/dz‖ per row = {grad.mean().item():.3f}   mean ‖J‖_F = {jn.mean().item():.3f}   "
           f"mean max weight = {max_weight(a.detach()).mean().item():.3f}")
+(g_raw, j_raw), (g_scl, j_scl) = means.values()
+print(f"scaled / raw: mean gradient × {g_scl / g_raw:.1f}, mean ‖J‖_F × {j_scl / j_raw:.1f}")
+print(f"scaled rows: largest ‖dL/dz‖ / (‖J‖_F ‖g‖) = {(grad / (jn * g_up.norm(dim=-1))).max().item():.2f} (a bound, not an equality)")
+z = (q @ k.T * scale).detach().requires_grad_(True)            # the scaled scores again
+(masked_softmax(z) * torch.ones_like(g_up)).sum().backward()    # g = 1 for every key: g along 1
+ones = z.grad.norm(dim=-1).max().item()
+print(f"scaled rows, g = (1, ..., 1): largest ‖dL/dz‖ {'< 1e-5' if ones < 1e-5 else f'= {ones:.1e}'} "
+      f"(float32 rounding), at mean ‖J‖_F {j_scl:.3f}")
 
 # %% [markdown]
-# The raw rows pass about a fifth of the gradient the scaled rows pass (0.054 against 0.287 per row), and their mean $\lVert J\rVert_F$ falls by the same factor (0.063 against 0.306): the size of $J$ is what sets the gradient.
+# The raw rows pass about a fifth of the gradient the scaled rows pass (0.054 against 0.287 per row, a factor 5.3), and their mean $\lVert J\rVert_F$ falls by a similar factor (0.063 against 0.306, a factor 4.9). The size of $J$ sets the gradient *on average*, as an upper bound: row by row $\lVert J^\top g\rVert \le \lVert J\rVert_F\,\lVert g\rVert$, and for these scaled rows the gradient reaches at most 0.57 of that bound. A particular $g$ can get far less: one that is the same for every key ($g$ along $\mathbf 1$) gets nothing back at any $\lVert J\rVert$, since $J\mathbf 1 = 0$ (notebook 03 §3); the last line prints its gradient at float32 rounding level.
 #
 # > **Common mistake**: reading the $\sqrt{d_k}$ argument as a guarantee that every attention layer's scores have variance 1.
 # > The derivation assumed independent components with mean 0 and variance 1, and $q$ independent of $k$. Trained queries and keys satisfy none of this exactly: their components have other variances, and a query is often *meant* to line up with some key. The scale fixes the dependence on $d_k$; it does not normalise the scores. Notebook 10 measures this in a trained model (see `10_real_heads.ipynb`, §6 "Var(q·k)/d_k in trained heads"): there $\operatorname{Var}(q\cdot k)/d_k$ is far from 1 in many heads. Two departures from the model, measured here on random numbers:
@@ -240,13 +274,14 @@ for name, (qq, kk) in cases.items():
 #
 # ## 6. Try it: the scaling explorer
 #
-# Two sliders: **d_k** (powers of 2 from 1 to 1024) and **score ×**, the factor the raw score $q\cdot k$ is multiplied by: 1 (no scale), $1/\sqrt{d_k}$ (the Transformer's choice) or $1/d_k$. Both play in the browser, from frames computed once by the kernel.
+# Two sliders: **d_k** (powers of 2 from 1 to 1024) and **score ×**, the factor the raw score $q\cdot k$ is multiplied by: 1 (no scale), $1/\sqrt{d_k}$ (the Transformer's choice) or $1/d_k$. Both play in the browser, from frames computed once by the kernel. A checkbox, **fixed x-axis**, changes how the histogram is drawn (the kernel then recomputes the frames).
 #
 # - *top left*: a histogram of 2000 random scores (components i.i.d. $N(0,1)$, the same draws at every setting) with the normal curve of the variance the theory predicts, $c^2 d_k$ for a factor $c$. **Both axes follow the setting**: the x-axis spans $\pm 5$ theoretical standard deviations (read its tick labels: $\pm 80$ at $d_k = 256$ unscaled, $\pm 5$ scaled), the y-axis is chosen per setting, and scores beyond $\pm 5$ standard deviations are counted in the readout instead of being piled into end bins. The theory predicts only the *variance*. At $d_k = 1$ a score is the product of two normals, with a sharp peak at 0 and heavy tails, visibly not the bell; the bell shape appears as $d_k$ grows, because a sum of many independent terms is close to normal (the central limit theorem), not because the variance argument says so.
+#   Because the x-axis follows the setting, the histogram *looks* the same at every width; only its tick labels grow. Tick **fixed x-axis** to see the growth itself: the axis then stays at the widest range the current factor reaches over all widths ($\pm 160$, i.e. $\pm 5\sqrt{1024}$, for the raw score; $\pm 5$ for the other two factors), and the raw histogram widens from a narrow spike at $d_k = 16$ to most of the axis at $d_k = 1024$, while the $1/d_k$ one shrinks into the middle bin. A bell narrower than one bin would be drawn as a single spike, so in this mode the curve is the normal density averaged over each bin, the height the bars should have.
 # - *top right*: the softmax row of one query over 16 keys.
 # - *bottom*: the mean entropy and the mean $\lVert J\rVert_F$ of 256 such rows against $d_k$, for the three factors (red: 1, blue: $1/\sqrt{d_k}$, grey dashed: $1/d_k$); the circle marks the current setting. With $1/d_k$ the scores shrink towards 0 as $d_k$ grows (variance $1/d_k$), so every row flattens towards uniform: entropy climbs to $\log S$ and $\lVert J\rVert_F$ settles at the uniform row's 0.242, whatever the scores say. Only the square root keeps the variance at 1 for every width.
 #
-# The readout lists the scale factor, the sampled and theoretical variance of the scores and their ratio, the max weight, entropy and Jacobian norm of the row on the right, and the two means of the bottom panels.
+# The readout lists the scale factor, the histogram's half-range, the sampled and theoretical variance of the scores and their ratio, the max weight, entropy and Jacobian norm of the row on the right, and the two means of the bottom panels.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -257,23 +292,33 @@ explorer
 # The numbers of the starting setting ($d_k = 256$, factor 1) and of the two other factors at the same width, computed by the explorer's pure function (`explorer.state(...)` moves nothing on screen):
 
 # %%
-# C05, C06, C14: the explorer's readout at d_k = 256 for the three scale factors
+# C05, C06, C14: the explorer's readout at d_k = 256 for the three scale factors; then, x-axis fixed, the spread at three widths
 for scale in ["1", "1/√d_k", "1/d_k"]:
     s = explorer.state(d_k=256, scale=scale)
-    print(f"score × {scale:6s}: Var sampled/theory {s['sampled / theory']:.3f} (theory {s['Var(score), theory']:g}) | "
+    var = s['Var(score), theory']                                  # 256, 1 or 1/256
+    theory = f"{var:g}" if var >= 1 else f"1/{round(1 / var)} = {var:.4f}"
+    print(f"score × {scale:6s}: Var sampled/theory {s['sampled / theory']:.3f} (theory {theory}) | "
           f"row: max weight {s['row: max weight']:.3f}, entropy {s['row: entropy (nats)']:.3f} | "
           f"256 rows: mean entropy {s['256 rows: mean entropy']:.3f}, mean ‖J‖_F {s['256 rows: mean ||J||_F']:.3f}")
+for scale in ["1", "1/d_k"]:
+    fixed = [explorer.state(d_k=d, scale=scale, fixed_axis=True) for d in (16, 256, 1024)]
+    halves = ", ".join(f"±{st['histogram half-range']:g}" for st in fixed)
+    print(f"fixed x-axis, score × {scale:5s}: half-range {halves}; "
+          f"sampled sd of the scores at d_k = 16, 256, 1024: "
+          + ", ".join(f"{st['Var(score), sampled'] ** 0.5:.3f}" for st in fixed))
 
 # %% [markdown]
 # ## Exercises
 #
-# 1. **(widget)** With the factor at 1, move $d_k$ from 1 to 1024 and watch the row on the right. At about which $d_k$ does the *mean* entropy (bottom left) drop below 1 nat? Then set the factor to $1/\sqrt{d_k}$, and then to $1/d_k$: what happens to the histogram's tick labels and to the markers?
+# 1. **(widget)** With the factor at 1, move $d_k$ from 1 to 1024 and watch the row on the right. At about which $d_k$ does the *mean* entropy (bottom left) drop below 1 nat? Then set the factor to $1/\sqrt{d_k}$, and then to $1/d_k$: what happens to the histogram's tick labels and to the markers? Finally, with the factor back at 1, tick **fixed x-axis** and move $d_k$ again.
 #
 # <details><summary>Answer</summary>
 #
 # The red curve reaches 1 nat at about $d_k = 16$: it is about 1.25 nats at $d_k = 8$ and 0.99 at $d_k = 16$ (the table of section 4, from other random draws, gives 1.36 and 0.92). With $1/\sqrt{d_k}$ the histogram's x-axis stays at $\pm 5$ (variance 1) at every $d_k$, and the marker sits on the flat blue curve, between 2.27 and 2.49 nats: the rows look alike whatever the width. With $1/d_k$ the axis shrinks to $\pm 5/\sqrt{d_k}$ ($\pm 0.156$ at $d_k = 1024$) and the marker climbs the grey curve to $\log 16 \approx 2.77$: every row is nearly uniform, and $\lVert J\rVert_F$ sits at the uniform value 0.242.
 #
 # The single row on the right is one query, and it need not sharpen at every step: with the factor at 1 its max weight is 0.92 at $d_k = 256$, only 0.38 at $d_k = 512$ (there its three largest scores happen to lie within 0.5 of one another, so the weight splits 0.38, 0.38, 0.24) and 1.00 at $d_k = 1024$. The mean curves below it, over 256 rows, are what falls steadily.
+#
+# With the x-axis fixed at $\pm 160$ the raw histogram visibly widens: its sampled standard deviation is 3.986 at $d_k = 16$, 16.148 at 256 and 32.962 at 1024, close to $\sqrt{d_k} = 4, 16, 32$ (the numbers cell above prints them).
 # </details>
 #
 # 2. Suppose the components of $q$ and $k$ are independent with mean 0 but variance $\sigma^2$. What is $\operatorname{Var}(q\cdot k)$, and what would you divide by to bring it back to 1? Check your answer against the "variance 4" line of section 5.

@@ -22,9 +22,9 @@
 # - why every real implementation subtracts the row maximum first, and what happens if it does not (overflow near a logit of 1000 in float32);
 # - the softmax Jacobian $\partial a_j/\partial z_r = a_j(\delta_{jr} - a_r)$, i.e. $J = \operatorname{diag}(a) - aa^\top$, checked against autograd, and why its rows sum to 0 (weights compete);
 # - why a saturated, nearly one-hot row passes almost no gradient when its weights are used linearly (as attention uses them), and why cross-entropy after a softmax is different;
-# - the three gradient paths of attention (seed 000 §7): to $V$ (the content path) and, through the weights $A$, to $Q$ and $K$ (the matching path); the five backward lines, intermediates $\partial L/\partial A$ and $\partial L/\partial Z$ included, written by hand and compared with autograd.
+# - the three gradient paths of attention (lecture notes 000 (*Chapter 2: the mathematics of attention*) §7): to $V$ (the content path) and, through the weights $A$, to $Q$ and $K$ (the matching path); the five backward lines, intermediates $\partial L/\partial A$ and $\partial L/\partial Z$ included, written by hand and compared with autograd.
 #
-# **Seed sections taught:** `000_c6f15091c249a51c.txt` §4 (from matching scores to normalised weights) and §7 (what the softmax gradient means).
+# **Lecture notes taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §4 (from matching scores to normalised weights) and §7 (what the softmax gradient means).
 #
 # **Read first:** `02_scaling_variance.ipynb` (why scores are divided by $\sqrt{d_k}$).
 #
@@ -66,7 +66,19 @@ def below(err: float, bound: float) -> str:
 # o_i = \sum_{j=1}^{S} a_{ij}\, v_j .
 # $$
 #
-# Every $a_{ij}$ is positive and each row sums to 1, so the output $o_i$ is a weighted average of the value rows (notebook 04 looks at that average closely). From here on we drop the index $i$ and write one row as $z \mapsto a = \operatorname{softmax}(z)$.
+# Every $a_{ij}$ is non-negative and each row sums to 1, so the output $o_i$ is a weighted average of the value rows (notebook 04 looks at that average closely). In exact arithmetic a finite score always gets a strictly positive weight, but a computer can return an exact 0: in float32, $e^{x}$ underflows to 0 once $x$ is about 104 below the row maximum, and a key hidden by a mask gets weight exactly 0 by construction (notebook 05). So $a_{ij} \ge 0$, not $a_{ij} > 0$:
+
+# %%
+# a_ij >= 0, not > 0: a score 200 below the row max underflows to 0 in float32; a hidden key gets exactly 0
+far = [0.0, -20.0, -200.0]
+for dt_far in (torch.float64, torch.float32):
+    w_far = masked_softmax(torch.tensor(far, dtype=dt_far))
+    print(f"{str(dt_far):14s} softmax({far}) = [{', '.join(f'{x:.2g}' for x in w_far.tolist())}]")
+visible = torch.tensor([True, True, False])                  # True = may attend: key 3 is hidden
+print("softmax([1, 0.5, 2]) with key 3 hidden =", rounded(masked_softmax(torch.tensor([1.0, 0.5, 2.0]), visible), 4))
+
+# %% [markdown]
+# From here on we drop the index $i$ and write one row as $z \mapsto a = \operatorname{softmax}(z)$.
 #
 # **Shift invariance (平移不变).** Adding the same constant $c$ to every score of a row multiplies numerator and denominator by $e^{c}$, which cancels:
 # $\operatorname{softmax}(z + c\mathbf{1}) = \operatorname{softmax}(z)$. Only differences between scores matter.
@@ -124,7 +136,7 @@ print(f"softmax(1000 + [0, -1, -2]) vs softmax([3, 2, 1]): max |difference| {bel
 # J = \operatorname{diag}(a) - a a^\top .
 # $$
 #
-# Read it entry by entry: the diagonal $a_j(1 - a_j)$ is positive (raising your own score raises your weight), and every off-diagonal entry $-a_j a_r$ is negative (raising someone else's score lowers yours). `attnlib.softmax_jacobian` builds $J$ from the weights; here it is against `torch.autograd.functional.jacobian`, which differentiates the softmax exactly (up to rounding) by the chain rule through the computation graph, not by finite differences:
+# Read it entry by entry: the diagonal $a_j(1 - a_j)$ is positive (raising your own score raises your weight), and every off-diagonal entry $-a_j a_r$ is negative (raising someone else's score lowers yours). `attnlib.softmax_jacobian` builds $J$ from the weights; here it is against `torch.autograd.functional.jacobian`, which differentiates the softmax exactly (up to rounding) by the chain rule through the computation graph (计算图), not by finite differences:
 
 # %%
 # C13: softmax_jacobian(a) = diag(a) - a aᵀ equals autograd's Jacobian of softmax
@@ -155,7 +167,7 @@ print("J @ (0.1 e_1):        ", rounded(J_ours @ dz, 4))
 # Raising $z_1$ by 0.1 raises $a_1$ and lowers every other weight, in proportion to how much weight each had; the Jacobian predicts the change to first order.
 #
 # > **Common mistake**: differentiating softmax element by element, as if $a_j$ depended only on $z_j$ (using only the diagonal $a_j(1-a_j)$).
-# > That drops the competition terms $-a_j a_r$, and the gradient that reaches the scores is wrong:
+# > That drops the competition terms $-a_j a_r$, and the gradient that reaches the scores is wrong. Below, $g = \partial L/\partial a$ is a fixed **upstream gradient (上游梯度)**, what the loss sends back to the weights; the scores receive $J^\top g$:
 
 # %%
 # C13: the diagonal-only "derivative" is wrong; the full Jacobian matches autograd
@@ -203,7 +215,7 @@ print(f"cross-entropy: max |dL/dz - (a - y)| {below((g_ce - (a8 - y_onehot)).abs
 # The same saturated row passes a gradient of norm 0.0020 to the linear loss and 1.41 to the cross-entropy (in the key-1 and key-2 entries, +0.9986 and −0.9986): the log undoes the saturation. Attention uses its weights linearly, so for attention the small-gradient argument holds; it is the reason for the scale, not a statement about every softmax.
 
 # %% [markdown]
-# This is why notebook 02 insisted on the $1/\sqrt{d_k}$ factor: without it, the scores of a wide head spread over tens of units at initialisation, the rows saturate, and the matching path ($W_Q$, $W_K$) learns very slowly. The key picture shows $J$ for a soft, a peaked and a saturated row on one colour scale:
+# This is why notebook 02 insisted on the $1/\sqrt{d_k}$ factor: without it, the scores of a wide head spread over tens of units at initialisation, the rows saturate, and the matching path ($W_Q$, $W_K$) learns very slowly. The key picture shows $J$ for a soft, a peaked and a saturated row on one colour scale, $[-1/4, 1/4]$ in cividis as in the explorer below (bright: positive, dark: negative):
 
 # %%
 # C13, C14: the picture — J for σ = 0.5, 2 and 6, on one colour scale
@@ -240,7 +252,7 @@ print(f"top two tied, σ = 8.0: weights {[round(x, 3) + 0.0 for x in tie['weight
 # %% [markdown]
 # ## 6. The three gradient paths through attention
 #
-# Now the whole single-head layer, $Z = QK^\top/\sqrt{d_k}$, $A = \operatorname{softmax}(Z)$ row by row, $O = AV$, with some loss $L$ downstream and its upstream gradient $G = \partial L/\partial O$ (same shape as $O$). Seed 000 §7 counts **three gradient paths (梯度通路)**, to $V$, to $Q$ and to $K$; $\partial L/\partial A$ and $\partial L/\partial Z$ are intermediates on the way to $Q$ and $K$, not paths of their own. Follow the graph backwards, with $s = 1/\sqrt{d_k}$:
+# Now the whole single-head layer, $Z = QK^\top/\sqrt{d_k}$, $A = \operatorname{softmax}(Z)$ row by row, $O = AV$, with some loss $L$ downstream and its upstream gradient $G = \partial L/\partial O$ (same shape as $O$). Lecture notes 000 §7 count **three gradient paths (梯度通路)**, to $V$, to $Q$ and to $K$; $\partial L/\partial A$ and $\partial L/\partial Z$ are intermediates on the way to $Q$ and $K$, not paths of their own. Follow the graph backwards, with $s = 1/\sqrt{d_k}$:
 #
 # 1. $O = AV$ is a matrix product, so the **content path** gets $\dfrac{\partial L}{\partial V} = A^\top G$, and the weights get $\dfrac{\partial L}{\partial A} = G V^\top$.
 # 2. Each row goes through softmax, so row $i$ of $H = \partial L/\partial Z$ is $J_i^\top (\partial L/\partial A)_i$ with $J_i = \operatorname{diag}(a_i) - a_i a_i^\top$. Since $J_i$ is symmetric this simplifies to $H = A \odot \big(\partial L/\partial A - \operatorname{rowsum}(A \odot \partial L/\partial A)\big)$.
@@ -283,6 +295,35 @@ print("dL/dV row 1, ours:    ", rounded(dV[0], 4))
 print("dL/dV row 1, autograd:", rounded(v.grad[0], 4))
 print("dL/dQ row 1, ours:    ", rounded(dQ[0], 4))
 print("dL/dQ row 1, autograd:", rounded(q.grad[0], 4))
+
+# %% [markdown]
+# **On to the parameters.** Lecture notes 000 §7 end with the remark that these gradients travel on, through linear layers, to the projection weights (投影权重) and the input representations. With row vectors, $Q = X_q W_Q$, $K = X_s W_K$ and $V = X_s W_V$ ($X_q$ the query-side inputs, $X_s$ the source the keys and values are read from). A linear map $Y = XW$ passes back $\partial L/\partial W = X^\top\,\partial L/\partial Y$ and $\partial L/\partial X = \partial L/\partial Y\,W^\top$, so
+#
+# $$
+# \frac{\partial L}{\partial W_Q} = X_q^\top \frac{\partial L}{\partial Q},\qquad
+# \frac{\partial L}{\partial W_K} = X_s^\top \frac{\partial L}{\partial K},\qquad
+# \frac{\partial L}{\partial W_V} = X_s^\top \frac{\partial L}{\partial V},\qquad
+# \frac{\partial L}{\partial X_s} = \frac{\partial L}{\partial K}W_K^\top + \frac{\partial L}{\partial V}W_V^\top ,
+# $$
+#
+# the last one a sum because $X_s$ feeds both $K$ and $V$ (in self-attention, $X_q = X_s$, the query term $\partial L/\partial Q\,W_Q^\top$ joins the sum). Against autograd:
+
+# %%
+# C15, the last step: dQ, dK, dV flow on through the projections into W_Q, W_K, W_V and the inputs
+gen = torch.Generator().manual_seed(1)
+d_model = 7
+shapes = [(L_q, d_model), (S_k, d_model), (d_model, d_k), (d_model, d_k), (d_model, d_v)]
+X_q, X_s, W_Q, W_K, W_V = (torch.randn(*shape, generator=gen, dtype=torch.float64).to(device=device, dtype=dtype)
+                           .requires_grad_(True) for shape in shapes)    # seeded on the CPU, then moved
+Q_p, K_p, V_p = X_q @ W_Q, X_s @ W_K, X_s @ W_V       # (L, d_k), (S, d_k), (S, d_v)
+out_p, A_p = dot_product_attention(Q_p, K_p, V_p)
+out_p.backward(G)                                     # autograd, all the way to the leaves
+with torch.no_grad():
+    dQ_p, dK_p, dV_p = attention_backward(Q_p, K_p, V_p, A_p, G)   # the five lines
+    ours = {"dW_Q = X_qᵀ dQ": X_q.T @ dQ_p, "dW_K = X_sᵀ dK": X_s.T @ dK_p, "dW_V = X_sᵀ dV": X_s.T @ dV_p,
+            "dX_q = dQ W_Qᵀ": dQ_p @ W_Q.T, "dX_s = dK W_Kᵀ + dV W_Vᵀ": dK_p @ W_K.T + dV_p @ W_V.T}
+for (name, mine), leaf in zip(ours.items(), (W_Q, W_K, W_V, X_q, X_s)):
+    print(f"{name:25s} shape {str(tuple(mine.shape)):7s} max |ours - autograd| {below((mine - leaf.grad).abs().max().item(), tol)}")
 
 # %% [markdown]
 # The same holds with a mask: hidden positions have $a_{ij} = 0$, so by step 2 they also get $H_{ij} = 0$ and pass no gradient to the keys they hide. `is_causal=True` is aligned top-left, as in PyTorch's `F.scaled_dot_product_attention`: query $i$ may read keys $j \le i$ (both counted from 1). With $L = 4$ queries and $S = 6$ keys, keys 5 *and* 6 are hidden from every query (notebook 05 treats masks and their alignment in full).

@@ -100,6 +100,25 @@ def test_colour_limits_fixed_and_picture_changes(explorer):
     assert not np.allclose(a, b)
 
 
+def test_annotations_and_labels_read_as_numbers(explorer):
+    """J's annotations in the rendered picture are autograd's J rounded, with no "-0.00"."""
+    ex = jacobian_explorer(spread=8.0)
+    heatmap = ex.scene.panels[1].artists[0]
+    fig = ex.figure()
+    _, _, jac = _reference(8.0)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    cells = [t for t in texts if t.lstrip("-").replace(".", "", 1).isdigit()]
+    assert len(cells) == jac.numel()
+    assert not [t for t in cells if float(t) == 0.0 and t.startswith("-")]
+    assert "0.00" in cells  # the saturated row has entries that round to 0
+    np.testing.assert_allclose(
+        [float(t) for t in cells],
+        jac.flatten().numpy(),
+        atol=0.5 * 10.0**-heatmap.digits + 1e-12,
+    )
+    assert fig.axes[0].get_xlabel() == "key j (weight a_j of logit z_j)"
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="all equal"):
         jacobian_explorer(logits=(1.0, 1.0, 1.0))
@@ -130,6 +149,7 @@ def test_jacobian_panels_draw_autograd_jacobians():
         np.testing.assert_allclose(np.ma.getdata(im.get_array()), jac.numpy(), atol=1e-12)
         assert float(table.norms[i]) == pytest.approx(float(torch.linalg.norm(jac)), abs=1e-12)
         assert im.get_clim() == (-0.25, 0.25)
+        assert im.get_cmap().name == "cividis"  # the explorer's colour map
     with pytest.raises(ValueError, match="axes"):
         jacobian_panels(
             spread_jacobians([1.0, 0.0], [1.0, 2.0]), fig.subplots(1, 1, squeeze=False)[0]

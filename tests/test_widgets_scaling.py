@@ -34,7 +34,7 @@ _FACTOR = {"1": lambda d: 1.0, "1/√d_k": lambda d: 1 / math.sqrt(d), "1/d_k": 
 
 def test_registered_and_callable_without_arguments(explorer):
     assert BUILDERS["scaling"] is scaling_explorer
-    assert explorer.values() == {"d_k": 256, "scale": "1"}
+    assert explorer.values() == {"d_k": 256, "scale": "1", "fixed_axis": False}
     assert list(explorer.controls["d_k"].options) == list(WIDTHS) == [2**e for e in range(11)]
     assert list(explorer.controls["scale"].options) == list(SCALES) == ["1", "1/√d_k", "1/d_k"]
     assert explorer.groups == [("d_k", "scale")]  # both sliders play in the browser (33 frames)
@@ -134,6 +134,46 @@ def test_histogram_follows_the_setting_and_clips_nothing(explorer, d_k, scale):
     assert frame.texts["x4"] == f"{R:.3g}"
 
 
+def _phi(x):
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
+
+
+@pytest.mark.parametrize("scale,half", [("1", 160.0), ("1/√d_k", 5.0), ("1/d_k", 5.0)])
+def test_fixed_axis_shows_the_spread_change(explorer, scale, half):
+    """With the x-axis fixed per factor, the bars hold the scores inside it, the curve is the
+    normal's expected bin density, and the raw scores visibly widen (the 1/d_k ones narrow)."""
+    q_pool, k_pool, _, _, _, _ = _reference_draws()
+    bars = explorer.scene.panels[0].artists[0]
+    centres, width = np.asarray(bars.x), bars.width  # in units of the half-range
+    spread = []
+    for d_k in (1, 16, 1024):
+        c = _FACTOR[scale](d_k)
+        scores = (q_pool[:, :d_k].double() * k_pool[:, :d_k].double()).sum(-1).numpy() * c
+        frame = explorer.compute(d_k=d_k, scale=scale, fixed_axis=True)
+        assert frame.readout["histogram half-range"] == pytest.approx(half, rel=1e-12)
+        assert frame.texts["x4"] == f"{half:.3g}" and "fixed" in frame.texts["axis"]
+        ytop = float(frame.texts["y4"].replace("−", "-"))
+        density = np.asarray(frame.arrays["hist"]) * ytop
+        counts = np.histogram(scores, bins=np.linspace(-half, half, len(centres) + 1))[0]
+        np.testing.assert_allclose(density * width * half, counts / len(scores), atol=1e-12)
+        pdf = np.asarray(frame.arrays["pdf"])
+        sd = math.sqrt(d_k) * c
+        for u, y in pdf[1::4]:  # points inside a bin (every 4th point lies on an edge)
+            j = min(int((u + 1) / width), len(centres) - 1)
+            lo, hi = (-1 + j * width) * half, (-1 + (j + 1) * width) * half
+            expected = (_phi(hi / sd) - _phi(lo / sd)) / (hi - lo)
+            assert y * ytop == pytest.approx(expected, rel=1e-9, abs=1e-15)
+        spread.append(np.mean(density * width * half * np.abs(centres)))  # mean |u| of the bars
+    if scale == "1":
+        assert spread[0] < spread[1] < spread[2]
+    elif scale == "1/d_k":
+        assert spread[0] > spread[1] > spread[2]
+    follow = explorer.compute(d_k=1024, scale=scale, fixed_axis=False)
+    assert follow.readout["histogram half-range"] == pytest.approx(
+        5 * math.sqrt(1024) * _FACTOR[scale](1024), rel=1e-12
+    )
+
+
 def test_c06_entropy_curves_and_marker(explorer):
     lines = [a for a in explorer.scene.panels[2].artists if type(a).__name__ == "Line" and a.label]
     raw, scl, lin = (np.asarray(line.xy)[:, 1] for line in lines)
@@ -169,6 +209,8 @@ def test_bad_arguments():
         scaling_explorer(num_keys=1)
     with pytest.raises(ValueError, match="num_pairs"):
         scaling_explorer(num_pairs=10)
+    with pytest.raises(ValueError, match="fixed_axis"):
+        scaling_explorer(fixed_axis="yes")
 
 
 def test_scaling_figure_functions_draw_the_tables():

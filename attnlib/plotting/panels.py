@@ -243,7 +243,7 @@ def sharpness_curves(unscaled, scaled, ax=None):
         {"q·k": unscaled.max_weight, "q·k / √d_k": scaled.max_weight},
         ax=ax_m,
         logx=True,
-        styles=["C3o--", "C0s--"],
+        styles=["C3o-", "C0s-"],
         title=f"mean max weight of a row (S = {S} keys)",
         xlabel="d_k",
         ylabel="max weight",
@@ -288,14 +288,14 @@ def jacobian_panels(table, axes=None):
             title=title,
             xlabel="∂ / ∂z_r",
             ylabel="a_j" if i == 0 else "",
-            cmap="RdBu_r",
+            cmap="cividis",  # as the Jacobian explorer: one colour map for J in notebook 03
             vmin=-_JACOBIAN_CLIM,
             vmax=_JACOBIAN_CLIM,
             colorbar=i == len(spreads) - 1,
         )
-        cell_labels(
-            ax, np.round(jac, decimals=2) + 0.0, "{:.2f}", fontsize=7, threshold=-1.0
-        )  # + 0.0: no "-0.00"
+        # + 0.0: no "-0.00"; black text on the bright (positive) cells, white on the dark ones
+        dark_below = 0.1 * _JACOBIAN_CLIM  # where the explorer switches too
+        cell_labels(ax, np.round(jac, 2) + 0.0, "{:.2f}", fontsize=7, threshold=dark_below)
         images.append(im)
     return images
 

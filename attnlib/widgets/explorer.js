@@ -176,7 +176,7 @@ function drawArtist(ctx, a, m, fr, scene, hatch) {
           ctx.font = "10px sans-serif";
           ctx.textAlign = "center";
           ctx.textBaseline = "middle";
-          ctx.fillText(val.toFixed(a.digits), (x0 + x1) / 2, (y0 + y1) / 2);
+          ctx.fillText(fmt(val, "f", a.digits), (x0 + x1) / 2, (y0 + y1) / 2); // fmt: no "-0.00"
         }
       }
   } else if (a.kind === "bars") {

@@ -144,7 +144,7 @@ def jacobian_explorer(
         xlim=(-0.6, S - 0.4),
         ylim=(0.0, 1.0),
         title="weights a = softmax(z)",
-        xlabel="logit",
+        xlabel="key j (weight a_j of logit z_j)",
         **ticks,
     )
     j_panel = Panel(

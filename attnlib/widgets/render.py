@@ -107,10 +107,11 @@ def _draw(ax, a: _Artist, frame: Frame, pt: float, fig, colorbar_at) -> None:
                 for j in range(m):
                     if hidden is None or hidden[i, j] <= 0.5:
                         t = (v[i, j] - a.vmin) / (a.vmax - a.vmin)
+                        label = round(float(v[i, j]), a.digits) + 0.0  # + 0.0: no "-0.00"
                         ax.text(
                             j,
                             i,
-                            f"{v[i, j]:.{a.digits}f}",
+                            f"{label:.{a.digits}f}",
                             ha="center",
                             va="center",
                             fontsize=7,

@@ -15,7 +15,7 @@ import torch
 from attnlib.scaling import entropy, jacobian_norm, max_weight, scores_for_widths
 from attnlib.softmax import masked_softmax
 from attnlib.widgets.artists import Bars, Line, Points, Text
-from attnlib.widgets.controls import selection_slider
+from attnlib.widgets.controls import selection_slider, toggle
 from attnlib.widgets.explorer import Explorer
 from attnlib.widgets.scene import Frame, Panel, Scene
 
@@ -43,6 +43,28 @@ def _normal_pdf(x: np.ndarray, var: float) -> np.ndarray:
     return np.exp(-0.5 * x**2 / var) / math.sqrt(2 * math.pi * var)
 
 
+def _normal_bin_density(u: np.ndarray, edges: np.ndarray, R: float, var: float) -> np.ndarray:
+    """The density a histogram with bins ``edges`` (in units of R) should show for a normal of
+    variance ``var``: the normal density averaged over each bin, read off at the points ``u``
+    (the mean of the two bins on an edge). Unlike the density itself it stays comparable with
+    the bars even when the bell is far narrower than one bin."""
+    cdf = torch.special.ndtr(torch.as_tensor(edges * R / math.sqrt(var), dtype=torch.float64))
+    per_bin = (cdf[1:] - cdf[:-1]).numpy() / (np.diff(edges) * R)  # (nbins,)
+    pos = (u - edges[0]) / (edges[1] - edges[0])  # (P,) position in bins
+    on_edge = np.isclose(pos, np.round(pos), atol=1e-9)
+    left = np.clip(np.where(on_edge, np.round(pos) - 1, np.floor(pos)), 0, len(per_bin) - 1)
+    right = np.clip(np.where(on_edge, np.round(pos), np.floor(pos)), 0, len(per_bin) - 1)
+    return 0.5 * (per_bin[left.astype(int)] + per_bin[right.astype(int)])
+
+
+def axis_half_range(scale: str, d_k: int, fixed: bool) -> float:
+    """Half-range of the histogram's x-axis, in score units: ±5 theoretical standard deviations
+    of the current setting, or (``fixed``) of the widest setting of this scale factor over all
+    widths (±160 for the raw score, ±5 for the other two), so that a change in spread shows."""
+    sds = [math.sqrt(d) * scale_factor(scale, d) for d in (WIDTHS if fixed else (d_k,))]
+    return _RANGE * max(sds)
+
+
 def _nice_top(v: float) -> float:
     """The smallest of 1, 1.2, 1.6, 2, 2.4, 3.2, 4, 4.8, 6, 8 (times 10^k) >= v."""
     e = math.floor(math.log10(v))
@@ -57,7 +79,13 @@ def _fmt(v: float) -> str:
 
 
 def scaling_explorer(
-    d_k: int = 256, scale: str = "1", *, num_keys: int = 16, num_pairs: int = 2000, seed: int = 0
+    d_k: int = 256,
+    scale: str = "1",
+    fixed_axis: bool = False,
+    *,
+    num_keys: int = 16,
+    num_pairs: int = 2000,
+    seed: int = 0,
 ) -> Explorer:
     """A d_k slider (1 ... 1024, powers of 2) and a scale-factor slider (1, 1/√d_k, 1/d_k).
 
@@ -66,9 +94,13 @@ def scaling_explorer(
     Top left: a histogram of ``num_pairs`` random scores c·q·k (components i.i.d. N(0, 1), c the
     scale factor) with the normal density of the theoretical variance c²·d_k; both axes follow
     the setting (x spans ±5 theoretical standard deviations, its tick labels change; scores
-    beyond are counted in the readout, never clipped into the end bins). Top right: the softmax
-    row of one query over ``num_keys`` keys. Bottom: the mean entropy and the mean Jacobian norm
-    of 256 such rows against d_k, for the three scale factors, with the current setting marked.
+    beyond are counted in the readout, never clipped into the end bins). With ``fixed_axis`` the
+    x-axis stays at the widest range this scale factor reaches over all widths (±160 raw), so
+    the spread visibly grows or shrinks with d_k; the curve is then the normal density averaged
+    over each bin, which the bars should match even where the bell is narrower than a bin.
+    Top right: the softmax row of one query over ``num_keys`` keys. Bottom: the mean entropy and
+    the mean Jacobian norm of 256 such rows against d_k, for the three scale factors, with the
+    current setting marked.
     All random numbers are drawn once, at build time, from a local generator seeded with
     ``seed``; width d_k uses the first d_k components of the same draws, and the three scale
     factors divide the *same* raw scores (common random numbers: at d_k = 1 they agree exactly).
@@ -76,17 +108,21 @@ def scaling_explorer(
     Args:
         d_k: starting width, a power of 2 from 1 to 1024.
         scale: starting scale factor: ``"1"``, ``"1/√d_k"`` or ``"1/d_k"`` (see ``SCALES``).
+        fixed_axis: start with the histogram's x-axis fixed per scale factor (a checkbox).
         num_keys: keys in the softmax row (2 ... 64).
         num_pairs: query–key pairs in the histogram (>= 100).
         seed: seed of the local generator (the global one is untouched).
     Returns:
-        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``d_k`` and ``scale`` and a
-        readout of the scores' sampled and theoretical variance, the row's max weight, entropy
+        An :class:`~attnlib.widgets.explorer.Explorer` with controls ``d_k``, ``scale`` and
+        ``fixed_axis`` and a readout of the histogram's half-range, the scores' sampled and
+        theoretical variance, the row's max weight, entropy
         and Jacobian norm, and the mean entropy and Jacobian norm over the 256 rows.
     """
     if d_k not in WIDTHS:
         raise ValueError(f"d_k must be a power of 2 from 1 to 1024, got {d_k!r}")
     scale_factor(scale, 1)
+    if not isinstance(fixed_axis, bool):
+        raise ValueError(f"fixed_axis must be a bool, got {fixed_axis!r}")
     if not (isinstance(num_keys, int) and 2 <= num_keys <= 64):
         raise ValueError(f"num_keys must be an int in [2, 64], got {num_keys!r}")
     if not (isinstance(num_pairs, int) and num_pairs >= 100):
@@ -120,19 +156,23 @@ def scaling_explorer(
     edges = np.linspace(-1.0, 1.0, _NBINS + 1)
     centres = 0.5 * (edges[:-1] + edges[1:])
 
-    def compute(d_k, scale):
+    def compute(d_k, scale, fixed_axis):
         i = WIDTHS.index(int(d_k))
         c = scale_factor(scale, int(d_k))
         var_theory = c * c * int(d_k)
-        R = _RANGE * math.sqrt(var_theory)  # half-range of the x axis, in score units
+        R = axis_half_range(scale, int(d_k), bool(fixed_axis))  # x half-range, in score units
         scores = (raw_pairs[i] * c).numpy()  # (N,)
         counts, _ = np.histogram(scores / R, bins=edges)
         density = counts / (len(scores) * (2 * R / _NBINS))  # per unit of score
-        pdf = _normal_pdf(u * R, var_theory)  # (201,)
+        if fixed_axis:  # the bell may be far narrower than a bin: average it over one bin
+            pdf = _normal_bin_density(u, edges, R, var_theory)  # (201,)
+        else:
+            pdf = _normal_pdf(u * R, var_theory)  # (201,)
         ytop = _nice_top(1.05 * max(float(density.max()), float(pdf.max())))
         row = rows[scale][i]  # (S,)
         texts = {f"x{j}": _fmt(t * R) for j, t in enumerate(_TICKS)}
         texts.update({f"y{j}": _fmt(t * ytop) for j, t in enumerate(_YTICKS)})
+        texts["axis"] = f"x-axis {'fixed' if fixed_axis else 'follows the setting'}: ±{_fmt(R)}"
         return Frame(
             arrays={
                 "hist": density / ytop,
@@ -144,6 +184,7 @@ def scaling_explorer(
             readout={
                 "d_k": int(d_k),
                 "scale factor": c,
+                "histogram half-range": R,
                 "Var(score), sampled": float(np.var(scores, ddof=1)),
                 "Var(score), theory": var_theory,
                 "sampled / theory": float(np.var(scores, ddof=1)) / var_theory,
@@ -161,6 +202,7 @@ def scaling_explorer(
         Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label="sampled scores"),
         Line("pdf", color="C3", width=1.2, label="normal, theory variance"),
     ]
+    hist_artists.append(Text(0.02, 0.95, key="axis", size=8, color="0.3", axes=True))
     hist_artists += [
         Text(0.5 + t / 2, -0.03, key=f"x{j}", size=8, ha="center", va="top", axes=True)
         for j, t in enumerate(_TICKS)
@@ -173,7 +215,7 @@ def scaling_explorer(
         hist_artists,
         xlim=(-1.0, 1.0),
         ylim=(0.0, 1.0),
-        title="scores of random (q, k) pairs; both axes follow the setting",
+        title="scores of random (q, k) pairs",
         ylabel="density",
         xticks=list(_TICKS),
         xticklabels=[""] * 5,
@@ -249,6 +291,7 @@ def scaling_explorer(
     controls = {
         "d_k": selection_slider("d_k", WIDTHS, d_k, width="320px"),
         "scale": selection_slider("score ×", SCALES, scale, width="260px"),
+        "fixed_axis": toggle("fixed x-axis", fixed_axis),
     }
     return Explorer(
         controls,
@@ -256,6 +299,13 @@ def scaling_explorer(
         scene,
         name="scaling",
         grid=[("d_k", "scale")],
-        args=dict(d_k=d_k, scale=scale, num_keys=num_keys, num_pairs=num_pairs, seed=seed),
+        args=dict(
+            d_k=d_k,
+            scale=scale,
+            fixed_axis=fixed_axis,
+            num_keys=num_keys,
+            num_pairs=num_pairs,
+            seed=seed,
+        ),
         digits=3,
     )
