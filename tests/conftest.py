@@ -51,6 +51,17 @@ def _seed():
     yield
 
 
+@pytest.fixture(scope="module")
+def model_dir():
+    """The folder of the installed MiniLM package (skips the test when it is not installed)."""
+    from attnlib.pretrained import INSTALL_HINT, minilm_dir
+
+    try:
+        return minilm_dir()
+    except ModuleNotFoundError:
+        pytest.skip(f"the MiniLM package is not installed: {INSTALL_HINT}")
+
+
 def pytest_report_header(config):
     return f"attnlib test devices: {', '.join(DEVICES)}"
 

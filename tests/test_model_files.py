@@ -15,19 +15,10 @@ from attnlib.pretrained import (
     INSTALL_HINT,
     MODEL_SHA256,
     load_minilm,
-    minilm_dir,
     verify_model_files,
 )
 
 safetensors_torch = pytest.importorskip("safetensors.torch")
-
-
-@pytest.fixture(scope="module")
-def model_dir():
-    try:
-        return minilm_dir()
-    except ModuleNotFoundError:
-        pytest.skip(f"the MiniLM package is not installed: {INSTALL_HINT}")
 
 
 def _copy(model_dir, dest):

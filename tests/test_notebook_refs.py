@@ -10,12 +10,17 @@ from __future__ import annotations
 import importlib
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from notebooks import cell_prose  # noqa: E402  (tools/notebooks.py)
+
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 DOTTED = re.compile(r"\battnlib(?:\.[A-Za-z_]\w*)+")
@@ -28,21 +33,11 @@ OUTSIDE = re.compile(r"\.\./shared|\b(?:STYLE|RECIPES|CURRICULUM)\b|\bseeds/|\br
 MODEL_FILES = {"config.json", "tokenizer.json", "model.safetensors"}
 
 
-def _prose(cell) -> str:
-    if cell.cell_type == "markdown":
-        return cell.source
-    if cell.cell_type == "code":
-        return "\n".join(
-            line[line.index("#") :] for line in cell.source.splitlines() if "#" in line
-        )
-    return ""
-
-
 def _mentions(pattern: re.Pattern):
     for nb_path in NOTEBOOKS:
         nb = nbformat.read(nb_path, as_version=4)
         for index, cell in enumerate(nb.cells):
-            for match in pattern.findall(_prose(cell)):
+            for match in pattern.findall(cell_prose(cell)):
                 yield nb_path.name, index, match
 
 
@@ -110,5 +105,5 @@ def test_every_file_a_notebook_names_is_in_the_repository():
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_notebook_cites_a_document_outside_the_repository(nb_path):
     nb = nbformat.read(nb_path, as_version=4)
-    bad = [(i, m.group(0)) for i, c in enumerate(nb.cells) for m in OUTSIDE.finditer(_prose(c))]
+    bad = [(i, m.group(0)) for i, c in enumerate(nb.cells) for m in OUTSIDE.finditer(cell_prose(c))]
     assert not bad, f"{nb_path.name} cites documents outside the repository (cell, text): {bad}"

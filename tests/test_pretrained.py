@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from attnlib.pretrained import INSTALL_HINT, load_minilm, mean_pool, minilm_dir
+from attnlib.pretrained import INSTALL_HINT, load_minilm, mean_pool
 from attnlib.transformer import EncoderBlock, FeedForward
 
 SENTENCES = [
@@ -35,14 +35,6 @@ def _encoder(device: torch.device):
     if key not in _CACHE:
         _CACHE[key] = load_minilm(device)
     return _CACHE[key]
-
-
-@pytest.fixture(scope="module")
-def model_dir():
-    try:
-        return minilm_dir()
-    except ModuleNotFoundError:
-        pytest.skip(f"the MiniLM package is not installed: {INSTALL_HINT}")
 
 
 @pytest.fixture(scope="module")

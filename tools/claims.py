@@ -21,6 +21,8 @@ from pathlib import Path
 
 import nbformat
 
+from notebooks import cell_prose  # tools/notebooks.py, beside this file
+
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "CLAIMS.md"
 CLAIM = re.compile(r"\bC(\d\d)\b")
@@ -258,23 +260,13 @@ def tests_by_claim() -> dict[str, list[str]]:
     return {cid: sorted(tests) for cid, tests in found.items()}
 
 
-def _cell_text(cell) -> str:
-    if cell.cell_type == "markdown":
-        return cell.source
-    if cell.cell_type == "code":
-        return "\n".join(
-            line[line.index("#") :] for line in cell.source.splitlines() if "#" in line
-        )
-    return ""
-
-
 def cells_by_claim() -> dict[str, dict[str, list[int]]]:
     """Claim ID -> {notebook stem: [cell indices]}."""
     found: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         for index, cell in enumerate(nb.cells):
-            for number in sorted(set(CLAIM.findall(_cell_text(cell)))):
+            for number in sorted(set(CLAIM.findall(cell_prose(cell)))):
                 found[f"C{number}"][path.stem].append(index)
     return {cid: dict(nbs) for cid, nbs in found.items()}
 

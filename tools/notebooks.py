@@ -35,6 +35,17 @@ VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 TIMEOUT_S = 300
 
 
+def cell_prose(cell) -> str:
+    """A cell's prose: a markdown cell's text, or the comments of a code cell's lines."""
+    if cell.cell_type == "markdown":
+        return cell.source
+    if cell.cell_type == "code":
+        return "\n".join(
+            line[line.index("#") :] for line in cell.source.splitlines() if "#" in line
+        )
+    return ""
+
+
 def all_notebooks() -> list[Path]:
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
