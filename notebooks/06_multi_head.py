@@ -68,7 +68,7 @@ device = default_device()
 # \qquad W_Q^{(r)}, W_K^{(r)}, W_V^{(r)} \in \mathbb{R}^{d\times d/h}.
 # $$
 #
-# Lecture notes 004 §9.10.2 write the same head with three separate inputs, $\operatorname{head}_r = \operatorname{Attention}(Q W_r^Q, K W_r^K, V W_r^V)$: the rows that ask (queries) may come from one sequence and the rows that answer (keys and values) from another. In **self-attention (自注意力)** all three are $X$, as in most of this notebook. In **cross-attention (交叉注意力)**, notebook 08's decoder, the queries come from the target being written and the keys and values from the encoded source, so the two lengths may differ. `MultiHeadAttention(query, key, value)` takes the three separately; section 3 checks a cross-attention call as well.
+# Lecture notes 004 §9.10.2 write the same head with three separate inputs, $\operatorname{head}_r = \operatorname{Attention}(Q W_r^Q, K W_r^K, V W_r^V)$: the rows that ask (queries) may come from one sequence and the rows that answer (keys and values) from another. In **self-attention (自注意力)** all three are $X$, as in most of this notebook. In **cross-attention (交叉注意力)**, notebook 08's decoder, the queries come from the target being written and the keys and values from the encoded source, so the two lengths may differ. A layer built as `mha = MultiHeadAttention(d, h)` is then called as `mha(query, key, value)`, with the three inputs given separately; section 3 checks a cross-attention call as well.
 #
 # **Counting.** The formulas number heads $r = 1, \ldots, h$ and so does the text (head 1 is the first); in the code head $r$ is index `r - 1`. Tokens, queries and batch rows are named by their code index, from 0: *query 0* is the first token.
 #
@@ -242,7 +242,7 @@ print("real layer vs 'head 1 copied h times': max diff =", show((out - out_copie
 # %% [markdown]
 # These heads have **random** projections, so their maps differing is almost automatic: the check shows that each head has its own parameters, not that heads learn different relations. What trained heads do is measured in notebook 10 (`10_real_heads.ipynb`): all 72 heads (6 layers × 12) of a pretrained model, where some heads look almost only at the previous token, others at one special token, and the twelve heads of one layer, fed the same input, still attend differently.
 #
-# A caution from lecture notes 000 §8: different heads *can* end up with different jobs, but nothing in the architecture makes a head stand for a nameable linguistic notion ("the syntax head"). Nor is a weight map an explanation of a prediction. A big weight on key $j$ says only that this head, at this layer, copies a lot of $v_j$ into query $i$'s piece of the output; that piece then goes through $W_O$, is added to the residual stream with every other head's piece and passes through the feed-forward layers before anything is predicted.
+# A caution from lecture notes 000 §8: different heads *can* end up with different jobs, but nothing in the architecture makes a head stand for a nameable linguistic notion ("the syntax head"). Nor is a weight map an explanation of a prediction. A big weight on key $j$ says only that this head, at this layer, copies a lot of $v_j$ into query $i$'s piece of the output; that piece is mixed with every other head's piece by $W_O$, added to the token's own input by a residual connection (notebook 04) and passed through the feed-forward network (notebook 08) before anything is predicted.
 #
 # ## 6. Explore: number of heads, with and without positions
 #

@@ -240,7 +240,7 @@ print("the same matrix moves pos 0 -> 5 and pos 900 -> 905: max errors", below(g
 # PE(p)\cdot PE(p+k) = \sum_{i=0}^{d/2-1} \big[\sin\omega_i p\,\sin\omega_i(p+k) + \cos\omega_i p\,\cos\omega_i(p+k)\big] = \sum_{i=0}^{d/2-1}\cos(\omega_i k).
 # $$
 #
-# It depends on the offset $k$ and not on $p$: shifting both positions by the same amount changes nothing, the encoding's similarity is **translation invariant (平移不变)** (a property of the table; the next subsection shows that attention's scores do not inherit it). So the matrix of all dot products $G = PP^\top$ is constant along each diagonal (a Toeplitz matrix), largest ($d/2$) on the main diagonal and smaller, not monotonically, further away:
+# It depends on the offset $k$ and not on $p$: shifting both positions by the same amount changes nothing, the encoding's similarity is **translation invariant (平移不变)** (a property of the table; the next subsection shows that attention's scores do not inherit it). So the matrix of all dot products $G = PP^\top$ is constant along each diagonal (a **Toeplitz matrix (托普利茨矩阵)**), largest ($d/2$) on the main diagonal and smaller, not monotonically, further away:
 
 # %%
 # C32: PE(p)·PE(p + k) = Σ_i cos(w_i k), the same for every p (d = 16, 64 positions)
@@ -260,7 +260,7 @@ _ = plotting.heatmap(G, ax=ax, cmap="cividis", vmin=float(G.min()), vmax=float(G
                      title="PE(p)·PE(q), d = 16", xlabel="position q", ylabel="position p")
 
 # %% [markdown]
-# ### But attention never takes this dot product
+# ### But an attention score is not this dot product
 #
 # With $X' = X + P$ the score of query $i$ and key $j$ is $(x_i + p_i)\,W_Q W_K^\top (x_j + p_j)^\top$ (scaled by $1/\sqrt{d_k}$). It has four parts: content with content, two mixed ones, and a **position term** $p_i\,W_Q W_K^\top p_j^\top$. The position term is $PE(p_i)\cdot PE(p_j)$ when $W_Q W_K^\top$ is the identity. For learned (here: random) $W_Q, W_K$ it is a different bilinear form, and nothing makes it a function of $j - i$: the rotation argument was about the plain dot product. Two checks at $d = 16$ over 64 positions: the position term for random $W_Q, W_K$ with $N(0, 1/16)$ entries, and the whole score of one token $u$ repeated at every position, so that content cannot be the reason two scores differ.
 
@@ -369,7 +369,7 @@ for n in (4, 6, 8):
     print(f"source length {n}: share of the 100 reversed exactly right = {sequence_accuracy(tokens, batch.tgt_out):.2f}")
 
 # %% [markdown]
-# At length 6 every one of the 100 comes out right; at lengths 4 and 8 not one does, although positions 0 to 8 all have perfectly good encodings. Notebook 08 shows what the model learned instead: at output step $t$ it reads source position $5 - t$, as at length 6.
+# At length 6 every one of the 100 comes out right; at lengths 4 and 8 not one does, although positions 0 to 8 all have perfectly good encodings. Notebook 08 shows what the model learned instead: at output step $t$ it reads source position $5 - t$, as at length 6, whatever the length of the source: at length 8 it reverses the first six letters and skips the last two; at length 4, which has no positions 4 and 5, it stays on the last letter until $5 - t$ exists (it reads `3 3 3 2`).
 #
 # There is also a purely numerical limit. The angle $pos\cdot\omega_i$ grows with $pos$, and in float32 a large number has few digits left after the decimal point, so $\sin$ of it is computed from a rounded angle. If the angles are computed in float32 (as a naive implementation would) instead of float64 (as `sinusoidal_encoding` does before it casts), the error grows with the position:
 
@@ -384,7 +384,7 @@ for p in (1_000, 100_000, 10_000_000):
     print(f"pos {p:>10,}: max |PE computed in float32 - float64| ~ {err:.0e}")
 
 # %% [markdown]
-# At ten million positions the float32 encoding is wrong in the second decimal. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes. The best known is rotary position embedding (RoPE), met at the end of section 4: it applies the rotations of section 4, by $pos\cdot\omega_i$, to the queries and keys instead of adding a table to the input, so that $q_i\cdot k_j$ depends on the two positions only through $j - i$ (checked there to float64 rounding). How such models are trained to use long contexts is beyond this chapter.
+# At ten million positions an entry of the float32 encoding is off by as much as 0.06. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes. The best known is rotary position embedding (RoPE), met at the end of section 4: it applies the rotations of section 4, by $pos\cdot\omega_i$, to the queries and keys instead of adding a table to the input, so that $q_i\cdot k_j$ depends on the two positions only through $j - i$ (checked there to float64 rounding). How such models are trained to use long contexts is beyond this chapter.
 #
 # ## Exercises
 #
