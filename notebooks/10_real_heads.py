@@ -36,7 +36,8 @@
 # Transformer*) §9.10 (multi-head self-attention) and §9.13 (the encoder block).
 #
 # **Read first:** `02_scaling_variance.ipynb` (Var(q·k) = d_k), `05_masking.ipynb` (padding and
-# `valid_lens`), `06_multi_head.ipynb` (heads), `07_positional_encoding.ipynb` (sinusoids and rotations).
+# `valid_lens`), `06_multi_head.ipynb` (heads), `07_positional_encoding.ipynb` (sinusoids and rotations),
+# `08_encoder_decoder.ipynb` (the encoder block, Post-LN and Pre-LN).
 #
 # **Time:** about 40 minutes. The model's weights (90 MB) are read from disk once, in section 1;
 # nothing is downloaded.
@@ -65,7 +66,10 @@ device = default_device()
 # all-MiniLM-L6-v2 is a small **pretrained (预训练)** model from the sentence-transformers project:
 # a BERT-style **encoder (编码器)** trained to map a sentence to one vector so that sentences with
 # similar meaning get similar vectors. Inside it is exactly the encoder block of lecture notes 004
-# §9.13.1, stacked six times, in the original **Post-LN** order:
+# §9.13.1 (notebook 08), stacked six times: **multi-head self-attention (多头自注意力)** MHA, then a
+# **residual connection (残差连接)** and **LayerNorm (层归一化)** LN, then the position-wise
+# **feed-forward network (前馈网络)** FFN, again with a residual connection and LayerNorm, in the
+# original **Post-LN** order (normalise after each residual sum):
 #
 # $$x \leftarrow \operatorname{LN}\big(x + \operatorname{MHA}(x)\big), \qquad
 #   x \leftarrow \operatorname{LN}\big(x + \operatorname{FFN}(x)\big).$$
@@ -334,6 +338,10 @@ for layer, weights in enumerate(co.attentions):
           f"mean {show(off.mean(), 2):.2f}   (identical heads would give 0)")
 
 # %% [markdown]
+# No two heads of a layer are alike: even the closest pair of a layer moves 0.16 to 0.21 of each
+# row's weight to other keys, and a typical pair (the layer means) 0.35 to 0.47. Copied heads would
+# give 0 (C28); these twelve heads each have their own $W_Q$, $W_K$, $W_V$ and use them differently.
+#
 # Here are the 12 heads of layer 0 on one sentence: each panel is one head's $(L, L)$ map, row =
 # query token, column = key token, with one colour scale from 0 to 1 for all twelve.
 
@@ -343,7 +351,8 @@ fig, axes = plt.subplots(2, 6, figsize=(17, 7), constrained_layout=True)
 for h, ax in enumerate(axes.flat):
     image = heatmap(view.weights[0, h], ax=ax, title=f"layer 0, head {h}", colorbar=False, vmin=0,
                     vmax=1, row_labels=view.tokens if h % 6 == 0 else [""] * len(view.tokens),
-                    col_labels=view.tokens, xlabel="", ylabel="")
+                    col_labels=view.tokens, xlabel="key" if h >= 6 else "",
+                    ylabel="query" if h % 6 == 0 else "")
     ax.tick_params(axis="x", labelrotation=90, labelsize=8)
     ax.tick_params(axis="y", labelsize=8)
 fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
@@ -438,7 +447,8 @@ print(f"the fourth sentence (12 tokens) at token position 16 shows: {short}")
 #    (what it reads is $v_{\text{animal}}$, transformed by $W_O$ and everything after it), nor that
 #    these heads do this on other sentences; for that one has to change the input or the
 #    weights and measure the effect, which a weight cannot do for us. Section 6 does this for the
-#    sentence vectors: removing layer 5, head 11 moves them more than removing any other head.
+#    sentence vectors: removing layer 5, head 11 moves one of them (s2) further than removing any
+#    other head moves any of them.
 #
 # </details>
 
@@ -447,9 +457,11 @@ print(f"the fourth sentence (12 tokens) at token position 16 shows: {short}")
 #
 # Section 4 and the head view found heads with striking weights: a `[CLS]` sink, a previous-token
 # head, a next-token head. Do they matter for what the model produces? A weight cannot tell us, but
-# an **ablation (消融)** can: remove one head and see what changes. We remove head $h$ of layer $l$
-# by zeroing its output before $W_O$ (the other 11 heads of the layer, $W_O$'s bias, the residual
-# path and every other layer stay as they are), and measure how far each sentence vector of
+# an **ablation (消融)** can: remove one head and see what changes. In each layer the 12 heads'
+# outputs for a token are concatenated into one 384-vector and mixed by the **output projection
+# (输出投影)** $W_O$ (lecture notes 004 §9.10.3, notebook 06). We remove head $h$ of layer $l$ by
+# zeroing its 32 entries of that vector before $W_O$ (the other 11 heads of the layer, $W_O$'s bias,
+# the residual path and the weights of every layer stay as they are), and measure how far each sentence vector of
 # section 2 moves, as $1 - \cos$ between the vector with all heads and the one without this head:
 # 0 for no change, 2 for the opposite direction. In attnlib this is one argument, `head_mask`, a
 # $(6, 12)$ table of factors for the heads' outputs; `hs.head_mask_without` builds one with zeros at
@@ -478,6 +490,10 @@ top = effect.flatten().argsort(descending=True)[:3]
 print("largest effects:", ", ".join(f"layer {int(i) // 12} head {int(i) % 12} ({show(effect.flatten()[i], 4):.4f})"
                                     for i in top))
 print(f"median over the 72 heads: {show(effect.median(), 4):.4f}")
+print("mean over each layer's 12 heads, layers 0 to 5:", show(effect.mean(1), 4))
+for name, (l, h) in [("[CLS] sink", (4, 5)), ("previous-token", (0, 2)), ("next-token", (1, 8))]:
+    print(f"{name:<15} head inside layer {l}: rank {int((effect[l] < effect[l, h]).sum()) + 1} of 12 "
+          f"from the smallest; the layer's median {show(effect[l].median(), 4):.4f}")
 emb_511 = enc.sentence_embeddings(sentences, head_mask=hs.head_mask_without(enc, [(5, 11)]))
 print(f"without layer 5 head 11: 'eating food' vs 'eating bread' {show(sim[0, 1], 3)} -> "
       f"{show(emb_511[0] @ emb_511[1], 3)}")
@@ -487,15 +503,22 @@ heatmap(effect, ax=ax, title="1 - cos of the sentence vectors when one head is r
 plt.show()
 
 # %% [markdown]
-# The three eye-catching heads are among the *least* important: removing the sink, the
+# The three eye-catching heads are in the less important half of the 72: removing the sink, the
 # previous-token head or the next-token head moves no sentence vector by more than 0.0018, 0.0019
 # and 0.0022 (1 − cos), less than the median head (0.0035); they rank 21st, 23rd and 29th of 72
 # from the smallest. The heads that matter most sit in the last layer: removing layer 5, head 11
-# moves one sentence vector by 0.1665, about 90 times as far as removing the sink, and layer 5,
+# moves one sentence vector by 0.1665, more than 90 times as far as removing the sink, and layer 5,
 # heads 10 and 4 follow (0.1041, 0.0747). Section 4 named none of these heads; head 11 of layer 5
 # is one of the heads whose largest weight from "it" lands on "animal" (exercise 2 of the head
 # view). Removing it even *raises* the similarity of the two "eating" sentences, from 0.755 to
 # 0.818.
+#
+# Part of this ranking is *where* a head sits, not what its weights look like. Layer 5 feeds the
+# mean pooling directly, and its heads move the vectors by 0.0586 on average, against 0.0017 to
+# 0.0066 for the heads of layers 0 to 4. Compared only with the heads of their own layer, the three
+# tell different stories: the sink is the second smallest of layer 4, but the previous-token and
+# the next-token heads rank 9th of 12 in layers 0 and 1, above their layers' median (0.0013). So
+# a striking pattern tells us as little about a head being unimportant as about its being important.
 #
 # What this measures, and what not: the effect on *these* sentence vectors of removing *one* head
 # with everything else fixed. A head can matter little alone because another head does the same
@@ -523,14 +546,17 @@ for layer in range(len(enc.layers)):
           f"{show(row.mean(), 2):>7.2f} {show(row.max(), 2):>7.2f} | {int((row < 1).sum()):>9} | "
           f"{show(qk.independent[layer].mean(), 2):>17.2f}")
 print("layer 0, head by head:", show(qk.measured[0], 2))
+print("heads whose 'independent' prediction is below the measured ratio, per layer:",
+      (qk.independent < qk.measured).sum(1).tolist(), "of 12")
 
 # %% [markdown]
 # The measured ratio is not 1, and it misses in both directions. It varies from head to head by a
-# factor of more than 200 (0.46 to 118). A layer's mean can hide this: layer 0's mean of 11.03 is
-# one head, head 2 (the previous-token head) at 118, while 7 of its 12 heads are below 1 and its
-# median is 0.93. In layers 1 to 5 every head but one (layer 3, head 11, at 0.88) is above 1, with
-# medians from 1.48 to 3.72. Even the milder "independent components" prediction falls short of
-# the measured ratio in every layer, so the assumptions behind it (products $q_r k_r$ independent
+# factor of more than 200 (0.46 to 118). A layer's mean can hide this: layer 0's mean of 11.03
+# comes mostly from one head, head 2 (the previous-token head) at 118, while 7 of its 12 heads are
+# below 1 and its median is 0.93. In layers 1 to 5 every head but one (layer 3, head 11, at 0.88) is
+# above 1, with medians from 1.48 to 3.72. The prediction that keeps only the independence
+# assumption (last column) falls short of the measured ratio too, in every one of the 72 heads
+# (the last line), so the assumptions behind it (products $q_r k_r$ independent
 # across $r$, query and key tokens drawn independently) do not hold for these heads either; which
 # one fails, and why training ended here, these numbers do not say. What stays true is what the
 # argument promised: with iid components the scale gives scores of variance 1. A trained model is
@@ -565,14 +591,18 @@ for name, s in [("learned", s_learned), ("sinusoids", s_sines)]:
     rise = s[1:] - s[:-1]                                              # (256,) from k to k + 1
     print(f"{name:<9} largest rise from k to k + 1: {show(rise.max(), 2):.2f} (k = {int(rise.argmax())})")
 print("learned   mean cos for k = 1 ... 12:", show(s_learned[1:13], 2))
+peaks = [k for k in range(1, 256) if s_learned[k] > max(s_learned[k - 1], s_learned[k + 1])]
+print(f"learned   local maxima of the curve: {len(peaks)} up to k = 255, at k =", peaks[:6], "...",
+      peaks[-4:])
 
 # %% [markdown]
 # Both fall off with distance: neighbours are alike, far positions much less (the learned curve drops
 # faster, and it is bumpy: vectors 16 apart, at 0.43, are more alike than vectors 8 apart, at 0.29,
 # and from k = 10 to 11 it climbs by 0.18; the sinusoids' curve only ripples, rising by at most 0.02).
-# The bumps come early and with a period of about six: the learned curve falls to 0.44 at k = 3,
-# climbs back to 0.69 at k = 6, falls to 0.21 at k = 9 and climbs again to 0.57 at k = 12. These are
-# the stripes parallel to the diagonal in the left heatmap.
+# The bumps have a period of about six: the learned curve falls to 0.44 at k = 3, climbs back to
+# 0.69 at k = 6, falls to 0.21 at k = 9 and climbs again to 0.57 at k = 12, and its local maxima
+# keep that spacing, with a few gaps, all the way out (k = 233, 239, 244, 251 at the far end). These
+# are the stripes parallel to the diagonal in the left heatmap.
 # Notebook 07 showed more for sinusoids: moving $k$ positions is one fixed
 # **rotation (旋转)** $R(k)$ of every position vector. Is that true of the learned table? We fit the
 # best orthogonal map that sends $P_i$ to $P_{i+k}$ for all $i$ at once (the orthogonal Procrustes
