@@ -32,9 +32,20 @@ __all__ = [
     "blockwise_attention",
     "blockwise_attention_steps",
     "online_softmax_trace",
+    "query_tile",
 ]
 
 _QUERY_TILE = 256  # query rows per tile in blockwise_attention (8 heads x 256 x 128 fits L2)
+
+
+def query_tile(block_size: int) -> int:
+    """Query rows per tile in :func:`blockwise_attention`: ``max(block_size, 256)``.
+
+    Its largest score array is one ``(query_tile(block_size), block_size)`` slice (fewer rows or
+    keys at the ends), whatever the sequence length.
+    """
+    check_positive_int("block_size", block_size)
+    return max(block_size, _QUERY_TILE)
 
 
 @dataclass(frozen=True)
@@ -235,7 +246,7 @@ def blockwise_attention(
     num_queries, num_keys = q.shape[-2], k.shape[-2]
     lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     out = q.new_zeros((*lead, num_queries, v.shape[-1]))  # (..., L, Dv)
-    tile = max(block_size, _QUERY_TILE)
+    tile = query_tile(block_size)
     for row in range(0, num_queries, tile):
         rows = slice(row, min(row + tile, num_queries))
         # Causal: keys past the tile's last query are hidden from all of its rows.

@@ -6,18 +6,28 @@ so a token's output cannot depend on the other tokens; BatchNorm with batch stat
 included, so the same token's output moves when its batch, its sequence length or its padding
 changes. :func:`norm_context_dependence` puts one token into two contexts and returns how far each
 normalisation's output for it moves (:class:`NormContextChange`).
+
+Where the LayerNorm sits (Post-LN or Pre-LN) changes how the gradient reaches each block of a
+stack: :func:`block_gradient_norms` measures it, block by block, for one loss.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from torch import nn
 
 from ._checks import check_tensor
 from .transformer import layer_norm
 
-__all__ = ["NormContextChange", "batch_norm_tokens", "norm_context_dependence"]
+__all__ = [
+    "NormContextChange",
+    "batch_norm_tokens",
+    "block_gradient_norms",
+    "norm_context_dependence",
+]
 
 
 def batch_norm_tokens(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
@@ -79,3 +89,67 @@ def norm_context_dependence(
     d_ln = (layer_norm(x_a, eps=eps)[0, 0] - layer_norm(x_b, eps=eps)[0, 0]).abs().max()
     d_bn = (batch_norm_tokens(x_a, eps)[0, 0] - batch_norm_tokens(x_b, eps)[0, 0]).abs().max()
     return NormContextChange(layer_norm=float(d_ln), batch_norm=float(d_bn))
+
+
+def _norm_parameter_ids(module: nn.Module) -> set[int]:
+    return {
+        id(p)
+        for m in module.modules()
+        if isinstance(m, nn.LayerNorm)
+        for p in m.parameters(recurse=False)
+    }
+
+
+def block_gradient_norms(
+    blocks: Sequence[nn.Module],
+    x: torch.Tensor,
+    target: torch.Tensor,
+    *,
+    final_norm: nn.LayerNorm | None = None,
+    count_norms: bool = False,
+) -> list[float]:
+    """Gradient norm of each block's parameters for the MSE of the stack's output against target.
+
+    Runs ``x`` through ``blocks`` in order (each returns ``(out, weights)``, as
+    :class:`attnlib.transformer.EncoderBlock`), then through ``final_norm`` if given (a Pre-LN
+    stack's last LayerNorm), takes ``mean((out - target) ** 2)`` and backpropagates. The
+    gradients the call computes are left on the parameters (earlier ones are cleared first).
+
+    Args:
+        blocks: the stack, first block first.
+        x: ``(B, L, D)`` input.
+        target: ``(B, L, D)``.
+        final_norm: optional LayerNorm after the last block.
+        count_norms: also count the LayerNorm gains and shifts (``final_norm``'s with the last
+            block). False compares only the attention and FFN weights, which both orders share.
+
+    Returns:
+        One float per block: the 2-norm of the gradient of all its counted parameters together.
+    """
+    check_tensor("x", x, ndim=3)
+    if target.shape != x.shape:
+        raise ValueError(f"target must have x's shape {tuple(x.shape)}, got {tuple(target.shape)}")
+    if len(blocks) == 0:
+        raise ValueError("blocks must hold at least one block")
+    modules = list(blocks) + ([final_norm] if final_norm is not None else [])
+    for m in modules:
+        m.zero_grad(set_to_none=True)
+    h = x
+    for block in blocks:
+        h, _ = block(h)  # (B, L, D)
+    if final_norm is not None:
+        h = final_norm(h)
+    ((h - target) ** 2).mean().backward()
+    norms = []
+    for i, block in enumerate(blocks):
+        owned = [block] + ([final_norm] if final_norm is not None and i == len(blocks) - 1 else [])
+        grads = []
+        for m in owned:
+            skip = set() if count_norms else _norm_parameter_ids(m)
+            grads += [
+                p.grad.reshape(-1)
+                for p in m.parameters()
+                if p.grad is not None and id(p) not in skip
+            ]
+        norms.append(float(torch.cat(grads).norm()) if grads else 0.0)
+    return norms

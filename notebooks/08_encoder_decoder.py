@@ -24,7 +24,7 @@
 # - how cross-attention connects the decoder to the encoder, and why its map is [target length × source length];
 # - training a tiny encoder–decoder on sequence reversal, and reading the alignment it learned from its cross-attention.
 #
-# **Seed sections taught:** `000_c6f15091c249a51c.txt` §9 (attention is not yet a complete model), and `004_cf2f09ec33ad5dce.txt` §9.13 (overall architecture: encoder and decoder blocks), §9.14 (causal masked attention), §9.15 (layer normalisation, and how it differs from BatchNorm) and §9.16 (passing information from the encoder to the decoder).
+# **Seed sections taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §9 (attention is not yet a complete model), and lecture notes 004 (*9 Attention and the Transformer*) §9.13 (overall architecture: encoder and decoder blocks), §9.14 (causal masked attention), §9.15 (layer normalisation, and how it differs from BatchNorm) and §9.16 (passing information from the encoder to the decoder).
 #
 # **Read first:** `05_masking.ipynb` (padding and causal masks), `06_multi_head.ipynb` (multi-head attention) and `07_positional_encoding.ipynb` (positions).
 #
@@ -50,7 +50,7 @@ from attnlib.multihead import split_heads
 from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
 from attnlib.toy_tasks import make_batch, token_labels
 from attnlib.training import sequence_accuracy, train_seq2seq
-from attnlib.normalization import norm_context_dependence
+from attnlib.normalization import block_gradient_norms, norm_context_dependence
 from attnlib.transformer import DecoderBlock, EncoderBlock, layer_norm
 from attnlib.widgets import decoding_explorer
 
@@ -64,11 +64,11 @@ device = default_device()
 # The previous notebooks built one operation: every position sends a query, compares it with every key, and reads back a weighted average of the values. That solves *exchanging information by content*. It leaves several things open:
 #
 # - **Order.** Nothing in $\operatorname{softmax}(QK^\top/\sqrt{d_k})V$ knows where a token sits. Shuffle the tokens and the outputs are shuffled the same way, nothing more (notebook 07 fixes this with positional encodings).
-# - **Depth.** Each output row is a convex combination of value rows, so it lies inside their convex hull. Stack bare attention layers and the hull can only shrink: the tokens are averaged towards one point. Deep stacks need **residual connections (残差连接)** to carry each token's own signal past the mixing, and **normalisation (归一化)** to keep the scale of the activations in check.
-# - **Per-token computation.** Attention mixes tokens but applies no non-linearity to any single token; a **position-wise feed-forward network (前馈网络, FFN)** does that.
+# - **Depth.** Each output row is a convex combination of value rows, so it lies inside their convex hull. With no projections ($V = X$) the value rows are the tokens themselves, so stacking such layers can only shrink the hull: the tokens are averaged towards one point. With a value projection the hull is that of $X W_V$, which can be larger than $X$'s, so the spread need not shrink; the general statement is **rank collapse**: Dong, Cordonnier and Loukas (2021, "Attention is not all you need: pure attention loses rank doubly exponentially with depth") prove that stacks of attention alone tend towards outputs whose rows are all the same, and that residual connections and FFNs are what stop it. Deep stacks need **residual connections (残差连接)** to carry each token's own signal past the mixing, and **normalisation (归一化)** to keep the scale of the activations in check.
+# - **Per-token computation.** Attention mixes tokens but applies no non-linearity to any single token; a **position-wise feed-forward network (逐位置前馈网络, FFN)** does that.
 # - **An output objective.** Something has to turn the final vectors into predictions: a linear layer and a softmax over the vocabulary.
 #
-# Order and depth are easy to see with parameter-free attention ($Q = K = V = X$) on six random tokens:
+# Order and depth are easy to see with parameter-free attention ($Q = K = V = X$) on six random tokens. The last column repeats the stack with the values scaled by 3 ($Q = K = H$, $V = 3H$), the simplest value projection that enlarges the hull:
 
 # %%
 # C18: bare attention has no notion of order, and stacking it only averages
@@ -80,40 +80,43 @@ out_shuffled, _ = dot_product_attention(X[perm], X[perm], X[perm])
 err = (out_shuffled - out[perm]).abs().max().item()
 print(f"attention of the shuffled tokens vs the shuffled outputs: max |diff| {'<' if err < 1e-6 else '>='} 1e-6")
 
-H = X
+H, G = X, X
 print("layers  mean distance of a token from the tokens' mean")
+print("        V = H (no projection)   V = 3H")
 for depth in range(7):
     spread = (H - H.mean(0)).norm(dim=-1).mean().item()
-    print(f"{depth:6d}  {spread:.3f}")
+    spread_3 = (G - G.mean(0)).norm(dim=-1).mean().item()
+    print(f"{depth:6d}  {spread:21.3f}  {spread_3:7.1f}")
     H, _ = dot_product_attention(H, H, H)               # one more attention-only layer
+    G, _ = dot_product_attention(G, G, 3 * G)           # the same, with the values scaled by 3
 
 # %% [markdown]
-# After six attention-only layers the six tokens are almost the same vector: the sequence has lost what told its tokens apart. The Transformer wraps every attention layer in the missing pieces. The rest of this notebook puts them together.
+# With $V = H$, after six attention-only layers the six tokens are almost the same vector (spread 2.270 → 0.021): the sequence has lost what told its tokens apart. With $V = 3H$ the spread grows instead (2.3 → 1119.4), so "the hull can only shrink" holds for $V = X$ only; that attention alone cannot be stacked into a deep model is the rank-collapse result above, not this picture. The Transformer wraps every attention layer in the missing pieces. The rest of this notebook puts them together.
 #
 # ## 2. The encoder block
 #
-# An **encoder (编码器)** layer of the original Transformer has two sub-layers, each wrapped in a residual connection followed by **LayerNorm (层归一化)** ("Add & Norm"):
+# An **encoder (编码器)** layer of the original Transformer has two sub-layers, each wrapped in a residual connection followed by **LayerNorm (层归一化)** ("Add & Norm", 残差连接与层归一化):
 #
 # ```
 # x ──► multi-head self-attention ──► + x ──► LayerNorm ──► FFN ──► + ──► LayerNorm ──► out
 #    └──────── residual ─────────────┘                 └── residual ─┘
 # ```
 #
-# Written as equations, this **Post-LN** order (normalise *after* adding) is
+# Written as equations, this **Post-LN** order (后置层归一化: normalise *after* adding) is
 #
 # $$
 # h = \operatorname{LN}_1\big(x + \operatorname{SelfAttn}(x)\big), \qquad
 # \text{out} = \operatorname{LN}_2\big(h + \operatorname{FFN}(h)\big),
 # $$
 #
-# with $\operatorname{FFN}(h) = W_2\,\operatorname{ReLU}(W_1 h + b_1) + b_2$ applied to every position separately. The **Pre-LN** variant normalises the *input* of each sub-layer and leaves the residual path untouched:
+# with $\operatorname{FFN}(h) = W_2\,\operatorname{ReLU}(W_1 h + b_1) + b_2$ applied to every position separately. The **Pre-LN** variant (前置层归一化) normalises the *input* of each sub-layer and leaves the residual path untouched:
 #
 # $$
 # h = x + \operatorname{SelfAttn}\big(\operatorname{LN}_1(x)\big), \qquad
 # \text{out} = h + \operatorname{FFN}\big(\operatorname{LN}_2(h)\big).
 # $$
 #
-# > **Note on the slides:** the lecture figure draws the original Post-LN layout (Add & Norm after each sub-layer). Many current models (GPT-2 and most large language models) use Pre-LN instead, because deep Pre-LN stacks train more easily; §2 ends with a small experiment at initialisation that shows the gradient pattern behind that claim. Both are "a Transformer block"; they are not the same function, as the numbers below show.
+# > **Note on the slides:** the lecture figure draws the original Post-LN layout (Add & Norm after each sub-layer). Many current models (GPT-2 and most large language models) use Pre-LN instead, because deep Pre-LN stacks train more easily; §2 ends with a small experiment at initialisation that measures how the gradient reaches each block in both orders (it shows less than the usual story says). Both are "a Transformer block"; they are not the same function, as the numbers below show.
 #
 # Here is `attnlib`'s encoder block, read straight from the library (`norm_first=True` selects Pre-LN):
 
@@ -158,33 +161,64 @@ print(f"max |Post-LN - Pre-LN| = {(post - pre).abs().max().item():.2f}")
 
 
 # %% [markdown]
-# Why does the order matter for training? A Pre-LN block adds its sub-layers' outputs to a residual stream that no normalisation ever touches, so the gradient flows from the loss back to every block along that untouched path. In Post-LN every block ends with a LayerNorm, and the gradient must pass through all of them. One seeded experiment at initialisation shows the difference: a stack of 12 encoder blocks ($d = 64$, 4 heads, float64, on the CPU), a random input and a random target, a mean-squared-error loss, and the gradient norm of each block's parameters. A Pre-LN stack's output is an un-normalised residual sum, so Pre-LN models put **one more LayerNorm after the last block** (GPT-2's final `ln_f`, the `norm=` argument of `nn.TransformerEncoder`); the Pre-LN stack here has it. (`attnlib`'s `Seq2SeqTransformer(norm_first=True)`, one block on each side, has none.)
+# Why might the order matter for training? A Pre-LN block adds its sub-layers' outputs to a residual stream that no normalisation touches until the end, while in Post-LN every block ends with a LayerNorm that the gradient must pass through. A seeded experiment at initialisation measures what reaches each block: a stack of encoder blocks ($d = 64$, 4 heads, float64, on the CPU), a random input and a random target, a mean-squared-error loss, and the gradient norm of each block's parameters (`attnlib.normalization.block_gradient_norms`). A Pre-LN stack's output is an un-normalised residual sum, so Pre-LN models put **one more LayerNorm after the last block** (GPT-2's final `ln_f`, the `norm=` argument of `nn.TransformerEncoder`); the Pre-LN stack here has it. (`attnlib`'s `Seq2SeqTransformer(norm_first=True)`, one block on each side, has none.)
+#
+# First 12 blocks and one seed, counted two ways: all of a block's parameters (with the Pre-LN final norm counted in its last block), and only the attention and FFN weights, which both orders have in the same places:
 
 # %%
 # Post-LN vs Pre-LN at initialisation: gradient norm of each block's parameters in a 12-block stack
-def block_gradient_norms(norm_first, depth=12, d=64, seed=0):
-    gen = torch.Generator().manual_seed(seed)
+def seeded_stack(norm_first, depth=12, seed=0, d=64):
+    """depth encoder blocks (d, 4 heads, float64), a final LayerNorm for Pre-LN, an input and a target."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)                              # the same initial weights for both orders
         stack = nn.ModuleList(EncoderBlock(d, 4, 4 * d, norm_first=norm_first) for _ in range(depth)).double()
-        final_norm = nn.LayerNorm(d).double()                # used by the Pre-LN stack only
-    h = torch.randn(8, 16, d, generator=gen, dtype=torch.float64)        # (B, L, D)
+        final_norm = nn.LayerNorm(d).double()                # Pre-LN's norm after the last block
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(8, 16, d, generator=gen, dtype=torch.float64)        # (B, L, D)
     target = torch.randn(8, 16, d, generator=gen, dtype=torch.float64)   # (B, L, D)
-    for block in stack:
-        h, _ = block(h)
-    if norm_first:
-        h = final_norm(h)
-    ((h - target) ** 2).mean().backward()
-    return [torch.cat([p.grad.reshape(-1) for p in b.parameters()]).norm().item() for b in stack]
+    return stack, (final_norm if norm_first else None), x, target
 
-grad_post, grad_pre = block_gradient_norms(False), block_gradient_norms(True)
-print("block  gradient norm, Post-LN  gradient norm, Pre-LN")
-for i, (a, b) in enumerate(zip(grad_post, grad_pre)):
-    print(f"{i:5d}  {a:22.3f}  {b:21.3f}")
-print(f"last block / first block: Post-LN {grad_post[-1] / grad_post[0]:.2f}, Pre-LN {grad_pre[-1] / grad_pre[0]:.2f}")
+grads = {}
+for norm_first in (False, True):
+    stack, final_norm, x_in, target = seeded_stack(norm_first)
+    for count_norms in (True, False):
+        grads[norm_first, count_norms] = block_gradient_norms(stack, x_in, target, final_norm=final_norm,
+                                                              count_norms=count_norms)
+print("         all parameters (LayerNorm γ, β too)   attention and FFN weights only")
+print("block          Post-LN     Pre-LN                  Post-LN     Pre-LN")
+for i in range(12):
+    print(f"{i:5d}  {grads[False, True][i]:15.3f} {grads[True, True][i]:10.3f}  "
+          f"{grads[False, False][i]:23.3f} {grads[True, False][i]:10.3f}")
+ratio = {key: g[-1] / g[0] for key, g in grads.items()}
+print(f"last / first {ratio[False, True]:10.2f} {ratio[True, True]:10.2f}  "
+      f"{ratio[False, False]:23.2f} {ratio[True, False]:10.2f}")
 
 # %% [markdown]
-# In the Post-LN stack the last block receives more than twice the gradient of the first (the ratio is printed), and the norms rise towards the output; in the Pre-LN stack they are nearly flat and shrink slowly with depth. Xiong et al. (2020, "On Layer Normalization in the Transformer Architecture") show that this gap grows with depth and tie it to Post-LN's need for a small learning rate with a warm-up. This cell shows only the gradients of one seeded stack at initialisation, not a training run; the claim about training is theirs.
+# Counted with their LayerNorms, *both* stacks jump at the last block (0.377 in Post-LN, 0.330 in Pre-LN): that block's output norm (Post-LN's `norm2`, Pre-LN's final norm) sits right in front of the loss, and its gain and shift get a large gradient of their own. That jump says where the loss is, not which order is better. Like for like, with the norms left out, the Post-LN stack's gradients rise mildly from block 0 to block 10 (0.166 → 0.203; last / first 1.20) and the Pre-LN stack's fall (0.179 → 0.141; 0.79). One seed and one depth prove little, so the same like-for-like count for three seeds at depths 6, 12 and 24, with the gradient norm of the last block itself (this takes a few seconds):
+
+# %%
+# Like for like (attention and FFN weights only), three seeds at each of three depths
+print("depth  last / first block, seeds 0 1 2   last block's gradient norm, seeds 0 1 2")
+print("             Post-LN          Pre-LN        Post-LN           Pre-LN")
+for depth in (6, 12, 24):
+    ratios, last = {False: [], True: []}, {False: [], True: []}
+    for seed in (0, 1, 2):
+        for norm_first in (False, True):
+            stack, final_norm, x_in, target = seeded_stack(norm_first, depth, seed)
+            g = block_gradient_norms(stack, x_in, target, final_norm=final_norm)
+            ratios[norm_first].append(g[-1] / g[0])
+            last[norm_first].append(g[-1])
+    cols = [" ".join(f"{v:.2f}" for v in values) for values in (ratios[False], ratios[True], last[False], last[True])]
+    print(f"{depth:5d}  {cols[0]:>14s}  {cols[1]:>14s}  {cols[2]:>14s}  {cols[3]:>15s}")
+
+# %% [markdown]
+# What these nine pairs of stacks show, and what they do not:
+#
+# - **Post-LN: no robust rise towards the output.** Its last / first ratio lies between 0.95 and 1.38 and does not move the same way for every seed (seed 2 gives 1.07, 0.95, 0.95); the last block's gradient stays about the same at every depth (0.18 to 0.22).
+# - **Pre-LN: the gradient shrinks towards the output, and more so the deeper the stack.** Last / first is 0.80–0.91 at depth 6, 0.72–0.79 at depth 12 and 0.55–0.64 at depth 24 for all three seeds, and the last block's gradient falls with depth (0.15–0.16, 0.13–0.14, 0.11–0.12).
+# - So the two orders already differ at initialisation, and the difference grows with depth, but here it is Pre-LN whose profile changes with depth, while Post-LN's stays roughly level.
+#
+# Xiong et al. (2020, "On Layer Normalization in the Transformer Architecture") make two points. Their bound on the last layer's gradient is smaller in Pre-LN by a factor that shrinks like $1/\sqrt{\text{depth}}$ (their explanation: the final norm divides by a residual stream that grows with depth); this toy stack agrees in direction, Pre-LN's last block getting less gradient the deeper the stack. And in translation models at initialisation they measure Post-LN gradients that grow towards the output, which they tie to Post-LN's need for a small learning rate with a warm-up; with random inputs and targets, this stack shows no clear rise of that kind. What training does with these profiles is their claim, not something these cells show.
 
 # %% [markdown]
 # ## 3. The decoder block and the causal mask
@@ -205,7 +239,7 @@ print(f"last block / first block: Post-LN {grad_post[-1] / grad_post[0]:.2f}, Pr
 #
 # After the last decoder layer a linear layer maps each position to one score per vocabulary entry, and a softmax turns the scores into the probabilities of the next token.
 #
-# The self-attention must be **causal (因果)**: when the decoder is trained, it reads the whole target sequence at once, and position $i$ must not peek at positions $j > i$, or it would simply copy the answer it is asked to predict. The additive mask
+# The self-attention must be **causal**, with a **causal mask (因果掩码)**: when the decoder is trained, it reads the whole target sequence at once, and position $i$ must not peek at positions $j > i$, or it would simply copy the answer it is asked to predict. The additive mask
 #
 # $$
 # M_{ij} = \begin{cases} 0, & j \le i,\\ -\infty, & j > i,\end{cases}
@@ -277,7 +311,7 @@ for name, ctx in contexts.items():
 # %% [markdown]
 # LayerNorm's column is exactly zero: a token is normalised by its own statistics, the same in training and at inference, whatever batch it travels in. That is why it suits variable-length sequences.
 #
-# > **Correction to the slides:** the slides say a Transformer cannot use BatchNorm. Nothing in the architecture forbids it; LayerNorm is a design choice, and with padded batches of varying length a sensible one (some research models do use BatchNorm). What the table shows is **training-mode** BatchNorm, which normalises with the statistics of the batch in hand. After training, in **eval mode**, BatchNorm uses its stored running statistics: a fixed scale and shift per feature, the same whatever else is in the batch:
+# > **Correction to the slides:** the slides say a Transformer cannot use BatchNorm. Nothing in the architecture forbids it; LayerNorm is a design choice, and with padded batches of varying length a sensible one (research models do use batch statistics: Shen et al., 2020, "PowerNorm: Rethinking Batch Normalization in Transformers", train Transformers with a modified BatchNorm). What the table shows is **training-mode** BatchNorm, which normalises with the statistics of the batch in hand. After training, in **eval mode**, BatchNorm uses its stored running statistics: a fixed scale and shift per feature, the same whatever else is in the batch:
 
 # %%
 # C38: BatchNorm is not forbidden; in eval mode (running statistics) it ignores the batch too
@@ -287,13 +321,20 @@ for ctx in contexts.values():                                   # training mode:
 bn.eval()
 alone = bn(base.transpose(1, 2))[0, :, 0]                       # token [0, 0], alone
 crowded = bn(contexts["next to a short, padded one"].to(device).transpose(1, 2))[0, :, 0]
+updates = int(bn.num_batches_tracked)
+kept = (1 - bn.momentum) ** updates                             # share of the initial statistics still in them
+run_mean, run_var = bn.running_mean.abs().max().item(), (bn.running_var.min().item(), bn.running_var.max().item())
 bn.train()
 crowded_train = bn(contexts["next to a short, padded one"].to(device).transpose(1, 2))[0, :, 0]
 alone_train = bn(base.transpose(1, 2))[0, :, 0]
 print(f"eval mode:     change of token [0, 0] between contexts = {(alone - crowded).abs().max().item() + 0.0:.3f}")
 print(f"training mode: change of token [0, 0] between contexts = {(alone_train - crowded_train).abs().max().item():.3f}")
+print(f"eval mode used running statistics after {updates} updates with momentum {bn.momentum}: {kept:.2f} of them is "
+      f"still the initial mean 0 and variance 1;\n  running mean within ±{run_mean:.2f} of 0, running variance {run_var[0]:.2f} to {run_var[1]:.2f}")
 
 # %% [markdown]
+# This BatchNorm is barely trained: its running statistics come from the four batches above, and with momentum 0.1 each update keeps 0.9 of the old values, so $0.9^4 = 0.66$ of them is still the initial mean 0 and variance 1 (the running means lie within ±0.24 of 0, the variances between 0.72 and 1.19). In eval mode it only shifts and rescales each feature a little. The point does not depend on that: whatever the running statistics are, eval mode applies the same fixed numbers to every token.
+#
 # ## 5. From the encoder to the decoder: cross-attention
 #
 # Let the encoder turn the source into $Y = (y_1, \ldots, y_n)$, one vector per source position. In the decoder's cross-attention:
@@ -303,10 +344,12 @@ print(f"training mode: change of token [0, 0] between contexts = {(alone_train -
 #
 # $$
 # Q = H_{\text{dec}} W_Q,\qquad K = Y W_K,\qquad V = Y W_V,\qquad
-# \operatorname{CrossAttention}(H_{\text{dec}}, Y) = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}\Big) V .
+# \operatorname{CrossAttention}(H_{\text{dec}}, Y) = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big) V ,
 # $$
 #
-# So each target position asks "which source positions do I need now?" and reads back a mixture of the source. The weight matrix has one row per **target** position and one column per **source** position, $[T, S]$, and $T \ne S$ is fine. With the decoder block from §3 (the Pre-LN one, the loop's last; $T = 4$ target positions, $S = 6$ source positions, the second source padded after 4), we rebuild $H_{\text{dec}}$, $Q$, $K$ and the weights by hand and compare them with the weights the block returned:
+# where $M$ is the padding mask of the source ($M_{tj} = -\infty$ when source position $j$ is padding, 0 otherwise): a target position may read every real source position, past or future, so there is no causal part.
+#
+# So each target position asks "which source positions do I need now?" and reads back a mixture of the source. The weight matrix has one row per **target** position and one column per **source** position, $[T, S]$, and $T \ne S$ is fine. With the decoder block from §3 (the Pre-LN one, the loop's last; $T = 4$ target positions, $S = 6$ source positions, the second source padded after 4), we take $H_{\text{dec}}$ from the block's own first sub-layer (its `norm1`, `self_attn` and `norm2`), compute $Q$, $K$, the masked scores and the softmax by hand, and compare the weights with those the block returned:
 
 # %%
 # C39: cross-attention takes Q from the decoder and K, V from the encoder; its map is [target length, source length]
@@ -346,7 +389,7 @@ print("decoder reads:", " ".join(token_labels(example_batch.tgt_in[0])))
 print("must predict :", " ".join(token_labels(example_batch.tgt_out[0])))
 
 # %% [markdown]
-# Training uses Adam on the cross-entropy of the predicted tokens. Every 50 steps the model decodes 2048 held-out sequences greedily (**greedy decoding, 贪心解码**: explained below), and training stops once at least 99.5% of them come out exactly right. The cell prints how long that took (which differs from machine to machine):
+# Training uses Adam on the cross-entropy of the predicted tokens. Every 50 steps the model decodes 2048 sequences of the held-out split greedily (**greedy decoding, 贪心解码**: explained below), and training stops once at least 99.5% of them come out exactly right. Those 2048 are a **validation set (验证集)**: they decide when to stop, though the model never trains on them. The cell prints how long that took (which differs from machine to machine):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -369,13 +412,21 @@ _ = ax2.set_ylim(0, 1.02)
 _ = ax2.set_ylabel("held-out exact-sequence accuracy", color="C2")
 
 # %% [markdown]
-# Greedy decoding writes one token at a time: start from `<s>`, run the decoder, take the most likely token, append it, and repeat until `</s>`. From here on the numbers come from the model `attnlib` ships (`trained_reversal_model()`: trained by this same code with this same seed, and saved), so they are the same on every machine; the model trained above is close to it but not bit-identical on other hardware. We score 1000 fresh held-out sequences, and measure how much cross-attention weight output position $t$ (counting from 0) puts on source position $n-1-t$, the letter it has to write; the same model before training is the baseline:
+# Greedy decoding writes one token at a time: start from `<s>`, run the decoder, take the most likely token, append it, and repeat until `</s>`. From here on the numbers come from the model `attnlib` ships (`trained_reversal_model()`: trained by this same code with this same seed, and saved), so they are the same on every machine; the model trained above is close to it but not bit-identical on other hardware. We score 1000 fresh held-out sequences (drawn with their own generator from the same held-out split as the validation set, so the check below first counts how many of them the stopping rule also saw), and measure how much cross-attention weight output position $t$ (counting from 0) puts on source position $n-1-t$, the letter it has to write; the same model before training is the baseline:
 
 # %%
 # C35, C40: the output layer; the trained model learned reversal, and its cross-attention shows the alignment
 model = trained_reversal_model(device)                  # the shipped weights
 held_out = make_batch(train_cfg.task, 1000, train_cfg.seq_len, model_cfg.vocab_size, split="test",
                       generator=torch.Generator().manual_seed(2), device=device)
+with torch.random.fork_rng(devices=[]):                 # redo the training cell's draws up to its validation set
+    set_seed(train_cfg.seed)
+    Seq2SeqTransformer(model_cfg)                       # the model's initial weights come first
+    validation = make_batch(train_cfg.task, train_cfg.eval_size, train_cfg.seq_len, model_cfg.vocab_size,
+                            split="test", min_len=train_cfg.min_len)
+seen = {tuple(row) for row in validation.src.tolist()}
+overlap = sum(tuple(row) in seen for row in held_out.src.tolist())
+print(f"of the 1000 scored sequences, {overlap} are also in the {train_cfg.eval_size} of the validation set")
 with torch.no_grad():
     probs = model(held_out.src, held_out.tgt_in, src_valid_lens=held_out.src_valid_lens).logits.softmax(-1)   # (B, T, V)
 sum_err = (probs.sum(-1) - 1).abs().max().item()
@@ -388,7 +439,7 @@ for name, m in (("untrained", untrained_reversal_model(device=device)), ("traine
 print("(a uniform map would put 1/6 = 0.17 on the anti-diagonal)")
 
 # %% [markdown]
-# The picture behind that number, for one held-out sequence of six different letters, `b g a e j d`: rows are output positions $t = 0, 1, \ldots$, columns the source letters, averaged over the four heads. To write the first output letter the decoder looks at the *last* source letter, then moves one position left at each step: the anti-diagonal. The model does know *where* each source letter sits (sinusoidal positions are added to the source embeddings); what nobody told it is *which* source position to read at each output position (the **alignment, 对齐**). It learned that alignment from the task alone.
+# Only 6 of the 1000 scored sequences were also in the validation set, too few to move the accuracy. The picture behind the anti-diagonal number, for one held-out sequence of six different letters, `b g a e j d`: rows are output positions $t = 0, 1, \ldots$, columns the source letters, averaged over the four heads. To write the first output letter the decoder looks at the *last* source letter, then moves one position left at each step: the anti-diagonal. The model does know *where* each source letter sits (sinusoidal positions are added to the source embeddings); what nobody told it is *which* source position to read at each output position (the **alignment, 对齐**). It learned that alignment from the task alone.
 
 # %%
 # C40: the cross-attention map of one held-out example
@@ -397,6 +448,19 @@ trace = trace_greedy_decoding(model, example_src)
 fig, ax = plt.subplots(figsize=(4.2, 3.6), layout="constrained")
 _ = cross_attention_panel(trace, ax=ax)
 print("map shape [steps T, source S]:", list(trace.cross_weights[-1].shape[-2:]))
+
+# %% [markdown]
+# The map (and the explorer in §7) is not assembled while decoding. `trace_greedy_decoding` first decodes, then runs the decoder once, teacher-forced, over what it wrote (`<s>` and the output), and reads every row from that single pass. That is exact because the decoder is causal (C36): row $t$ cannot see the tokens after position $t$, so it is what step $t$ saw when it had only those tokens. Checked by redoing the decoding step by step, one pass over `<s>` $y_1 \ldots y_t$ for each $t$:
+
+# %%
+# C36 at work: row t of one teacher-forced pass equals the row step t computed from its prefix alone
+with torch.no_grad():
+    memory_enc, _ = model.encode(example_src[None])                     # (1, S, D)
+    step_rows = [model.decode(trace.tgt_in[None, : t + 1], memory_enc)[2][-1][0, :, t]   # (H, S): last row
+                 for t in range(trace.num_steps)]
+step_err = (torch.stack(step_rows, dim=1) - trace.cross_weights[-1]).abs().max().item()    # (H, T, S)
+print(f"{trace.num_steps} prefix passes vs one teacher-forced pass: max |diff| of the cross-attention rows "
+      f"{'<' if step_err < 1e-6 else '>='} 1e-6")
 
 # %% [markdown]
 # ### Computable is not the same as generalised
@@ -421,9 +485,25 @@ for n in (4, 5, 6, 7, 8):
 # At length 6 (nearly) every held-out sequence comes out right; at every other length not one of the 1000 does. The last column shows what the model learned instead of "reverse": at output position $t$ it reads source position $5 - t$, exactly as at length 6, cut off at the last letter when the source is shorter (`3 3 3 2` at length 4). So at lengths 7 and 8 it reverses the first six letters, where it should start from the seventh or eighth, and then writes `</s>`: its letters match the target only by chance (about 1 in 10, with 10 letters). At lengths 4 and 5 it starts on the last source letter, so the first letter is right (1.00), and then stays on it for too long. Being able to compute an answer (the positions exist, the attention could look anywhere) is not the same as having learned the rule for inputs unlike the training data.
 
 # %% [markdown]
+# The explorer below only offers sources of length 6, so here is the map of one held-out source of length 8 (rows are output positions, averaged over heads, as above). The bright cells follow the length-6 anti-diagonal, starting at source position 5 instead of 7, and stay on position 0 after it: the model writes the first six letters reversed, then `</s>` (the `·` after it is padding).
+
+# %%
+# C33 (second half): one length-8 source, its cross-attention map and what the model wrote
+long_src = make_batch(train_cfg.task, 1, 8, model_cfg.vocab_size, split="test",
+                      generator=torch.Generator().manual_seed(11), device=device).src[0]
+long_trace = trace_greedy_decoding(model, long_src)
+fig, ax = plt.subplots(figsize=(4.6, 4.0), layout="constrained")
+_ = cross_attention_panel(long_trace, ax=ax)
+print("source     :", " ".join(token_labels(long_src)))
+print("reversed   :", " ".join(token_labels(long_src.flip(0))))
+print("model wrote:", " ".join(token_labels(long_trace.tokens)))
+print("source position read most at t = 0, 1, ...:",
+      " ".join(str(j) for j in long_trace.cross_weights[-1].mean(0).argmax(-1).tolist()))
+
+# %% [markdown]
 # ## 7. Explorer: decoding position by position
 #
-# The explorer replays greedy decoding of a source with notebook 08's model: the trained one (the shipped weights) or, with **trained model** unticked, the same model before training. Positions count from 0. Move **output position t** to reveal one more row at a time:
+# The explorer replays greedy decoding of a source with notebook 08's model: the trained one (the shipped weights) or, with **trained model** unticked, the same model before training. Positions count from 0. Move **output position t** to reveal one more row at a time (the stored picture shows $t = 3$; the axes count positions, and the readout names the tokens):
 #
 # - left, the decoder's **causal self-attention**: position $t$ can only look at the tokens it has read so far (`<s>` and its own earlier outputs), so everything above the diagonal stays hidden (hatched);
 # - middle, the **cross-attention** row of position $t$ over the source: where it looked to decide what to write;
@@ -433,7 +513,7 @@ for n in (4, 5, 6, 7, 8):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-decoding_explorer(step=0)
+decoding_explorer(step=3)
 
 # %% [markdown]
 # ## Exercises
@@ -449,7 +529,7 @@ decoding_explorer(step=0)
 #
 # <details><summary>Answer</summary>
 #
-# Yes. With one block on each side both orders train easily: in our run the Pre-LN model passed the 99.5% held-out check after 250 steps, got all of the 1000 held-out sequences of the cell above right, and put 0.81 of its cross-attention on the anti-diagonal. The gradient experiment of §2 says where Pre-LN's advantage lies: in deep stacks.
+# Yes. With one block on each side both orders train easily: in our run the Pre-LN model passed the 99.5% held-out check after 250 steps, got all of the 1000 held-out sequences of the cell above right, and put 0.81 of its cross-attention on the anti-diagonal. Xiong et al. locate Pre-LN's advantage in deep stacks; §2's experiment shows only that the two orders' gradient profiles at initialisation differ more the deeper the stack.
 # </details>
 #
 # 3. Train on the copy task instead (`dataclasses.replace(train_cfg, task="copy")` for `train_seq2seq`, and `"copy"` in `make_batch`). What shape should the cross-attention map take, and why?

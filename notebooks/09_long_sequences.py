@@ -22,7 +22,7 @@
 # - that full attention's memory grows like $n^2$, measured next to an `nn.RNN` and an `nn.Conv1d` layer as the sequence grows;
 # - the **online softmax**: reading the keys in blocks while keeping a running maximum and a running sum, which gives *exactly* the same output as full attention while never holding the $n \times n$ score matrix.
 #
-# **Seed sections taught:** `004_cf2f09ec33ad5dce.txt` §9.7 (CNN, RNN and self-attention; §9.7.1 what the comparison means; §9.7.2 the trade-off for long sequences and the "blockwise strategy").
+# **Seed sections taught:** lecture notes 004 (*9 Attention and the Transformer*) §9.7 (CNN, RNN and self-attention; §9.7.1 what the comparison means; §9.7.2 the trade-off for long sequences and the "blockwise strategy").
 #
 # **Read first:** `08_encoder_decoder.ipynb` (the whole Transformer); `03_softmax_gradient.ipynb` for why softmax is computed with the row maximum subtracted.
 #
@@ -39,9 +39,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnlib import default_device, dot_product_attention, set_seed
-from attnlib.blockwise import blockwise_attention, blockwise_attention_steps
-from attnlib.costs import complexity_table, fitted_slope, layer_costs, score_bytes, written_out_attention
+from attnlib.blockwise import blockwise_attention, blockwise_attention_steps, query_tile
+from attnlib.costs import (complexity_table, fitted_slope, layer_costs, score_bytes, theoretical_costs,
+                           written_out_attention)
 from attnlib.memory import allocated_bytes
+from torch.utils.flop_counter import FlopCounterMode
 from attnlib.figures.sequence_costs import measured_cost_panels
 from attnlib.widgets import online_softmax_explorer
 
@@ -61,11 +63,26 @@ for row in complexity_table():
     print(f"{row['layer']:15s} {row['compute']:11s} {row['sequential_steps']:17s} {row['longest_path']}")
 
 # %% [markdown]
-# - **Compute (计算复杂度).** A convolutional layer (卷积神经网络, CNN) applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$. A recurrent layer (循环神经网络, RNN) applies a $d \times d$ matrix once per position: $n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product: $n^2 d$ (plus the $n d^2$ of its projections, which the table leaves out). So attention is the cheapest of the three while $n < d$, and the most expensive once $n \gg d$.
+# - **Compute (计算复杂度).** A convolutional layer (卷积神经网络, CNN) applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$. A recurrent layer (循环神经网络, RNN) applies a $d \times d$ matrix once per position: $n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product: $n^2 d$ (plus $4 n d^2$ for its projections $W_Q, W_K, W_V, W_O$, which the table leaves out). So attention costs less than the RNN while $n < d$ and less than the CNN while $n < k\,d$; the cell after the next counts it for $d = 64$, $k = 3$.
 # - **Sequential steps (串行步骤).** A CNN and self-attention compute all positions at once (in parallel, 并行); an RNN must finish position $t-1$ before it can start position $t$.
 # - **Longest path (最长信息路径).** How many steps a signal from position 0 needs to reach position $n-1$. A convolution only sees a window of $k$ positions, so it needs on the order of $n/k$ stacked layers (about $2n/(k-1)$ for a centred kernel, measured below; fewer with dilated convolutions, 膨胀卷积); an RNN passes it through $n-1$ recurrent steps; self-attention connects any two positions in one step.
 #
 # > **Note on the slides:** the lecture's middle column counts "positions that can be computed in parallel within a layer": $O(n)$ for CNN, $O(1)$ for RNN, $O(n)$ for self-attention. The same fact is often stated the other way round, as the *minimum number of sequential operations*: $O(1)$, $O(n)$, $O(1)$ (the table above uses this form). Both say the RNN is the one that cannot be parallelised over positions. All three columns are idealised counts: what a layer really costs depends on the code that runs it and on the widths chosen, and a CNN's path length on how it widens its view (more layers, wider kernels or dilation).
+#
+# The compute column in numbers, multiply-adds of one layer for $d = 64$ and $k = 3$ (`attnlib.costs.theoretical_costs`):
+
+# %%
+# C41: multiply-adds of one layer (d = 64, k = 3): where attention overtakes the RNN (n = d) and the CNN (n = k d)
+ns_macs = [32, 64, 128, 192, 256, 1024]
+macs = theoretical_costs(ns_macs, d_model=64, kernel_size=3)
+print(f"{'n':>5s} {'CNN k n d^2':>12s} {'RNN n d^2':>10s} {'attention n^2 d':>16s} {'+ projections 4 n d^2':>22s}")
+for i, n_i in enumerate(ns_macs):
+    projections = macs.attention_macs[i] + 4 * n_i * 64**2
+    print(f"{n_i:5d} {macs.cnn_macs[i] / 1e6:11.2f}M {macs.rnn_macs[i] / 1e6:9.2f}M {macs.attention_macs[i] / 1e6:15.2f}M "
+          f"{projections / 1e6:21.2f}M")
+
+# %% [markdown]
+# At $n = 64 = d$ attention's pairwise products cost as much as the RNN (0.26M each), and at $n = 192 = k\,d$ as much as the CNN (2.36M each); at $n = 128$ attention (1.05M) is already dearer than the RNN (0.52M) but still cheaper than the CNN (1.57M). The projections add as much again as the pairwise part at $n = 256$ (4.19M + 4.19M = 8.39M), and they are what makes attention dearer than the RNN at every $n$.
 #
 # The longest path can be checked with autograd: the output at the last position depends on the input at position 0 exactly when the gradient between them is non-zero. For $n = 16$ positions and kernel width $k = 3$:
 
@@ -73,13 +90,16 @@ for row in complexity_table():
 # C41: the longest path, measured with gradients: when does output n-1 first depend on input 0?
 n, width = 16, 4
 x = torch.randn(1, n, width, requires_grad=True)              # (B, n, d)
-conv = nn.Conv1d(width, width, kernel_size=3, padding=1)       # same width, "same" padding
-h, conv_layers = x.transpose(1, 2), 0                          # (B, d, n) as Conv1d wants
-while True:                                                    # stack convolutions until y[n-1] sees x[0]
-    h, conv_layers = conv(h), conv_layers + 1
-    (g,) = torch.autograd.grad(h[:, :, -1].sum(), x, retain_graph=True)
-    if g[0, 0].abs().sum() > 0:
-        break
+conv_layers = {}
+for kernel in (3, 5):
+    # One Conv1d applied again and again (shared weights): for what can reach what, only its window matters.
+    conv = nn.Conv1d(width, width, kernel_size=kernel, padding=kernel // 2)   # same width, "same" padding
+    h, conv_layers[kernel] = x.transpose(1, 2), 0              # (B, d, n) as Conv1d wants
+    while True:                                                # stack convolutions until y[n-1] sees x[0]
+        h, conv_layers[kernel] = conv(h), conv_layers[kernel] + 1
+        (g,) = torch.autograd.grad(h[:, :, -1].sum(), x, retain_graph=True)
+        if g[0, 0].abs().sum() > 0:
+            break
 rnn_out, _ = nn.RNN(width, width, batch_first=True)(x)       # (B, n, d)
 (g_rnn,) = torch.autograd.grad(rnn_out[:, -1].sum(), x)
 attn_out, _ = dot_product_attention(x, x, x)                  # (B, n, d)
@@ -87,17 +107,19 @@ attn_out, _ = dot_product_attention(x, x, x)                  # (B, n, d)
 rnn_layers = 1 if g_rnn[0, 0].abs().sum() > 0 else "more"
 attn_layers = 1 if g_attn[0, 0].abs().sum() > 0 else "more"
 print(f"{'layer':15s} {'layers until y[15] sees x[0]':29s} {'sequential steps inside one layer'}")
-print(f"{'CNN (k = 3)':15s} {conv_layers:<29d} 1")
+for kernel in (3, 5):
+    print(f"{f'CNN (k = {kernel})':15s} {conv_layers[kernel]:<29d} 1")
 print(f"{'RNN':15s} {rnn_layers!s:29s} {n}")
 print(f"{'self-attention':15s} {attn_layers!s:29s} 1")
-print("CNN layers needed = ceil((n - 1) / ((k - 1) / 2)) =", math.ceil((n - 1) / ((3 - 1) / 2)))
+for kernel in (3, 5):
+    print(f"k = {kernel}: CNN layers needed = ceil((n - 1) / ((k - 1) / 2)) =", math.ceil((n - 1) / ((kernel - 1) / 2)))
 
 # %% [markdown]
-# A centred kernel of width $k$ widens each output's view by $(k-1)/2$ positions on each side per layer, so the last position needs $\lceil (n-1) / ((k-1)/2) \rceil = 15$ stacked layers to reach position 0: a path of length $O(n/k)$. The RNN sees position 0 after one layer, but only through a chain of $n - 1 = 15$ recurrent updates, done one after another; self-attention reaches it in one step of a single layer.
+# A centred kernel of width $k$ widens each output's view by $(k-1)/2$ positions on each side per layer, so the last position needs $\lceil (n-1) / ((k-1)/2) \rceil$ stacked layers to reach position 0: 15 for $k = 3$, 8 for $k = 5$, a path of length $O(n/k)$. (The cell applies one convolution again and again, with shared weights; separate weights per layer would reach exactly as far.) The RNN sees position 0 after one layer, but only through a chain of $n - 1 = 15$ recurrent updates, done one after another; self-attention reaches it in one step of a single layer.
 #
 # ## 2. Measured: time and memory as $n$ grows
 #
-# `attnlib.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.memory.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
+# `attnlib.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.memory.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix; it has no projections $W_Q, W_K, W_V, W_O$, so it does only the $n^2 d$ part of a real layer's work. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -120,7 +142,7 @@ fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
 _ = measured_cost_panels(rows, axes)
 
 # %% [markdown]
-# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$. The dotted guides have slopes 1 and 2. Timings of small layers are noisy: on a CPU that other programs share, a few slow runs can move a median of five, so a line that zigzags in the time panel is the machine, not the layer; on a GPU, tiny kernels are dominated by launch overhead. One timing lesson holds whenever the CPU is quiet: at $n = 256$ the RNN takes several times longer than attention (7.4 times in one of our runs on a 2-core CPU) although it does $n/d = 4$ times *fewer* FLOPs. Its $n$ steps run one after another, each a tiny $d \times d$ product that leaves the hardware idle; attention's work is two large matrix products that run all positions at once. That is the "sequential steps" column of the table, measured. (Rerun it: the ratios change from run to run and machine to machine, and at larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
+# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$. The dotted guides have slopes 1 and 2. Timings of small layers are noisy: on a CPU that other programs share, a few slow runs can move a median of five, so a line that zigzags in the time panel is the machine, not the layer; on a GPU, tiny kernels are dominated by launch overhead. One timing lesson holds whenever the CPU is quiet: at $n = 256$ the RNN takes several times longer than attention although it does $n/d = 4$ times *fewer* FLOPs than this projection-free attention (with the projections, 8.39M against the RNN's 1.05M multiply-adds, 8 times more arithmetic in attention). Its $n$ steps run one after another, each a tiny $d \times d$ product that leaves the hardware idle; attention's work is two large matrix products that run all positions at once. That is the "sequential steps" column of the table, measured. (No ratio is quoted here, because they change from run to run and machine to machine: on a CPU busy with other jobs every time is inflated by waiting, and the stored output above may come from such a run, so rerun the cell on a quiet machine. At larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
 
 # %%
 # C41: what the arithmetic says, and the growth rate of the counted memory
@@ -230,18 +252,23 @@ for causal in (False, True):
 # %% [markdown]
 # ### How much memory it saves
 #
-# The largest score array: full attention holds $L \times S$ numbers, blockwise attention $L \times \text{block}$ per query tile (below, one tile holds all $L$ rows, as in the explorer). With $L = S = n$ and a fixed block, the first grows like $n^2$, the second like $n$:
+# The largest score array: full attention holds $L \times S$ numbers at once. Blockwise attention holds one query tile's scores against one key block, tile × block. `attnlib.blockwise.blockwise_attention` cuts the queries into tiles of `attnlib.blockwise.query_tile(block)` rows, 256 (or the block size, if larger); a tile of all $L$ rows, as the explorer of §4 counts it, would hold $L \times \text{block}$. With $L = S = n$ and block = 256:
 
 # %%
-# C42: the largest intermediate, by arithmetic (float32, one head)
+# C42: the largest score array, by arithmetic (float32, one head): full, one tile of all L rows, the library's tiles
 block = 256
-print(f"{'n':>6s} {'full L x S (MiB)':>17s} {'blockwise L x block (MiB)':>26s} {'ratio':>7s}")
+tile = query_tile(block)                                         # query rows per tile in blockwise_attention
+print(f"query tile: {tile} rows, key block: {block} keys")
+print(f"{'n':>6s} {'full L x S (MiB)':>17s} {'L x block (MiB)':>16s} {'tile x block (MiB)':>19s} {'full / (tile x block)':>22s}")
 for n in (1024, 4096, 16384, 65536):
-    full_b, block_b = score_bytes(n, n), score_bytes(n, block)
-    print(f"{n:6d} {full_b / 2**20:17.2f} {block_b / 2**20:26.2f} {full_b / block_b:7.0f}")
+    full_b, all_rows_b, tile_b = score_bytes(n, n), score_bytes(n, block), score_bytes(tile, block)
+    print(f"{n:6d} {full_b / 2**20:17.2f} {all_rows_b / 2**20:16.2f} {tile_b / 2**20:19.2f} {full_b / tile_b:22,.0f}")
 
 # %% [markdown]
-# And counted exactly (the peak bytes of the tensors one call creates, one head of width 64; an exact count, so the same on every machine and device):
+# The full matrix grows like $n^2$; one tile of all $L$ rows would grow like $n$; the library's slice is 0.25 MiB at every $n$, so the ratio grows like $n^2$ (16 at $n = 1024$, 65,536 at $n = 65{,}536$). Whether the slice is constant or linear, the memory that does grow with $n$ is the output, $n \times d$, which full attention returns too.
+
+# %% [markdown]
+# And counted exactly (the peak bytes of the tensors one call creates, one head of width 64, block = 256; an exact count, so the same on every machine and device):
 
 # %%
 # C42: peak tensor memory, written-out vs blockwise (block = 256), counted exactly
@@ -262,14 +289,34 @@ print("blockwise peak minus the n x 64 output it returns: "
       + ", ".join(f"{e / 2**20:.2f}" for e in extra) + " MiB at n = " + ", ".join(str(n) for n in memory))
 
 # %% [markdown]
-# Doubling $n$ multiplies the written-out peak by almost 4, as its two $n \times n$ matrices grow. The blockwise peak grows only by the output it returns, an $n \times 64$ array that full attention returns too; the rest, the score tiles of at most 256 queries × 256 keys, is the same 1.13 MiB at every $n$. So the blockwise total grows linearly in $n$, and only because of the output.
+# Doubling $n$ multiplies the written-out peak by almost 4, as its two $n \times n$ matrices grow. The blockwise peak grows only by the output it returns, an $n \times 64$ array that full attention returns too; the rest is the same 1.13 MiB at every $n$: four 0.25 MiB arrays of one tile × block (the scores, the scores minus the running maximum, and two blocks' exponentials, since one block's is freed only when the next replaces it) and two 256 × 64 arrays (the scaled queries and the running numerator), plus a few vectors of 256. So the blockwise total grows linearly in $n$, and only because of the output.
+#
+# What blocks do not change is the arithmetic. Counting the floating-point operations of the matrix products (`torch.utils.flop_counter.FlopCounterMode`, an exact count) for the same calls:
+
+# %%
+# C42: blockwise attention does the same O(n^2 d) arithmetic as full attention
+print(f"{'n':>5s} {'written-out GFLOP':>18s} {'blockwise GFLOP':>16s} {'4 n^2 d':>8s}")
+flops = {}
+for n in (512, 1024, 2048):
+    x = torch.randn(1, n, 64).to(device)                         # (B, n, D) one head
+    for name, fn in (("written-out", lambda: written_out_attention(x, x, x)),
+                     ("blockwise", lambda: blockwise_attention(x, x, x, block_size=block))):
+        with FlopCounterMode(display=False) as counter:
+            fn()
+        flops[name, n] = counter.get_total_flops()
+    print(f"{n:5d} {flops['written-out', n] / 1e9:18.3f} {flops['blockwise', n] / 1e9:16.3f} {4 * n * n * 64 / 1e9:8.3f}")
+print(f"from n = 1024 to 2048: written-out x{flops['written-out', 2048] / flops['written-out', 1024]:.0f}, "
+      f"blockwise x{flops['blockwise', 2048] / flops['blockwise', 1024]:.0f}")
+
+# %% [markdown]
+# Both do $4 n^2 d$ operations ($QK^\top$ and the product with $V$, each $n^2 d$ multiply-adds of 2 operations), and both grow ×4 when $n$ doubles: blocks change the memory slope, not the compute slope, so on a quiet machine the time of both still grows like $n^2$ (Exercise 4).
 
 # %% [markdown]
 # ## 4. Explorer: the online softmax, block by block
 #
 # Four queries attend over 24 keys. Move **block size** and watch, for the chosen **query i**:
 #
-# - left: its scores, the block boundaries (dotted) and the **running max** $m$ after each block (red): it only ever steps up; a red triangle marks each block where it rose, which is where the old sums get rescaled;
+# - left: its scores, the block boundaries (thin grey vertical lines) and the **running max** $m$ after each block (red): it only ever steps up; a red triangle marks each block where it rose, which is where the old sums get rescaled (a rise can be too small to see as a step: the readout's factor $e^{m_{\text{old}} - m_{\text{new}}}$ then sits just below 1);
 # - middle: the **running sum** $\ell$ after each block. It can go down only at a block with a triangle (a new, larger maximum multiplies it by $e^{m_{\text{old}} - m_{\text{new}}} < 1$), and it always ends on the full softmax's denominator (dashed), whatever the block size;
 # - right: the **running output** $a/\ell$ (both components of the value), which lands on full attention's output (dashed) after the last block.
 #
@@ -286,7 +333,7 @@ online_softmax_explorer()
 #
 # <details><summary>Answer</summary>
 #
-# With one key per block, after the first block $m = s_1$ and $\ell = e^{s_1 - s_1} = 1$. Every later block either adds $e^{s_j - m} < 1$ (no new maximum) or rescales $\ell$ and then adds exactly 1 for the new maximum. With one block of all 24 keys each panel is a single flat step, sitting on its dashed line: one block is ordinary softmax, and the readout's one-block bytes equal the full $L \times S$ bytes.
+# With one key per block, after the first block (key 0) $m = s_0$ and $\ell = e^{s_0 - s_0} = 1$. Every later block either adds $e^{s_j - m} \le 1$ (no new maximum; equal to 1 on a tie) or rescales $\ell$ and then adds exactly 1 for the new maximum. With one block of all 24 keys each panel is a single flat step, sitting on its dashed line: one block is ordinary softmax, and the readout's one-block bytes equal the full $L \times S$ bytes.
 # </details>
 #
 # 2. In the explorer, find a block where the running sum goes *down*. What happened to the running maximum at that block? Then untick **rescale**: for which block sizes is the output still right?
@@ -307,5 +354,5 @@ online_softmax_explorer()
 #
 # <details><summary>Answer</summary>
 #
-# It only removes the $n^2$ *memory*; the compute is still $O(n^2 d)$, so time still grows quadratically (the row "self-attention, $O(n^2 d)$" is unchanged). Reducing the arithmetic needs a different model of attention: local windows, sparse patterns, or low-rank / linear approximations, which in general no longer compute exactly the same output.
+# It only removes the $n^2$ *memory*; the compute is still $O(n^2 d)$, so time still grows quadratically (the row "self-attention, $O(n^2 d)$" is unchanged; the FLOP count at the end of §3 is the same for both and grows ×4 when $n$ doubles). Reducing the arithmetic needs a different model of attention: local windows, sparse patterns, or low-rank / linear approximations, which in general no longer compute exactly the same output.
 # </details>

@@ -19,6 +19,8 @@ from attnlib import (
     dot_product_attention,
     written_out_attention,
 )
+from attnlib.blockwise import query_tile
+from attnlib.memory import largest_tensor_bytes
 
 
 def _qkv(device, L, S, dk=8, dv=6, dtype=torch.float32, lead=(2, 3)):
@@ -322,3 +324,16 @@ def test_c42_online_softmax_trace_is_a_frozen_record_of_the_steps():
         tr.output = None
     with pytest.raises(AttributeError):
         next(blockwise_attention_steps(q, k, v, block_size=4)).block = 3
+
+
+@pytest.mark.parametrize("block_size", [64, 256, 300])
+def test_c42_query_tile_times_block_is_the_largest_score_slice_measured(block_size, one_thread):
+    # Measured, not computed from query_tile: the largest tensor a call creates (values of width 1
+    # keep the output small) is one float32 (tile, block) slice, the same at two lengths.
+    for n in (1024, 2048):
+        q, k, v = _qkv("cpu", L=n, S=n, dk=4, dv=1, lead=(1,))
+        largest = largest_tensor_bytes(lambda: blockwise_attention(q, k, v, block_size=block_size))
+        assert largest == query_tile(block_size) * block_size * 4
+    assert query_tile(64) == 256 and query_tile(300) == 300
+    with pytest.raises(ValueError, match="block_size"):
+        query_tile(0)

@@ -23,6 +23,7 @@ from attnlib import (
     padding_mask,
     permute_tokens,
 )
+from attnlib.normalization import block_gradient_norms
 
 
 def _encoder_pair(device, norm_first):
@@ -261,3 +262,55 @@ def test_bad_input_errors():
         layer_norm(torch.randn(2, 4), torch.ones(3))
     with pytest.raises(ValueError, match="same token"):
         norm_context_dependence(torch.randn(1, 2, 3), torch.randn(1, 2, 3))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("count_norms", [False, True])
+def test_c34_block_gradient_norms_match_torch_layers(norm_first, count_norms):
+    # Reference: a stack of torch's own nn.TransformerEncoderLayer (and nn.LayerNorm), its
+    # gradients from autograd on torch's modules, grouped per layer by parameter name.
+    torch_layers = [
+        nn.TransformerEncoderLayer(
+            8, 2, 16, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=torch.float64
+        )
+        for _ in range(3)
+    ]
+    torch_final = nn.LayerNorm(8, dtype=torch.float64) if norm_first else None
+    if torch_final is not None:
+        nn.init.normal_(torch_final.weight)  # not the default 1, so its gradient is not trivial
+    ours = [EncoderBlock.from_torch(layer).double() for layer in torch_layers]
+    final = None
+    if torch_final is not None:
+        final = nn.LayerNorm(8, dtype=torch.float64)
+        final.load_state_dict(torch_final.state_dict())
+    x = torch.randn(2, 5, 8, dtype=torch.float64)
+    target = torch.randn(2, 5, 8, dtype=torch.float64)
+    got = block_gradient_norms(ours, x, target, final_norm=final, count_norms=count_norms)
+
+    h = x
+    for layer in torch_layers:
+        h = layer(h)
+    if torch_final is not None:
+        h = torch_final(h)
+    F.mse_loss(h, target).backward()
+    expected = []
+    for i, layer in enumerate(torch_layers):
+        grads = [
+            p.grad.reshape(-1)
+            for name, p in layer.named_parameters()
+            if count_norms or not name.startswith("norm")
+        ]
+        if torch_final is not None and count_norms and i == len(torch_layers) - 1:
+            grads += [p.grad.reshape(-1) for p in torch_final.parameters()]
+        expected.append(torch.cat(grads).norm().item())
+    assert_close(torch.tensor(got), torch.tensor(expected), rtol=1e-10, atol=0.0)
+    # Leaving the norms out changes the count (the norms do get gradient).
+    other = block_gradient_norms(ours, x, target, final_norm=final, count_norms=not count_norms)
+    assert all(a != b for a, b in zip(got, other))
+
+
+def test_block_gradient_norms_bad_input():
+    with pytest.raises(ValueError, match="target must have"):
+        block_gradient_norms([EncoderBlock(8, 2, 16)], torch.randn(1, 3, 8), torch.randn(1, 3, 4))
+    with pytest.raises(ValueError, match="at least one block"):
+        block_gradient_norms([], torch.randn(1, 3, 8), torch.randn(1, 3, 8))

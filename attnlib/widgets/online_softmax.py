@@ -97,9 +97,9 @@ def online_softmax_explorer(
     """Block-size and query sliders over blockwise attention, with key-order and rescaling switches
     (C42).
 
-    Left: query i's scores over the keys (bars), the blocks (dotted lines), the running max after
-    each block (red staircase) and the blocks where it rose (red triangles: there the old sums are
-    rescaled). Middle: the running sum ``l`` after each block, with the full softmax's
+    Left: query i's scores over the keys (bars), the block boundaries (grey lines), the running
+    max after each block (red staircase) and the blocks where it rose (red triangles: there the
+    old sums are rescaled). Middle: the running sum ``l`` after each block, with the full softmax's
     denominator dashed. Right: the running output ``a / l`` (its two components) against full
     attention's (dashed). All numbers come from one draw of a local generator.
 
