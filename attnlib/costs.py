@@ -88,7 +88,10 @@ class TheoreticalCosts:
         rnn_macs: ``n d²`` (the recurrent d x d matrix once per position).
         attention_macs: ``n² d`` (a length-d dot product for every pair of positions).
         attention_bytes: the ``n x n`` score matrix.
-        blockwise_bytes: one ``n x min(block, n)`` block of scores.
+        blockwise_bytes: one ``n x min(block, n)`` block of scores: every query row against
+            one key block, the simplest blockwise form. :func:`attnlib.blockwise_attention` also
+            tiles the queries, so its slice is constant in n (see
+            :func:`attnlib.blockwise.query_tile`).
         output_bytes: the ``n x d`` output of an RNN or CNN layer.
     """
 
