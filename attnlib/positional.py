@@ -9,6 +9,8 @@ a table to the input.
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from torch import nn
 
@@ -161,8 +163,7 @@ class PositionalEncoding(nn.Module):
                 f"x has L={length} positions but the table covers max_positions="
                 f"{self.max_positions}; build the module with a larger max_positions"
             )
-        pe: torch.Tensor = self.pe  # (max_positions, D), a buffer
-        pe = pe[:length].to(dtype=x.dtype)  # (L, D)
+        pe = cast(torch.Tensor, self.pe)[:length].to(dtype=x.dtype)  # (L, D), from the buffer
         return self.dropout(x + pe)  # (B, L, D)
 
 

@@ -7,11 +7,13 @@ Both blocks copy their torch counterparts (``from_torch``) so the outputs can be
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor
+from ._checks import check_positive_int, check_probability, check_tensor
 from .multihead import MultiHeadAttention
 
 __all__ = [
@@ -60,7 +62,10 @@ def layer_norm(
     return y
 
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}  # gelu: the exact erf form, as BERT's "gelu"
+_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+}  # gelu: the exact erf form, as BERT's "gelu"
 
 
 def _check_activation(activation) -> None:
@@ -86,7 +91,9 @@ class FeedForward(nn.Module):
         activation: str = "relu",
     ):
         super().__init__()
+        check_positive_int("d_model", d_model)
         check_positive_int("d_ff", d_ff)
+        check_probability("dropout", dropout)
         _check_activation(activation)
         self.activation = activation
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
@@ -103,8 +110,7 @@ def _check_block_args(d_model, num_heads, d_ff, dropout) -> None:
     check_positive_int("d_model", d_model)
     check_positive_int("num_heads", num_heads)
     check_positive_int("d_ff", d_ff)
-    if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+    check_probability("dropout", dropout)
 
 
 def _check_width(name: str, x: torch.Tensor, d_model: int) -> None:
@@ -121,9 +127,16 @@ def _check_torch_layer(layer, cls) -> None:
         raise TypeError(f"expected an nn.{cls.__name__}, got {type(layer).__name__}")
     if not layer.self_attn.batch_first:
         raise ValueError(f"the {cls.__name__} must be built with batch_first=True")
+
+
+def _torch_activation(layer) -> str:
+    """The FFN activation of a torch Transformer layer, as our name ("relu" or "gelu")."""
     act = layer.activation
-    if not (act is F.relu or isinstance(act, nn.ReLU)):
-        raise ValueError(f"only activation='relu' is supported, got {act!r}")
+    if act is F.relu or isinstance(act, nn.ReLU):
+        return "relu"
+    if act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none"):
+        return "gelu"  # the exact erf form; the tanh approximation is another function
+    raise ValueError(f"activation must be relu or gelu (exact), got {act!r}")
 
 
 def _copy_linear(dst: nn.Linear, src: nn.Linear) -> None:
@@ -154,6 +167,7 @@ def _block_from_torch(cls, layer, torch_cls, attention: dict[str, str], norms: t
         norm_first=layer.norm_first,
         eps=layer.norm1.eps,
         bias=layer.linear1.bias is not None,
+        activation=_torch_activation(layer),
     )
     new = new.to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
     for ours, theirs in attention.items():
@@ -248,7 +262,7 @@ class EncoderBlock(nn.Module):
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderBlock:
-        """Copy an ``nn.TransformerEncoderLayer(batch_first=True, activation='relu')``.
+        """Copy an ``nn.TransformerEncoderLayer(batch_first=True)`` (relu or exact gelu).
 
         Returns:
             A new block on the layer's device and dtype, in the same train/eval mode.
@@ -281,6 +295,7 @@ class DecoderBlock(nn.Module):
         norm_first: bool = False,
         eps: float = 1e-5,
         bias: bool = True,
+        activation: str = "relu",
     ):
         super().__init__()
         _check_block_args(d_model, num_heads, d_ff, dropout)
@@ -288,7 +303,7 @@ class DecoderBlock(nn.Module):
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
-        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias)
+        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)
         self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
         self.norm3 = nn.LayerNorm(d_model, eps=eps, bias=bias)
@@ -333,7 +348,7 @@ class DecoderBlock(nn.Module):
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderBlock:
-        """Copy an ``nn.TransformerDecoderLayer(batch_first=True, activation='relu')``.
+        """Copy an ``nn.TransformerDecoderLayer(batch_first=True)`` (relu or exact gelu).
 
         Compare with ``layer(x, memory, tgt_is_causal=True, tgt_mask=causal)`` where torch's
         boolean mask means True = hidden (the opposite of ours).

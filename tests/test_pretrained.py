@@ -354,20 +354,9 @@ def test_encoder_block_gelu_and_eps_match_torch_layer():
     ref = torch.nn.TransformerEncoderLayer(
         16, 4, 32, dropout=0.0, activation="gelu", layer_norm_eps=1e-12, batch_first=True
     ).eval()
-    ours = EncoderBlock(16, 4, 32, eps=1e-12, activation="gelu").eval()
+    ours = EncoderBlock.from_torch(ref)  # copies the weights, the eps and the GELU
+    assert ours.ffn.activation == "gelu" and ours.norm1.eps == 1e-12
     with torch.no_grad():
-        for i, lin in enumerate((ours.self_attn.w_q, ours.self_attn.w_k, ours.self_attn.w_v)):
-            lin.weight.copy_(ref.self_attn.in_proj_weight[16 * i : 16 * (i + 1)])
-            lin.bias.copy_(ref.self_attn.in_proj_bias[16 * i : 16 * (i + 1)])
-        for dst, src in (
-            (ours.self_attn.w_o, ref.self_attn.out_proj),
-            (ours.ffn.linear1, ref.linear1),
-            (ours.ffn.linear2, ref.linear2),
-            (ours.norm1, ref.norm1),
-            (ours.norm2, ref.norm2),
-        ):
-            dst.weight.copy_(src.weight)
-            dst.bias.copy_(src.bias)
         x = torch.randn(2, 5, 16)
         assert_close(ours(x)[0], ref(x))
 

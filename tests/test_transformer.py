@@ -15,6 +15,7 @@ from torch.testing import assert_close
 from attnlib import (
     DecoderBlock,
     EncoderBlock,
+    FeedForward,
     MultiHeadAttention,
     batch_norm_tokens,
     causal_mask,
@@ -250,10 +251,18 @@ def test_bad_input_errors():
         DecoderBlock(8, 2, 16)(torch.randn(1, 3, 8), torch.randn(1, 3, 6))
     with pytest.raises(ValueError, match="valid_lens"):
         EncoderBlock(8, 2, 16)(torch.randn(2, 3, 8), valid_lens=torch.tensor([1, 2, 3]))
-    with pytest.raises(ValueError, match="relu"):
+    with pytest.raises(ValueError, match="relu or gelu"):  # tanh-approximate GELU is not ours
         EncoderBlock.from_torch(
-            nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, activation="gelu")
+            nn.TransformerEncoderLayer(
+                8, 2, 16, batch_first=True, activation=nn.GELU(approximate="tanh")
+            )
         )
+    with pytest.raises(ValueError, match="d_model must be >= 1"):
+        FeedForward(0, 4)
+    with pytest.raises(TypeError, match=r"dropout must be a number, got str \('0.1'\)"):
+        EncoderBlock(8, 2, 16, dropout="0.1")
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
+        FeedForward(8, 16, dropout=1.0)
     with pytest.raises(ValueError, match="batch_first"):
         DecoderBlock.from_torch(nn.TransformerDecoderLayer(8, 2, 16))
     with pytest.raises(TypeError, match="TransformerEncoderLayer"):
@@ -314,3 +323,14 @@ def test_block_gradient_norms_bad_input():
         block_gradient_norms([EncoderBlock(8, 2, 16)], torch.randn(1, 3, 8), torch.randn(1, 3, 4))
     with pytest.raises(ValueError, match="at least one block"):
         block_gradient_norms([], torch.randn(1, 3, 8), torch.randn(1, 3, 8))
+
+
+def test_decoder_block_from_torch_with_gelu_matches_torch_float64():
+    ref = nn.TransformerDecoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True, activation="gelu", dtype=torch.float64
+    ).eval()
+    ours = DecoderBlock.from_torch(ref)
+    x, memory = torch.randn(2, 4, 8, dtype=torch.float64), torch.randn(2, 5, 8, dtype=torch.float64)
+    causal = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)  # torch: True = hidden
+    assert ours.ffn.activation == "gelu"
+    assert_close(ours(x, memory)[0], ref(x, memory, tgt_mask=causal))

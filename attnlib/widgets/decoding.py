@@ -229,7 +229,5 @@ def decoding_explorer(
     if sources != SOURCES:
         args["sources"] = list(sources)
     ex = Explorer(controls, compute, scene, name="decoding", args=args, digits=2)
-    ex.traces = {
-        key: tr for key, (tr, _) in traces.items()
-    }  # what was decoded, for tests and readers
+    ex.data = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
     return ex

@@ -56,7 +56,7 @@ def unrescaled_trace(scores: np.ndarray, v: np.ndarray, block_size: int) -> dict
     """
     L, S = scores.shape
     m, l, a = np.full(L, -np.inf), np.zeros(L), np.zeros((L, v.shape[1]))
-    out = {"end": [], "m": [], "l": [], "out": []}
+    out: dict[str, list] = {"end": [], "m": [], "l": [], "out": []}
     for start in range(0, S, block_size):
         s = scores[:, start : start + block_size]  # (L, b)
         m = np.maximum(m, s.max(1))
@@ -133,8 +133,7 @@ def online_softmax_explorer(
     v = torch.randn(S, 2, generator=gen, dtype=torch.float64)  # (S, Dv)
     perm = torch.randperm(S, generator=gen)  # (S,) the shuffled key order
     order = {False: torch.arange(S), True: perm}
-    full_out, _ = dot_product_attention(q, k, v)  # (L, Dv): the reference, order-free
-    full_out = plotting.to_numpy(full_out)
+    full_out = plotting.to_numpy(dot_product_attention(q, k, v)[0])  # (L, Dv): order-free
     scores = {sh: plotting.to_numpy(scaled_dot_score(q, k[o])) for sh, o in order.items()}  # (L, S)
     denominators = np.exp(scores[False] - scores[False].max(1, keepdims=True)).sum(1)  # (L,)
     traces = {}
