@@ -56,7 +56,7 @@ device = default_device()
 # - a **volitional cue (随意线索)** comes from our current goal: "I am looking for my keys", so the eye searches for keys;
 # - a **nonvolitional cue (不随意线索)** comes from the scene itself: a bright red object among grey ones catches the eye whether or not we want it to.
 #
-# A convolution or a fully connected layer applies the same learned weights, and a max- or average-pooling layer the same fixed rule, whatever the current goal is: no part of its input says "this is what I want right now". Attention gives the layer such an input, the **query**, and lets it decide which of the other inputs count for this output.
+# A convolution (卷积) or a fully connected layer (全连接层) applies the same learned weights, and a max- or average-pooling (池化) layer the same fixed rule, whatever the current goal is: no part of its input says "this is what I want right now". Attention gives the layer such an input, the **query**, and lets it decide which of the other inputs count for this output.
 #
 # ### Query, Key and Value
 #
@@ -159,7 +159,7 @@ for name, s in [("+distance (wrong)", dist),
 # \qquad
 # \alpha(x, x_i) = \frac{\exp\!\left[-\tfrac12 (x - x_i)^2\right]}{\sum_{j=1}^{n}\exp\!\left[-\tfrac12 (x - x_j)^2\right]} . $$
 #
-# The nearer a training point is to the query, the larger its weight. The lecture uses a kernel of width 1. We add a **kernel width** (bandwidth) $\sigma$ and write $-(x - x_i)^2 / (2\sigma^2)$, which is the same formula when $\sigma = 1$. (We call it $\sigma$, the standard deviation of the Gaussian bump, because $h$ will be the hidden width of additive attention in §5.)
+# The nearer a training point is to the query, the larger its weight. The lecture uses a kernel of width 1. We add a **kernel width** (bandwidth, 带宽) $\sigma$ and write $-(x - x_i)^2 / (2\sigma^2)$, which is the same formula when $\sigma = 1$. (We call it $\sigma$, the standard deviation of the Gaussian bump, because $h$ will be the hidden width of additive attention in §5.)
 #
 # Our data: 40 noisy samples of $f(x) = 2\sin x + x^{0.8}$ at random points in $[0, 5)$.
 
@@ -212,7 +212,7 @@ _ = kernel_regression_panels(x_train, y_train, grid_full, fits, w_grid, y_true=t
 # %% [markdown]
 # ### What happens at the edges of the data
 #
-# Left of the first training point ($x_1 \approx 0.55$) all three fits stay far from the true curve, which falls to $f(0) = 0$. This is not bad luck. A Nadaraya–Watson prediction is a weighted *average* of the $y_i$, with positive weights summing to 1, so it always lies between the smallest and the largest $y_i$ (the same "inside the hull" property as the output of one attention head without dropout; after dropout, an output projection or a residual connection (残差连接) the output can leave the hull, as notebook 04 shows). It cannot follow a trend past the data: outside it the nearest points take over. With a narrow kernel the fit is flat at the end point's $y$; with a wide one it changes slowly; neither follows the true curve down to 0. The "MSE vs true f" column above was measured only between the first and the last training point, so it does not see this:
+# Left of the first training point ($x_1 \approx 0.55$) all three fits stay far from the true curve, which falls to $f(0) = 0$. This is not bad luck. A Nadaraya–Watson prediction is a weighted *average* of the $y_i$, with positive weights summing to 1, so it always lies between the smallest and the largest $y_i$ (the same "inside the hull" property as the output of one attention head; notebook 04 shows which later parts of a Transformer keep it and which, such as dropout or a residual connection (残差连接), let the output leave the hull). It cannot follow a trend past the data: outside it the nearest points take over. With a narrow kernel the fit is flat at the end point's $y$; with a wide one it changes slowly; neither follows the true curve down to 0. The "MSE vs true f" column above was measured only between the first and the last training point, so it does not see this:
 
 # %%
 # C22: outside the data a Nadaraya-Watson fit cannot follow the trend and stays inside [min y_i, max y_i]
@@ -273,9 +273,9 @@ for name in ["dot", "cosine", "neg_euclidean", "gaussian"]:
 # %% [markdown]
 # The dot product prefers the long key $k_1$ (score 3.0 against 1.3), although $k_2$ is better aligned (cosine 0.997 against 0.894). The three others prefer $k_2$, which points almost the same way as $q$ and lies closest to it (distance 0.1).
 #
-# On our one-dimensional data each score treats $x$ as a vector of length one. The dot product then simply favours the largest $x_i$. The cosine of two positive numbers is always 1, so every point gets the same weight and the "fit" is a flat line at the mean of $y$. The menu of the explorer above shows both.
+# On our one-dimensional data each score treats $x$ as a vector with a single component. The dot product then simply favours the largest $x_i$. The cosine of two positive numbers is always 1, so every point gets the same weight and the "fit" is a flat line at the mean of $y$. The menu of the explorer above shows both.
 #
-# In the explorer and in the next cell the width $\sigma$ is used by *every* score, not only the Gaussian: the other scores are divided by $\sigma$ before the softmax. Dividing scores by a number is a **temperature**: a small $\sigma$ sharpens the weights, a large one flattens them. So at $\sigma = 0.5$ the "dot" row is $\operatorname{softmax}_i(2\,x\,x_i)$ and "+distance" is $\operatorname{softmax}_i(2\,|x - x_i|)$. Here are the numbers at the query $x = 1$ with $\sigma = 0.5$:
+# In the explorer and in the next cell the width $\sigma$ is used by *every* score, not only the Gaussian: the other scores are divided by $\sigma$ before the softmax. Dividing scores by a number is a **temperature (温度)**: a small $\sigma$ sharpens the weights, a large one flattens them. So at $\sigma = 0.5$ the "dot" row is $\operatorname{softmax}_i(2\,x\,x_i)$ and "+distance" is $\operatorname{softmax}_i(2\,|x - x_i|)$. Here are the numbers at the query $x = 1$ with $\sigma = 0.5$:
 
 # %%
 # C23 (and C20): each score on the 1-D data at x = 1, sigma = 0.5 (non-Gaussian scores divided by sigma)
@@ -292,7 +292,7 @@ print(f"dot by hand, softmax(2 x x_i): largest weight {w_dot.max().item():.4f} a
 # %% [markdown]
 # Keep the word "non-parametric" where it belongs: it is about the **scoring rule**. A network can pool with a fixed kernel and still learn every layer around that pooling.
 #
-# The step to a **parametric** score is small: give the kernel one learnable weight, $-\big(w\,(x - x_i)\big)^2/2$, that is a width $\sigma = 1/w$ that training chooses. The loss cannot be the plain training error: the table above shows it only grows with $\sigma$, so minimising it would drive $\sigma$ to 0, each point predicting itself. Instead each training point is predicted from the *other* points only (its own key is masked), and $\sigma$ follows the gradient of that leave-one-out error (`attnlib.pooling.fit_bandwidth`, Adam on $\log\sigma$, starting from $\sigma = 1$):
+# The step to a **parametric** score is small: give the kernel one learnable weight, $-\big(w\,(x - x_i)\big)^2/2$, that is a width $\sigma = 1/w$ that training chooses. The loss cannot be the plain training error: the table above shows it only grows with $\sigma$, so minimising it would drive $\sigma$ to 0, each point predicting itself. Instead each training point is predicted from the *other* points only (its own key is masked), and $\sigma$ follows the gradient of that **leave-one-out (留一法)** error (`attnlib.pooling.fit_bandwidth`, Adam on $\log\sigma$, starting from $\sigma = 1$):
 
 # %%
 # C22 extended: a parametric kernel, its width learned from the data by the leave-one-out error
@@ -304,7 +304,7 @@ for s in (1.0, sigma_fit, 0.2):
     print(f"σ = {s:.2f}: MSE vs true f {((fit_grid - y_grid) ** 2).mean().item():.3f}")
 
 # %% [markdown]
-# The learned width, 0.36, comes from the 40 noisy points alone; the true function was never used. Its error against the true $f$, 0.051, is a fifth of the starting width's 0.269, though not as low as the 0.031 of $\sigma = 0.2$, the table's best, which could only be found by peeking at $f$. Learning the score is what attention layers do from here on: the next section learns a whole scoring network.
+# The learned width, 0.36, comes from the 40 noisy points alone; the true function was never used. Its error against the true $f$, 0.051, is a fifth of the starting width's 0.269, though not as low as the 0.031 of $\sigma = 0.2$, the table's best, which could only be found by peeking at $f$. Learning the score is what attention layers do from here on: the next section replaces the single width by a whole scoring network with learnable weights (shown untrained there).
 #
 # ## 5. Additive attention (§9.4)
 #
@@ -337,7 +337,7 @@ print(f"max |s(2q) - 2 s(q)| {'<' if lin_err < 1e-4 else '>='} 1e-4  (zero up to
 # %% [markdown]
 # So what does additive attention add? Lecture notes 004 §9.4.1 gives two reasons to use it: queries and keys of different widths, or the wish to compute relevance with a learnable non-linear transformation. The projections above already solve the width problem; the non-linear score is what only additive attention offers. The projected dot product $\tilde q \cdot \tilde k = q\,(W_Q W_K^\top)\,k^\top$ is **linear in $q$** for a fixed key (and linear in $k$ for a fixed query): its score over the space of queries is a flat plane. **Additive attention (可加性注意力)** replaces it with a small learned network with a $\tanh$ inside, so the score can be a curved, learned function of query and key together. It was common in the RNN encoder–decoder (编码器–解码器) models (Bahdanau et al., 2015), next to the multiplicative scores of Luong et al. (2015); the original Transformer uses the scaled dot product instead (notebook 02), which has no parameters of its own beside the projections and runs as one matrix product.
 #
-# From here on we follow the lecture notes' convention: vectors are columns and a matrix multiplies them from the left, $W_q q$. So $W_q$ is $h\times d_q$, the transpose of the $d_q\times h$ matrix $W_Q$ above, which multiplied a row vector from the right ($q W_Q$); both map $d_q$ numbers to $h$. With $W_q \in \mathbb{R}^{h\times d_q}$, $W_k \in \mathbb{R}^{h\times d_k}$ and $w_v \in \mathbb{R}^{h}$, the score of query $i$ against key $j$ is
+# From here on we follow the lecture notes' convention: vectors are columns and a matrix multiplies them from the left, $W_q q$. So $W_q$ is $h\times d_q$, shaped like the transpose of the $d_q\times h$ matrix $W_Q$ above, which multiplied a row vector from the right ($q W_Q$); both map $d_q$ numbers to $h$ (the two are separate matrices with their own entries). With $W_q \in \mathbb{R}^{h\times d_q}$, $W_k \in \mathbb{R}^{h\times d_k}$ and $w_v \in \mathbb{R}^{h}$, the score of query $i$ against key $j$ is
 #
 # $$ e_{ij} = w_v^\top \tanh\!\left(W_q q_i + W_k k_j\right). $$
 #
@@ -371,9 +371,9 @@ with torch.no_grad():
         print("  ", rounded(row, 3))
 
 # %% [markdown]
-# The module is untrained, so its weights are still close to uniform; training would shape $W_q$, $W_k$ and $w_v$.
+# The module is untrained, so the attention weights it gives are still close to uniform; training would shape $W_q$, $W_k$ and $w_v$.
 #
-# Like the dot-product version, additive attention accepts `valid_lens` to hide padding keys. Here batch row 0 has only 2 real keys, so keys 3 to 5 get weight exactly 0:
+# Sequences of different lengths are stored in one tensor by filling the shorter ones up with dummy positions, **padding (填充)**, which must get no weight. Like the dot-product version, additive attention accepts `valid_lens`, the number of real keys in each batch row, to hide the padding keys (notebook 05 treats masks in full). Here batch row 0 has only 2 real keys, so keys 3 to 5 get weight exactly 0:
 
 # %%
 # C24 with padding: batch 0 has 2 valid keys, batch 1 has all 5

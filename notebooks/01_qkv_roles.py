@@ -138,7 +138,7 @@ print("each row sums to 1:", rounded(w_cross.sum(-1), 4))
 # e_{ij} = q_i k_j^\top = \sum_{r=1}^{d_k} q_{ir}\,k_{jr}.
 # $$
 #
-# It is large when the components of the two vectors mostly agree in sign **and are large**. It rewards length, not matching length: a key twice as long as the query scores twice what the query scores against itself (the cell below prints both).
+# It is large when the components of the two vectors mostly agree in sign **and are large**. It rewards length, not matching length: a key that points the same way as the query but is twice as long scores twice what the query scores against itself (the cell below prints both).
 #
 # > **Common mistake:** reading $q\cdot k$ as a cosine similarity (余弦相似度). The dot product is never divided by the vectors' lengths, so the length of a key matters as much as its direction: stretch a key by a factor $c$ and its score is multiplied by $c$, while the cosine does not move.
 
@@ -200,7 +200,7 @@ print(f"max |E - E^T| = {gap.max().item():.2f}")
 _ = score_asymmetry_panels(score_asymmetry(E))
 
 # %% [markdown]
-# Symmetry only appears in special cases, for example when the key and query projections are tied, $W_K = W_Q$, so that $M = W_Q W_Q^\top$. That $M$ is more than symmetric: it is **positive semi-definite**, $x M x^\top = \lVert x W_Q\rVert^2 \ge 0$. So every token's score with itself is $e_{ii} = \lVert q_i\rVert^2 \ge 0$, never negative, while its scores with other tokens can have either sign. That suggests tied projections push tokens towards attending to themselves; it is not a guarantee, since $e_{ij} = q_i\cdot q_j$ can exceed $\lVert q_i\rVert^2$ when $q_j$ is longer. The cell below checks one draw; the one after it measures how strong the effect is. Even with tied projections the **weights** stay asymmetric, as the last line shows.
+# Symmetry only appears in special cases, for example when the key and query projections are tied, $W_K = W_Q$, so that $M = W_Q W_Q^\top$. That $M$ is more than symmetric: it is **positive semi-definite (半正定)**, $x M x^\top = \lVert x W_Q\rVert^2 \ge 0$. So every token's score with itself is $e_{ii} = \lVert q_i\rVert^2 \ge 0$, never negative, while its scores with other tokens can have either sign. That suggests tied projections push tokens towards attending to themselves; it is not a guarantee, since $e_{ij} = q_i\cdot q_j$ can exceed $\lVert q_i\rVert^2$ when $q_j$ is longer. The cell below checks one draw; the one after it measures how strong the effect is. Even with tied projections the **weights** stay asymmetric, as the last line shows.
 
 # %%
 # C04: tying W_K = W_Q makes M, and so E, symmetric (up to rounding) and positive semi-definite
@@ -219,7 +219,7 @@ A_tied = masked_softmax(E_tied)
 print(f"weights softmax(E_tied), row by row: max |A - A^T| = {(A_tied - A_tied.T).abs().max().item():.2f}")
 
 # %% [markdown]
-# One draw of 5 tokens says little. Repeat the same shapes (5 tokens, $d = 4$, $d_k = 3$, Gaussian inputs and projections) over 20 000 independent draws and count, over all 100 000 tokens, how often a token's largest score is its own, and how much weight it gives itself after $\operatorname{softmax}(E/\sqrt{d_k})$. If tokens had no preference, both would be near 1 in 5 (20 %, 0.2):
+# One draw of 5 tokens says little. Repeat the same shapes (5 tokens, $d = 4$, $d_k = 3$, Gaussian inputs and projections) over 20 000 independent draws and count, over all 100 000 tokens, how often a token's largest score is its own, and how much weight it gives itself after $\operatorname{softmax}(E/\sqrt{d_k})$. If tokens had no preference, the first would be near 1 in 5 (20 %) and the second near 0.2. Each number is printed with its standard error (the spread of the per-draw means divided by $\sqrt{20\,000}$; the 5 tokens of one draw share their matrices, so they are not counted as independent):
 
 # %%
 # C04: how strongly tied projections favour a token's own position, over many random draws
@@ -232,12 +232,17 @@ own = torch.arange(n_tok).to(device)
 print("          largest score is its own   mean self-weight softmax(E/√3)")
 for name, W_k in [("tied", WQ_sim), ("untied", WK_sim)]:
     E_sim = dot_score(X_sim @ WQ_sim, X_sim @ W_k)                    # (draws, 5, 5)
-    rate = (E_sim.argmax(-1) == own).float().mean().item()
-    self_w = torch.diagonal(masked_softmax(E_sim / d_k4 ** 0.5), dim1=-2, dim2=-1).mean().item()
-    print(f"{name:6s}    {100 * rate:21.1f} %   {self_w:30.2f}")
+    hit = (E_sim.argmax(-1) == own).double().mean(-1)                # (draws,) share of own-argmax per draw
+    self_w = torch.diagonal(masked_softmax(E_sim / d_k4 ** 0.5), dim1=-2, dim2=-1).double().mean(-1)  # (draws,)
+    se = lambda t: t.std().item() / n_draws ** 0.5                    # standard error of the mean over draws
+    print(f"{name:6s}    {100 * hit.mean().item():14.1f} % ± {100 * se(hit):.1f}"
+          f"   {self_w.mean().item():23.3f} ± {se(self_w):.3f}")
+self_var = torch.diagonal(E_sim, dim1=-2, dim2=-1).double().var().item()   # E_sim is the untied one here
+cross_var = E_sim[:, 0, 1:].double().var().item()
+print(f"untied: variance of a self-score e_ii {self_var:.0f}, of a score with another token e_1j {cross_var:.0f}")
 
 # %% [markdown]
-# With tied projections a token's largest score is its own 60.3 % of the time, three times the 20 % of no preference; untied, it is 20.2 %, no preference at all. After the softmax a token gives itself 0.56 of its weight on average when tied, against 0.21 untied. (With 100 000 tokens the rates are good to a few tenths of a per cent.) So the effect is strong; the one draw above, 2 of 5 against 0 of 5, undersold it.
+# With tied projections a token's largest score is its own 60.3 % of the time, three times the 20 % of no preference; untied, it is 20.2 %, within two standard errors (0.1 each) of no preference. After the softmax a token gives itself 0.561 of its weight on average when tied. Untied it gives itself 0.209, small beside the tied value but almost nine standard errors above 0.2: even with random, untied matrices a token's score with itself, $x_i M x_i^\top$, is a quadratic form and is not distributed like its scores with the others, $x_i M x_j^\top$ (its variance, printed last, is half as large again), so "no preference" for the largest score does not mean exactly 0.2 of the weight. So the effect of tying is strong; the one draw above, 2 of 5 against 0 of 5, undersold it.
 #
 # ## 4. Self-attention in matrix form (lecture notes 004 §9.8)
 #
@@ -278,7 +283,7 @@ for i in range(2):
     print(f"q{i + 1} = {q_2d[i].tolist()}:  weights {rounded(w_2d[i], 3)}   output {rounded(out_2d[i], 3)}")
 
 # %% [markdown]
-# And what the explorer shows when $k_1$ is stretched, without its √d_k scale, at the query $q_1 = (1, 2)$ (computed by the explorer's own function; the explorer above does not move):
+# And what the explorer shows when $k_1$ is stretched, with the $\sqrt{d_k}$ scaling switched off, at the query $q_1 = (1, 2)$ (computed by the explorer's own function; the explorer above does not move):
 
 # %%
 # C03: stretch k1 = (1, 0) by c; its cosine with q stays 0.447, its score becomes c

@@ -254,6 +254,7 @@ def additive_attention_explorer(
         ylim=(0.0, 1.05),
         title="weights of every key",
         xlabel="key",
+        ylabel="weight",
         xticks=list(range(S)),
         xticklabels=labels,
         legend="upper right",

@@ -204,6 +204,8 @@ def query_explorer(
         ylim=(-lim, lim),
         equal=True,
         title="query, keys, values, output",
+        xlabel="first component",
+        ylabel="second component",
         legend="lower right",
     )
     bars = Panel(
