@@ -37,8 +37,17 @@ import math
 
 import torch
 
-from attnlib import (AdditiveAttention, SCORE_FUNCTIONS, default_device, dot_product_attention, dot_score,
-                     euclidean_distance, masked_softmax, nadaraya_watson, set_seed)
+from attnlib import (
+    SCORE_FUNCTIONS,
+    AdditiveAttention,
+    default_device,
+    dot_product_attention,
+    dot_score,
+    euclidean_distance,
+    masked_softmax,
+    nadaraya_watson,
+    set_seed,
+)
 from attnlib.plotting import kernel_regression_panels
 from attnlib.pooling import attention_pooling, fit_bandwidth, toy_function, toy_regression_data
 from attnlib.rounding import rounded

@@ -36,8 +36,15 @@
 import torch
 import torch.nn.functional as F
 
-from attnlib import (causal_mask, cosine_score, default_device, dot_product_attention, dot_score, masked_softmax,
-                     set_seed)
+from attnlib import (
+    causal_mask,
+    cosine_score,
+    default_device,
+    dot_product_attention,
+    dot_score,
+    masked_softmax,
+    set_seed,
+)
 from attnlib.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.plotting import score_asymmetry_panels
 from attnlib.rounding import rounded

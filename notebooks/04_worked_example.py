@@ -40,7 +40,13 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from attnlib import default_device, dot_product_attention, masked_softmax, scaled_dot_score, set_seed
+from attnlib import (
+    default_device,
+    dot_product_attention,
+    masked_softmax,
+    scaled_dot_score,
+    set_seed,
+)
 from attnlib.plotting import mixing_segment, two_query_weights
 from attnlib.rounding import rounded
 from attnlib.transformer import FeedForward

@@ -41,12 +41,24 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from attnlib import (AdditiveAttention, causal_mask, default_device, dot_product_attention, masked_softmax,
-                     padding_mask, set_seed)
+from attnlib import (
+    AdditiveAttention,
+    causal_mask,
+    default_device,
+    dot_product_attention,
+    masked_softmax,
+    padding_mask,
+    set_seed,
+)
 from attnlib.examples import demo_batch
 from attnlib.figures.masking import masking_combined_figure
-from attnlib.pitfalls import fill_masked_softmax, format_cases, fully_masked_row_cases, recipe_softmax
-from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
+from attnlib.pitfalls import (
+    fill_masked_softmax,
+    format_cases,
+    fully_masked_row_cases,
+    recipe_softmax,
+)
+from attnlib.rounding import rounded as show  # rounds for printing: same digits on every device
 from attnlib.widgets import masking_explorer
 from attnlib.widgets.masking import DTYPES, RECIPES
 from attnlib.widgets.render import render

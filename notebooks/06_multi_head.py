@@ -41,9 +41,15 @@ from torch import nn
 
 from attnlib import causal_mask, default_device, dot_product_attention, padding_mask, set_seed
 from attnlib.figures.heads import heads_weight_maps_figure
-from attnlib.multihead import (MultiHeadAttention, head_projection, merge_heads, multihead_by_separate_heads,
-                               one_wide_head, split_heads)
-from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
+from attnlib.multihead import (
+    MultiHeadAttention,
+    head_projection,
+    merge_heads,
+    multihead_by_separate_heads,
+    one_wide_head,
+    split_heads,
+)
+from attnlib.rounding import rounded as show  # rounds for printing: same digits on every device
 from attnlib.widgets import heads_explorer
 
 set_seed(0)

@@ -44,9 +44,15 @@ from attnlib import default_device, plotting, set_seed
 from attnlib.examples import Seq2SeqConfig, TrainConfig, trained_reversal_model
 from attnlib.figures.positions import positions_rotation_figure
 from attnlib.multihead import MultiHeadAttention
-from attnlib.positional import (PositionalEncoding, offset_rotation, permute_tokens, rotary_embedding,
-                                sinusoidal_encoding, sinusoidal_frequencies)
-from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
+from attnlib.positional import (
+    PositionalEncoding,
+    offset_rotation,
+    permute_tokens,
+    rotary_embedding,
+    sinusoidal_encoding,
+    sinusoidal_frequencies,
+)
+from attnlib.rounding import rounded as show  # rounds for printing: same digits on every device
 from attnlib.seq2seq import greedy_decode
 from attnlib.toy_tasks import make_batch
 from attnlib.training import sequence_accuracy

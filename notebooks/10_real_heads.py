@@ -55,7 +55,7 @@ from attnlib import default_device, set_seed, sinusoidal_encoding
 from attnlib import head_stats as hs
 from attnlib.plotting import curves, heatmap
 from attnlib.pretrained import load_minilm
-from attnlib.rounding import rounded as show   # rounds for printing: same digits on every device
+from attnlib.rounding import rounded as show  # rounds for printing: same digits on every device
 
 set_seed(0)
 device = default_device()
@@ -158,7 +158,7 @@ print(f"in between, 'eating food' vs 'riding a horse': {middle} (both begin 'A m
 # one of the 72 heads' weight matrices, on the real tokens, and the sentence vectors.
 
 # %%
-from transformers import BertModel                                    # the reference (dev extra)
+from transformers import BertModel  # the reference (dev extra)
 from transformers.utils import logging as hf_logging
 
 hf_logging.disable_progress_bar()
