@@ -61,6 +61,8 @@ device = default_device()
 # \operatorname{Attention}(Q, K, V) = AV .
 # $$
 #
+# With $n$ queries and $m$ keys (the shapes of lecture notes 004 §9.5.2): $Q$ is $n\times d_k$ (one row per query), $K$ is $m\times d_k$ and $V$ is $m\times d_v$ (one row per key), so the score matrix and $A$ are $n\times m$, with one softmax per row, and the output $AV$ is $n\times d_v$.
+#
 # This is **scaled dot-product attention (缩放点积注意力)**. The factor looks cosmetic; this notebook shows what goes wrong without it. The argument has two halves: (1) the raw score grows with $d_k$ in a predictable way, and (2) large scores make the softmax saturate, which starves learning of gradient.
 
 # %% [markdown]
@@ -78,7 +80,7 @@ device = default_device()
 # \operatorname{Var}\!\left(\sum_{r=1}^{d_k} q_r k_r\right) = \sum_{r=1}^{d_k} \operatorname{Var}(q_r k_r) = d_k .
 # $$
 #
-# So the typical size (standard deviation) of a raw score is $\sqrt{d_k}$: a 64-wide head produces scores about 8 times larger than a 1-wide one, for no reason other than its width. Dividing by $\sqrt{d_k}$ undoes exactly that: $\operatorname{Var}(q\cdot k/\sqrt{d_k}) = d_k / d_k = 1$.
+# So the typical size (the standard deviation, 标准差) of a raw score is $\sqrt{d_k}$: a 64-wide head produces scores about 8 times larger than a 1-wide one, for no reason other than its width. Dividing by $\sqrt{d_k}$ undoes exactly that: $\operatorname{Var}(q\cdot k/\sqrt{d_k}) = d_k / d_k = 1$.
 #
 # First, the one-term facts, measured:
 
@@ -92,9 +94,9 @@ print(f"mean of q_r k_r:     {prod.mean().item():+.3f}   (theory 0)")
 print(f"variance of q_r k_r: {prod.var().item():.3f}    (theory 1)")
 
 # %% [markdown]
-# ## 3. The Monte-Carlo experiment, with error bars
+# ## 3. The Monte-Carlo (蒙特卡洛) experiment, with error bars
 #
-# Now the whole sum. For each width $d_k \in \{1, 4, 16, 64, 256, 1024\}$, `attnlib.scaling.dot_product_variance` draws $n = 10\,000$ independent pairs $(q, k)$, computes their dot products, and reports the sample variance together with its **standard error** (SE). A sample variance is itself a random number; its standard error comes from the large-sample formula
+# Now the whole sum. For each width $d_k \in \{1, 4, 16, 64, 256, 1024\}$, `attnlib.scaling.dot_product_variance` draws $n = 10\,000$ independent pairs $(q, k)$, computes their dot products, and reports the sample variance together with its **standard error (标准误, SE)**. A sample variance is itself a random number; its standard error comes from the large-sample formula
 #
 # $$
 # \operatorname{Var}(s^2) \approx \frac{m_4 - s^4}{n},
@@ -118,7 +120,7 @@ print(f"largest |Var − d_k| / SE over the six widths: {z.max().item():.2f} (ch
 # %% [markdown]
 # The ratio column $\operatorname{Var}/d_k$ hovers around 1 at every width: the variance really grows in proportion to $d_k$. The last column says how many standard errors each estimate is from the theory. Chance alone puts an estimate more than 2 SE away about once in 20 and more than 3 SE away about once in 370, so among six widths one value above 2 (here 2.19 at $d_k = 64$) is unremarkable; a value above 3 would be a reason to doubt the theory.
 #
-# The error bar grows with $d_k$, and the column SE/$d_k$ shows it as a fraction of $d_k$. That fraction is largest at $d_k = 1$: there the score is a single product of two normals, whose heavy tails (fourth moment $\mathbb{E}[(q_rk_r)^4] = 9$) give $\operatorname{SE}/d_k \approx \sqrt{8/n} \approx 2.8\%$. It falls to about $\sqrt{3.5/n} \approx 1.9\%$ at $d_k = 4$ and settles at $\sqrt{2/n} \approx 1.4\%$ once the dot product is close to normal (exercise 3 derives all three). The scaled column has the same relative error bars, since it is the same samples divided by $\sqrt{d_k}$.
+# The error bar grows with $d_k$, and the column SE/$d_k$ shows it as a fraction of $d_k$. That fraction is largest at $d_k = 1$: there the score is a single product of two normals, whose heavy tails (fourth moment $\mathbb{E}[(q_rk_r)^4] = 9$) give $\operatorname{SE}/d_k \approx \sqrt{8/n} \approx 2.8\%$ (the table prints 0.031: its SE is itself estimated from the sample's own fourth moment, which heavy tails make noisy). It falls to about $\sqrt{3.5/n} \approx 1.9\%$ at $d_k = 4$ and settles at $\sqrt{2/n} \approx 1.4\%$ once the dot product is close to normal (exercise 3 derives all three). The scaled column has the same relative error bars, since it is the same samples divided by $\sqrt{d_k}$.
 #
 # The same table as a picture. $\operatorname{Var}(q\cdot k)/d_k$ is also the variance of the scaled score $q\cdot k/\sqrt{d_k}$ (same samples), so one series shows both; on a linear axis around the theory's 1, the $\pm 2$ SE bars are visible. Five of the six bars cross the dotted line; the bar of $d_k = 64$, 2.19 SE away, stops just short of it (at 0.997), which is what chance does about once in 20 widths:
 
@@ -135,14 +137,14 @@ for i in (~reach).nonzero().flatten().tolist():
 # %% [markdown]
 # ## 4. What a wide score spread does to softmax (饱和)
 #
-# Why care about the size of the scores? Because softmax only looks at *differences* between scores, and differences of size 30 are enormous on the exponential scale: $e^{30}\approx 10^{13}$. When the scores of one row spread over tens of units, the largest one (sometimes the largest two) takes essentially all the weight and the row becomes nearly **one-hot**. This is called **saturation (饱和)** of the softmax.
+# Why care about the size of the scores? Because softmax only looks at *differences* between scores, and differences of size 30 are enormous on the exponential scale: $e^{30}\approx 10^{13}$. When the scores of one row spread over tens of units, the largest one (sometimes the largest two) takes essentially all the weight and the row becomes nearly **one-hot (独热)**: one weight close to 1, all others close to 0. This is called **saturation (饱和)** of the softmax.
 #
 # Two numbers describe how sharp a row $a$ is:
 #
 # - its **max weight** $\max_j a_j$: $1/S$ for a uniform row over $S$ keys, 1 for a one-hot row;
 # - its **entropy (熵)** $H(a) = -\sum_j a_j \log a_j$: $\log S$ for a uniform row, 0 for a one-hot row.
 #
-# Here are two queries, each against 16 random keys at $d_k = 512$, once with the raw dot product and once with the scaled one. Beside the max weight and the entropy we print $\lVert J\rVert_F$, the size of the softmax Jacobian (雅可比矩阵) that section 5 will use: how much the row's weights move when its scores move.
+# Here are two queries, each against 16 random keys at $d_k = 512$, once with the raw dot product and once with the scaled one. Beside the max weight and the entropy we print $\lVert J\rVert_F = \sqrt{\sum_{j,r} J_{jr}^2}$, the size (Frobenius norm) of the softmax Jacobian (雅可比矩阵) $J = \operatorname{diag}(a) - aa^\top$ that section 5 will use: it measures how much the row's weights move when its scores move.
 
 # %%
 # C06, C14: two rows at d_k = 512 — raw scores saturate the softmax (one fully, one onto two keys)
@@ -183,7 +185,7 @@ for lo, hi in [(0.99, 1.01), (0.85, 0.99), (0.5, 0.85), (0.0, 0.5)]:
           f"{int(((tops >= lo) & (tops < hi)).sum())} of 50 rows")
 
 # %% [markdown]
-# Saturation is the typical case: 38 of the 50 raw rows put at least 0.99 of their weight on one key, and only 7 split it as the seed-1 row does (largest weight between 0.5 and 0.85); no row stays below 0.5.
+# Saturation is the typical case: 38 of the 50 raw rows put at least 0.99 of their weight on one key, and only 7 share it out as the seed-1 row does (largest weight between 0.5 and 0.85), mostly between two keys; no row stays below 0.5.
 #
 # One row is one sample. `softmax_sharpness` averages the max weight, the entropy and $\lVert J\rVert_F$ over 512 random queries (16 keys each), for every width from 1 to 1024, with and without the scale. The two columns use the same random draws (two generators with the same seed), so at $d_k = 1$, where the scale is $1/\sqrt1 = 1$, they must agree exactly:
 
@@ -252,7 +254,7 @@ print(f"scaled rows, g = (1, ..., 1): largest ‖dL/dz‖ {'< 1e-5' if ones < 1e
 # The raw rows pass about a fifth of the gradient the scaled rows pass (0.054 against 0.287 per row, a factor 5.3), and their mean $\lVert J\rVert_F$ falls by a similar factor (0.063 against 0.306, a factor 4.9). The size of $J$ sets the gradient *on average*, as an upper bound: row by row $\lVert J^\top g\rVert \le \lVert J\rVert_F\,\lVert g\rVert$, and for these scaled rows the gradient reaches at most 0.57 of that bound. A particular $g$ can get far less: one that is the same for every key ($g$ along $\mathbf 1$) gets nothing back at any $\lVert J\rVert$, since $J\mathbf 1 = 0$ (notebook 03 §3); the last line prints its gradient at float32 rounding level.
 #
 # > **Common mistake**: reading the $\sqrt{d_k}$ argument as a guarantee that every attention layer's scores have variance 1.
-# > The derivation assumed independent components with mean 0 and variance 1, and $q$ independent of $k$. Trained queries and keys satisfy none of this exactly: their components have other variances, and a query is often *meant* to line up with some key. The scale fixes the dependence on $d_k$; it does not normalise the scores. Notebook 10 measures this in a trained model (see `10_real_heads.ipynb`, §6 "Var(q·k)/d_k in trained heads"): there $\operatorname{Var}(q\cdot k)/d_k$ is far from 1 in many heads. Two departures from the model, measured here on random numbers:
+# > The derivation assumed independent components with mean 0 and variance 1, and $q$ independent of $k$. Trained queries and keys satisfy none of this exactly: their components have other variances, and a query is often *meant* to line up with some key. The scale fixes the dependence on $d_k$; it does not normalise the scores. Notebook 10 measures this in a trained model (see `10_real_heads.ipynb`, §7 "Var(q·k)/d_k in trained heads"): there $\operatorname{Var}(q\cdot k)/d_k$ is not 1, and it misses in both directions, from about 0.5 to over 100 across the 72 heads. Two departures from the model, measured here on random numbers:
 
 # %%
 # The assumptions matter: other component variances, or q correlated with k, break Var = 1
@@ -276,8 +278,8 @@ for name, (qq, kk) in cases.items():
 #
 # Two sliders: **d_k** (powers of 2 from 1 to 1024) and **score ×**, the factor the raw score $q\cdot k$ is multiplied by: 1 (no scale), $1/\sqrt{d_k}$ (the Transformer's choice) or $1/d_k$. Both play in the browser, from frames computed once by the kernel. A checkbox, **fixed x-axis**, changes how the histogram is drawn (the kernel then recomputes the frames).
 #
-# - *top left*: a histogram of 2000 random scores (components i.i.d. $N(0,1)$, the same draws at every setting) with the normal curve of the variance the theory predicts, $c^2 d_k$ for a factor $c$. **Both axes follow the setting**: the x-axis spans $\pm 5$ theoretical standard deviations (read its tick labels: $\pm 80$ at $d_k = 256$ unscaled, $\pm 5$ scaled), the y-axis is chosen per setting, and scores beyond $\pm 5$ standard deviations are counted in the readout instead of being piled into end bins. The theory predicts only the *variance*. At $d_k = 1$ a score is the product of two normals, with a sharp peak at 0 and heavy tails, visibly not the bell; the bell shape appears as $d_k$ grows, because a sum of many independent terms is close to normal (the central limit theorem), not because the variance argument says so.
-#   Because the x-axis follows the setting, the histogram *looks* the same at every width; only its tick labels grow. Tick **fixed x-axis** to see the growth itself: the axis then stays at the widest range the current factor reaches over all widths ($\pm 160$, i.e. $\pm 5\sqrt{1024}$, for the raw score; $\pm 5$ for the other two factors), and the raw histogram widens from a narrow spike at $d_k = 16$ to most of the axis at $d_k = 1024$, while the $1/d_k$ one shrinks into the middle bin. A bell narrower than one bin would be drawn as a single spike, so in this mode the curve is the normal density averaged over each bin, the height the bars should have.
+# - *top left*: a histogram of 2000 random scores (components i.i.d. $N(0,1)$, the same draws at every setting) with the normal curve of the variance the theory predicts, $c^2 d_k$ for a factor $c$. **Both axes follow the setting**: the x-axis spans $\pm 5$ theoretical standard deviations (read its tick labels: $\pm 80$ at $d_k = 256$ unscaled, $\pm 5$ scaled), the y-axis is chosen per setting, and scores beyond $\pm 5$ standard deviations are counted in the readout instead of being piled into end bins. The theory predicts only the *variance*. At $d_k = 1$ a score is the product of two normals, with a sharp peak at 0 and heavy tails, visibly not the bell; the bell shape appears as $d_k$ grows, because a sum of many independent terms is close to normal (the central limit theorem, 中心极限定理), not because the variance argument says so.
+#   Because the x-axis follows the setting, the histogram *looks* much the same at every width past the smallest few; only its tick labels grow. Tick **fixed x-axis** to see the growth itself: the axis then stays at the widest range the current factor reaches over all widths ($\pm 160$, i.e. $\pm 5\sqrt{1024}$, for the raw score; $\pm 5$ for the other two factors), and the raw histogram widens from a narrow spike at $d_k = 16$ to most of the axis at $d_k = 1024$, while the $1/d_k$ one shrinks into the two bins either side of 0. A bell narrower than one bin would be drawn as a single spike, so in this mode the curve is the normal density averaged over each bin, the height the bars should have.
 # - *top right*: the softmax row of one query over 16 keys.
 # - *bottom*: the mean entropy and the mean $\lVert J\rVert_F$ of 256 such rows against $d_k$, for the three factors (red: 1, blue: $1/\sqrt{d_k}$, grey dashed: $1/d_k$); the circle marks the current setting. With $1/d_k$ the scores shrink towards 0 as $d_k$ grows (variance $1/d_k$), so every row flattens towards uniform: entropy climbs to $\log S$ and $\lVert J\rVert_F$ settles at the uniform row's 0.242, whatever the scores say. Only the square root keeps the variance at 1 for every width.
 #
@@ -316,7 +318,7 @@ for scale in ["1", "1/d_k"]:
 #
 # The red curve reaches 1 nat at about $d_k = 16$: it is about 1.25 nats at $d_k = 8$ and 0.99 at $d_k = 16$ (the table of section 4, from other random draws, gives 1.36 and 0.92). With $1/\sqrt{d_k}$ the histogram's x-axis stays at $\pm 5$ (variance 1) at every $d_k$, and the marker sits on the flat blue curve, between 2.27 and 2.49 nats: the rows look alike whatever the width. With $1/d_k$ the axis shrinks to $\pm 5/\sqrt{d_k}$ ($\pm 0.156$ at $d_k = 1024$) and the marker climbs the grey curve to $\log 16 \approx 2.77$: every row is nearly uniform, and $\lVert J\rVert_F$ sits at the uniform value 0.242.
 #
-# The single row on the right is one query, and it need not sharpen at every step: with the factor at 1 its max weight is 0.92 at $d_k = 256$, only 0.38 at $d_k = 512$ (there its three largest scores happen to lie within 0.5 of one another, so the weight splits 0.38, 0.38, 0.24) and 1.00 at $d_k = 1024$. The mean curves below it, over 256 rows, are what falls steadily.
+# The single row on the right is one query, and it need not sharpen at every step: with the factor at 1 its max weight is 0.92 at $d_k = 256$, only 0.38 at $d_k = 512$ (there its three largest scores happen to lie within 0.5 of one another, so the weight splits 0.38, 0.38, 0.24) and 1.00 at $d_k = 1024$. The mean entropy below it, over 256 rows, is what falls steadily (the mean $\lVert J\rVert_F$ first rises, from 0.285 at $d_k = 1$ to 0.316 at $d_k = 2$, and only then falls).
 #
 # With the x-axis fixed at $\pm 160$ the raw histogram visibly widens: its sampled standard deviation is 3.986 at $d_k = 16$, 16.148 at 256 and 32.962 at 1024, close to $\sqrt{d_k} = 4, 16, 32$ (the numbers cell above prints them).
 # </details>

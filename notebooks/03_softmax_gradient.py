@@ -19,7 +19,7 @@
 # **What you will learn**
 #
 # - how a row of scores becomes weights, and why adding a constant to the whole row changes nothing;
-# - why every real implementation subtracts the row maximum first, and what happens if it does not (overflow near a logit of 1000 in float32);
+# - why every real implementation subtracts the row maximum first, and what happens if it does not (in float32, `exp` overflows above a logit of about 88.7, so a row of logits near 1000 gives `nan`);
 # - the softmax Jacobian $\partial a_j/\partial z_r = a_j(\delta_{jr} - a_r)$, i.e. $J = \operatorname{diag}(a) - aa^\top$, checked against autograd, and why its rows sum to 0 (weights compete);
 # - why a saturated, nearly one-hot row passes almost no gradient when its weights are used linearly (as attention uses them), and why cross-entropy after a softmax is different;
 # - the three gradient paths of attention (lecture notes 000 (*Chapter 2: the mathematics of attention*) §7): to $V$ (the content path) and, through the weights $A$, to $Q$ and $K$ (the matching path); the five backward lines, intermediates $\partial L/\partial A$ and $\partial L/\partial Z$ included, written by hand and compared with autograd.
@@ -66,7 +66,7 @@ def below(err: float, bound: float) -> str:
 # o_i = \sum_{j=1}^{S} a_{ij}\, v_j .
 # $$
 #
-# Every $a_{ij}$ is non-negative and each row sums to 1, so the output $o_i$ is a weighted average of the value rows (notebook 04 looks at that average closely). In exact arithmetic a finite score always gets a strictly positive weight, but a computer can return an exact 0: in float32, $e^{x}$ underflows to 0 once $x$ is about 104 below the row maximum, and a key hidden by a mask gets weight exactly 0 by construction (notebook 05). So $a_{ij} \ge 0$, not $a_{ij} > 0$:
+# Every $a_{ij}$ is non-negative and each row sums to 1, so, without attention dropout, the output $o_i$ is a weighted average of the value rows, a **convex combination (凸组合)** of them (notebook 04 looks at it closely). That holds for one head's output only: the output projection, the residual connection and the feed-forward layer that follow in a Transformer are not bound by it. In exact arithmetic a finite score always gets a strictly positive weight, but a computer can return an exact 0: in float32, $e^{x}$ underflows to 0 once $x$ is about 104 below the row maximum, and a key hidden by a mask gets weight exactly 0 by construction (notebook 05). So $a_{ij} \ge 0$, not $a_{ij} > 0$:
 
 # %%
 # a_ij >= 0, not > 0: a score 200 below the row max underflows to 0 in float32; a hidden key gets exactly 0
@@ -136,7 +136,7 @@ print(f"softmax(1000 + [0, -1, -2]) vs softmax([3, 2, 1]): max |difference| {bel
 # J = \operatorname{diag}(a) - a a^\top .
 # $$
 #
-# Read it entry by entry: the diagonal $a_j(1 - a_j)$ is positive (raising your own score raises your weight), and every off-diagonal entry $-a_j a_r$ is negative (raising someone else's score lowers yours). `attnlib.softmax_jacobian` builds $J$ from the weights; here it is against `torch.autograd.functional.jacobian`, which differentiates the softmax exactly (up to rounding) by the chain rule through the computation graph (计算图), not by finite differences:
+# Read it entry by entry: the diagonal $a_j(1 - a_j)$ is positive (raising your own score raises your weight), and every off-diagonal entry $-a_j a_r$ is negative (raising someone else's score lowers yours). `attnlib.softmax_jacobian` builds $J$ from the weights; here it is against `torch.autograd.functional.jacobian`, which differentiates the softmax exactly (up to rounding) by the chain rule (链式法则) through the computation graph (计算图), not by finite differences:
 
 # %%
 # C13: softmax_jacobian(a) = diag(a) - a aᵀ equals autograd's Jacobian of softmax
@@ -183,7 +183,7 @@ print("diagonal only a(1-a) * g: ", rounded(a * (1 - a) * g, 4))
 #
 # When one weight approaches 1 and the rest approach 0, every entry of $J$ goes to 0: the diagonal $a_j(1-a_j)$ is tiny both for $a_j \approx 1$ and for $a_j \approx 0$, and so are all products $a_j a_r$. The scores then get almost no gradient from any upstream gradient $\partial L/\partial a$ of ordinary size. Attention delivers exactly that, because it uses its weights *linearly*: $O = AV$, so $\partial L/\partial A = GV^\top$ carries no factor that grows as a weight shrinks. Largest possible entry: $a_j(1-a_j) \le 1/4$, reached at $a_j = 1/2$.
 #
-# Below, the same five logits are stretched so that their standard deviation (their **spread** $\sigma$, proportional to 1/temperature) grows: $\sigma = 0$ gives a uniform row, large $\sigma$ a nearly one-hot one.
+# Below, the same five logits are stretched so that their standard deviation (their **spread** $\sigma$) grows. Dividing logits by a **temperature (温度)** $T$ does the same job, so $\sigma$ plays the role of $1/T$: $\sigma = 0$ gives a uniform row, large $\sigma$ a nearly one-hot one.
 
 # %%
 # C14: as the row saturates, every Jacobian entry (and so the gradient to the scores) shrinks
@@ -197,7 +197,7 @@ for sigma in [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]:
 
 # %% [markdown]
 # > **Common mistake**: concluding that a saturated softmax always kills learning.
-# > In a classifier the softmax is followed by the cross-entropy $\mathrm{CE} = -\log a_y$ ($y$ the correct class). Its upstream gradient $\partial\mathrm{CE}/\partial a_y = -1/a_y$ is *not* bounded: it grows exactly as fast as row $y$ of $J$ (every entry of which carries the factor $a_y$) shrinks, and the two combine to $\partial\mathrm{CE}/\partial z = a - y_{\text{one-hot}}$, which does not vanish when the row is confidently wrong. Below, the $\sigma = 8$ row of the table (key 1 takes 0.9986) with the correct answer at key 2:
+# > In a classifier the softmax is followed by the cross-entropy (交叉熵) $\mathrm{CE} = -\log a_y$ ($y$ the correct class). Its upstream gradient $\partial\mathrm{CE}/\partial a_y = -1/a_y$ is *not* bounded: it grows exactly as fast as row $y$ of $J$ (every entry of which carries the factor $a_y$) shrinks, and the two combine to $\partial\mathrm{CE}/\partial z = a - y_{\text{one-hot}}$, which does not vanish when the row is confidently wrong. Below, the $\sigma = 8$ row of the table (key 1 takes 0.9986) with the correct answer at key 2:
 
 # %%
 # C14's limit: a saturated row passes almost nothing to a linear loss, but plenty to cross-entropy
@@ -232,7 +232,7 @@ _ = jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), axes)
 # - *bottom left*: the upstream $g$ (grey) beside the gradient that reaches the scores, $\partial L/\partial z = J^\top g = a \odot (g - a\cdot g)$ (blue). With $L = a_1$ only $a_1$ is asked to grow, yet *every* score gets a gradient: $z_1$ up, all the others down, summing to 0. That is the competition of section 3, seen as gradient;
 # - *bottom right*: $\lVert J\rVert_F$ (red), the max weight (blue dashed) and $\lVert\partial L/\partial z\rVert$ (dark grey) against $\sigma$, with the current $\sigma$ marked.
 #
-# With the tied base row the max weight only approaches 1/2 and $\lVert J\rVert_F$ approaches 0.5 however large $\sigma$ gets (0.5000 at $\sigma = 8$, printed below): the two tied keys stay sensitive to each other (the two-way split of notebook 02), while the given row's norm collapses. The readout prints the logits, the weights, $J$, its row sums (always 0), $g$, $\partial L/\partial z$ and its sum (always 0), and the norms.
+# With the tied base row the max weight only approaches 1/2 and $\lVert J\rVert_F$ approaches 0.5 however large $\sigma$ gets (0.5000 at $\sigma = 8$, printed below): the two tied keys stay sensitive to each other (the two-way split of notebook 02), while the norm of the untied row collapses (0.0028 at $\sigma = 8$). The readout prints the logits, the weights, $J$, its row sums (always 0), $g$, $\partial L/\partial z$ and its sum (always 0), and the norms.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -252,7 +252,7 @@ print(f"top two tied, σ = 8.0: weights {[round(x, 3) + 0.0 for x in tie['weight
 # %% [markdown]
 # ## 6. The three gradient paths through attention
 #
-# Now the whole single-head layer, $Z = QK^\top/\sqrt{d_k}$, $A = \operatorname{softmax}(Z)$ row by row, $O = AV$, with some loss $L$ downstream and its upstream gradient $G = \partial L/\partial O$ (same shape as $O$). Lecture notes 000 §7 count **three gradient paths (梯度通路)**, to $V$, to $Q$ and to $K$; $\partial L/\partial A$ and $\partial L/\partial Z$ are intermediates on the way to $Q$ and $K$, not paths of their own. Follow the graph backwards, with $s = 1/\sqrt{d_k}$:
+# Now the whole single-head layer, $Z = QK^\top/\sqrt{d_k}$, $A = \operatorname{softmax}(Z)$ row by row, $O = AV$, with some loss $L$ downstream and its upstream gradient $G = \partial L/\partial O$ (same shape as $O$). Lecture notes 000 §7 speak of **three gradient paths (梯度通路)** and write out the gradients to $V$ and to $A$, then, through $H = \partial L/\partial Z$, to $Q$ and $K$. We count the paths by where they end, at the three inputs $V$, $Q$ and $K$; $\partial L/\partial A$ and $\partial L/\partial Z$ are then intermediates on the way to $Q$ and $K$. Follow the graph backwards, with $s = 1/\sqrt{d_k}$:
 #
 # 1. $O = AV$ is a matrix product, so the **content path** gets $\dfrac{\partial L}{\partial V} = A^\top G$, and the weights get $\dfrac{\partial L}{\partial A} = G V^\top$.
 # 2. Each row goes through softmax, so row $i$ of $H = \partial L/\partial Z$ is $J_i^\top (\partial L/\partial A)_i$ with $J_i = \operatorname{diag}(a_i) - a_i a_i^\top$. Since $J_i$ is symmetric this simplifies to $H = A \odot \big(\partial L/\partial A - \operatorname{rowsum}(A \odot \partial L/\partial A)\big)$.
@@ -370,5 +370,5 @@ for j in (4, 5):
 #
 # <details><summary>Answer</summary>
 #
-# $\ln 65504 \approx 11.09$, so any logit above about 11.1 overflows. Unscaled scores of a 64-wide head have standard deviation about 8 (notebook 02), so values above 11 are common; in float32 the limit is 88.7. Subtracting the row max keeps every exponent at most $e^0 = 1$ whatever the dtype (`masked_softmax` also does its arithmetic in float32 for half-precision inputs).
+# $\ln 65504 \approx 11.09$, so any logit above about 11.1 overflows. Unscaled scores of a 64-wide head have standard deviation about 8 (notebook 02), so values above 11 are common (about one score in twelve); in float32 the limit is 88.7. Subtracting the row max keeps every exponent at most $e^0 = 1$ whatever the dtype (`masked_softmax` also does its arithmetic in float32 for half-precision inputs).
 # </details>

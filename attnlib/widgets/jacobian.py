@@ -145,6 +145,7 @@ def jacobian_explorer(
         ylim=(0.0, 1.0),
         title="weights a = softmax(z)",
         xlabel="key j (weight a_j of logit z_j)",
+        ylabel="weight a_j",
         **ticks,
     )
     j_panel = Panel(
@@ -161,7 +162,8 @@ def jacobian_explorer(
         xlim=(-0.6, S - 0.4),
         ylim=(-1.1, 1.1),
         title="the gradient the softmax passes back",
-        xlabel="position j",
+        xlabel="key j",
+        ylabel="gradient",
         legend="lower right",
         **ticks,
     )
@@ -176,6 +178,7 @@ def jacobian_explorer(
         ylim=(0.0, 1.05),
         title="saturation kills the gradient",
         xlabel="spread σ (∝ 1/temperature)",
+        ylabel="norm or weight",
         legend="upper right",
     )
     scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=2, width=860, height=560)

@@ -216,11 +216,12 @@ def scaling_explorer(
         xlim=(-1.0, 1.0),
         ylim=(0.0, 1.0),
         title="scores of random (q, k) pairs",
+        xlabel="score: q·k × the factor",
         ylabel="density",
         xticks=list(_TICKS),
-        xticklabels=[""] * 5,
+        xticklabels=[" "] * 5,  # blank, but they keep room for the tick texts above the x label
         yticks=list(_YTICKS),
-        yticklabels=["    "] * 5,
+        yticklabels=["      "] * 5,  # room for the y tick texts (e.g. "0.016") beside the y label
         legend="upper right",
     )
     ticks = list(range(0, num_keys, 5))
