@@ -41,8 +41,13 @@ import torch
 from attnlib import default_device, dot_product_attention, masked_softmax, set_seed
 from attnlib.plotting import sharpness_curves, variance_errorbars
 from attnlib.rounding import rounded
-from attnlib.scaling import (dot_product_variance, entropy, jacobian_norm, max_weight,
-                             softmax_sharpness)
+from attnlib.scaling import (
+    dot_product_variance,
+    entropy,
+    jacobian_norm,
+    max_weight,
+    softmax_sharpness,
+)
 from attnlib.widgets import scaling_explorer
 
 set_seed(0)

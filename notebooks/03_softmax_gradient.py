@@ -37,8 +37,14 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from attnlib import (attention_backward, default_device, dot_product_attention, masked_softmax,
-                     set_seed, softmax_jacobian)
+from attnlib import (
+    attention_backward,
+    default_device,
+    dot_product_attention,
+    masked_softmax,
+    set_seed,
+    softmax_jacobian,
+)
 from attnlib.examples import DEFAULT_LOGITS
 from attnlib.plotting import jacobian_panels
 from attnlib.rounding import rounded
