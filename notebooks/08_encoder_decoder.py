@@ -28,7 +28,7 @@
 #
 # **Read first:** `05_masking.ipynb` (padding and causal masks), `06_multi_head.ipynb` (multi-head attention) and `07_positional_encoding.ipynb` (positions).
 #
-# **Time:** about 40 minutes; running it top to bottom takes well under a minute and a half on a laptop CPU (most of it is the training and the decoding in §6).
+# **Time:** about 40 minutes; running it top to bottom takes one to two minutes on a laptop CPU (most of it is the training and the decoding in §6).
 
 # %%
 # %matplotlib inline
@@ -522,7 +522,7 @@ decoding_explorer(step=3)
 #
 # <details><summary>Answer</summary>
 #
-# With 6 source letters, output position 5 writes the last output letter, which is the *first* source letter, so its cross-attention row peaks at source position 0 (0.92 in the average over heads). Position 6, which writes `</s>`, has no letter to copy, yet it also looks at source position 0, even more (0.99). Nothing in training says where that row should look (any row that lets it write `</s>` is right); this model keeps reading where position 5 did, as the length table above shows too (at length 8, output positions 6 and 7 also read source position 0). Single heads differ from the average: at some positions one head carries the alignment while others spread out. Untrained, the rows are smeared over the source with no anti-diagonal (its mass is about the uniform 0.17), and the output is not the reversed source.
+# With 6 source letters, output position 5 writes the last output letter, which is the *first* source letter, so its cross-attention row peaks at source position 0 (0.92 in the average over heads). Position 6, which writes `</s>`, has no letter to copy, yet it also looks at source position 0, even more (0.99). Nothing in training says where that row should look (any row that lets it write `</s>` is right); this model keeps reading where position 5 did, as the length table above shows too (at length 8, output positions 6 and 7 also read source position 0). Single heads differ from the average: all four follow the anti-diagonal, but not equally sharply (at output position 4 head 0 puts 0.86 on source position 1, head 1 only 0.44, the rest on its neighbours), and head 3 at output position 2 even peaks on a neighbour, source position 4 instead of 3. Untrained, the rows are smeared over the source with no anti-diagonal (its mass is about the uniform 0.17), and the output is not the reversed source.
 # </details>
 #
 # 2. Train the same model with Pre-LN blocks, `Seq2SeqTransformer(dataclasses.replace(model_cfg, norm_first=True))` (after `set_seed(train_cfg.seed)`, as above). Does it still learn the task, and does the anti-diagonal still appear?

@@ -26,7 +26,7 @@
 #
 # **Read first:** `08_encoder_decoder.ipynb` (the whole Transformer); `03_softmax_gradient.ipynb` for why softmax is computed with the row maximum subtracted.
 #
-# **Time:** about 25 minutes; running it top to bottom takes under 20 seconds (most of it measuring).
+# **Time:** about 25 minutes; running it top to bottom takes well under a minute (most of it measuring).
 
 # %%
 # %matplotlib inline
