@@ -26,7 +26,7 @@
 #
 # **Read first:** `08_encoder_decoder.ipynb` (the whole Transformer); `03_softmax_gradient.ipynb` for why softmax is computed with the row maximum subtracted.
 #
-# **Time:** about 25 minutes; running it top to bottom takes under 20 seconds (most of it measuring).
+# **Time:** about 25 minutes; running it top to bottom takes well under a minute (most of it measuring).
 
 # %%
 # %matplotlib inline
@@ -42,6 +42,7 @@ from attnlib import default_device, dot_product_attention, set_seed
 from attnlib.blockwise import blockwise_attention, blockwise_attention_steps, query_tile
 from attnlib.costs import (complexity_table, fitted_slope, layer_costs, score_bytes, theoretical_costs,
                            written_out_attention)
+from attnlib.device import num_threads
 from attnlib.memory import allocated_bytes
 from torch.utils.flop_counter import FlopCounterMode
 from attnlib.figures.sequence_costs import measured_cost_panels
@@ -119,21 +120,22 @@ for kernel in (3, 5):
 #
 # ## 2. Measured: time and memory as $n$ grows
 #
-# `attnlib.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.memory.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix; it has no projections $W_Q, W_K, W_V, W_O$, so it does only the $n^2 d$ part of a real layer's work. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
+# `attnlib.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time (on one CPU thread, so that other programs sharing the CPU disturb it less), gives its number of **floating-point operations (FLOPs)** (by formula, two per multiply-add), and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.memory.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix; it has no projections $W_Q, W_K, W_V, W_O$, so it does only the $n^2 d$ part of a real layer's work. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 # C41: times measured on this machine (they differ between machines and runs); memory counted exactly
 ns = [256, 512, 1024, 2048]
-rows = layer_costs(ns, d_model=64, kernel_size=3, device=device, repeats=5)
+with num_threads(1):                                          # one CPU thread: other programs disturb the times less
+    rows = layer_costs(ns, d_model=64, kernel_size=3, device=device, repeats=5)
 print(f"{'layer':15s} {'n':>5s} {'time (ms)':>10s} {'peak tensor memory (MiB)':>25s}")
 for r in rows:
     print(f"{r.layer:15s} {r.n:5d} {r.seconds * 1e3:10.2f} {r.peak_bytes / 2**20:25.2f}")
-att_t = {r.n: r.seconds for r in rows if r.layer == "self-attention"}
+att = {r.n: r for r in rows if r.layer == "self-attention"}
 for r in rows:
     if r.layer == "RNN" and r.n <= 1024:
-        print(f"n = {r.n:4d}: RNN time / attention time = {r.seconds / att_t[r.n]:6.1f}, "
-              f"RNN FLOPs / attention FLOPs = {64 / r.n:.3f}")
+        print(f"n = {r.n:4d}: RNN time / attention time = {r.seconds / att[r.n].seconds:6.1f}, "
+              f"RNN FLOPs / attention FLOPs = {r.flops / att[r.n].flops:.3f}")
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -142,7 +144,7 @@ fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
 _ = measured_cost_panels(rows, axes)
 
 # %% [markdown]
-# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$. The dotted guides have slopes 1 and 2. Timings of small layers are noisy: on a CPU that other programs share, a few slow runs can move a median of five, so a line that zigzags in the time panel is the machine, not the layer; on a GPU, tiny kernels are dominated by launch overhead. One timing lesson holds whenever the CPU is quiet: at $n = 256$ the RNN takes several times longer than attention although it does $n/d = 4$ times *fewer* FLOPs than this projection-free attention (with the projections, 8.39M against the RNN's 1.05M multiply-adds, 8 times more arithmetic in attention). Its $n$ steps run one after another, each a tiny $d \times d$ product that leaves the hardware idle; attention's work is two large matrix products that run all positions at once. That is the "sequential steps" column of the table, measured. (No ratio is quoted here, because they change from run to run and machine to machine: on a CPU busy with other jobs every time is inflated by waiting, and the stored output above may come from such a run, so rerun the cell on a quiet machine. At larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
+# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$. The dotted guides have slopes 1 and 2. Timings of small layers are noisy: on a CPU that other programs share, a few slow runs can move a median of five, so a line that zigzags in the time panel is the machine, not the layer; on a GPU, tiny kernels are dominated by launch overhead. One timing lesson holds whenever the CPU is quiet: at $n = 256$ the RNN takes several times longer than attention although it does $n/d = 4$ times *fewer* FLOPs than this projection-free attention: `nn.RNN` does $2nd^2 = 2.10$M multiply-adds (per step one product with its input matrix and one with its recurrent matrix), the written-out attention $2n^2d = 8.39$M ($QK^\top$ and the product with the values), and a real attention layer's projections would add $4nd^2 = 4.19$M more. The RNN's $n$ steps run one after another, each a tiny $d \times d$ product that leaves the hardware idle; attention's work is two large matrix products that run all positions at once. That is the "sequential steps" column of the table, measured. (No ratio is quoted here, because they change from run to run and machine to machine: on a CPU busy with other jobs every time is inflated by waiting, and the stored output above may come from such a run, so rerun the cell on a quiet machine. At larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
 
 # %%
 # C41: what the arithmetic says, and the growth rate of the counted memory
@@ -347,7 +349,7 @@ online_softmax_explorer()
 #
 # <details><summary>Answer</summary>
 #
-# Full: $12 \times 8192^2 \times 2$ bytes $= 1.5$ GiB per layer (and training keeps activations of all 12 layers for the backward pass). Blockwise: $12 \times 8192 \times 128 \times 2$ bytes $= 24$ MiB. Check with `12 * score_bytes(8192, 8192, dtype=torch.float16) / 2**30`.
+# Full: $12 \times 8192^2 \times 2$ bytes $= 1.5$ GiB per layer (and training keeps activations of all 12 layers for the backward pass). Blockwise, with all 8192 query rows against one block of 128 keys (the explorer's count): $12 \times 8192 \times 128 \times 2$ bytes $= 24$ MiB; with `attnlib.blockwise.blockwise_attention`'s tiles of 256 query rows, $12 \times 256 \times 128 \times 2$ bytes $= 0.75$ MiB. Check with `12 * score_bytes(8192, 8192, dtype=torch.float16) / 2**30`.
 # </details>
 #
 # 4. Blockwise attention does the same $O(n^2 d)$ arithmetic as full attention. What does it *not* fix, and which entry of the seed's table is unchanged?
