@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from attnlib import causal_mask, dot_product_attention, dot_score, padding_mask
+from attnlib import causal_mask, cosine_score, dot_product_attention, dot_score, padding_mask
 
 DTYPES = [torch.float32, torch.float64]
 
@@ -92,8 +92,11 @@ def test_c01_projections_and_dk_mismatch_message(device):
 def test_c02_self_attention_three_projections_differ_and_cross_lengths(device):
     x = torch.randn(4, 6, device=device)
     w_q, w_k, w_v = (torch.randn(6, 6, device=device) for _ in range(3))
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    assert not torch.allclose(q, k) and not torch.allclose(k, v)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v  # self-attention: one X, three matrices
+    out_self, weights_self = dot_product_attention(q, k, v)
+    # With Q, K, V all different, SDPA agrees only if each argument is used in its own role.
+    assert_close(out_self, F.scaled_dot_product_attention(q[None], k[None], v[None])[0])
+    assert_close(weights_self, torch.softmax(q @ k.T / math.sqrt(6), -1))
     y = torch.randn(9, 6, device=device)  # cross-attention: another sequence, S_q != S_k
     out, weights = dot_product_attention(x @ w_q, y @ w_k, y @ w_v)
     assert out.shape == (4, 6) and weights.shape == (4, 9)
@@ -108,7 +111,10 @@ def test_c03_score_is_not_cosine_scaling_key_scales_score(device):
     k_scaled[1] *= 4.0
     s, s2 = dot_score(q, k), dot_score(q, k_scaled)
     assert_close(s2[0, 1], 4.0 * s[0, 1])
-    assert_close(F.cosine_similarity(q, k[1:2]), F.cosine_similarity(q, k_scaled[1:2]))
+    # attnlib's cosine score is blind to the key's norm (torch's cosine_similarity as reference)
+    c, c2 = cosine_score(q, k), cosine_score(q, k_scaled)
+    assert_close(c, F.cosine_similarity(q, k, dim=-1)[None])
+    assert_close(c2, c)
 
 
 def test_c07_convex_combination_float64(device):
@@ -187,11 +193,25 @@ def test_c26_two_dimensional_example(device):
     assert_close(out, weights @ v)
 
 
-def test_valid_lens_equal_sdpa_with_padding_mask(device):
+def test_padding_mask_truth_table():
+    # Written out by hand: True = a real key (j < valid_len), for (B,) and (B, L) lengths.
+    T, F_ = True, False
+    assert padding_mask(torch.tensor([0, 2, 4]), 4).tolist() == [
+        [F_, F_, F_, F_],
+        [T, T, F_, F_],
+        [T, T, T, T],
+    ]
+    assert padding_mask(torch.tensor([[1, 3], [0, 2]]), 3).tolist() == [
+        [[T, F_, F_], [T, T, T]],
+        [[F_, F_, F_], [T, T, F_]],
+    ]
+
+
+def test_valid_lens_equal_sdpa_with_a_mask_written_out(device):
     q, k, v = _qkv(device)
     lens = torch.tensor([2, 5], device=device)
     out, weights = dot_product_attention(q, k, v, valid_lens=lens)
-    mask = padding_mask(lens, 5)[:, None, None, :]  # (B, 1, 1, S)
+    mask = (torch.arange(5, device=device) < lens[:, None])[:, None, None, :]  # (B, 1, 1, S)
     assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
     assert torch.all(weights[0, ..., 2:] == 0)
 
@@ -315,7 +335,7 @@ def test_c27_property_equals_sdpa(B, H, L, S, dk, dv, mask_kind, seed):
     elif mask_kind == "lens":
         lens = torch.randint(1, S + 1, (B,), generator=g)
         kwargs["valid_lens"] = lens
-        ref_mask = padding_mask(lens, S)[:, None, None, :]
+        ref_mask = (torch.arange(S) < lens[:, None])[:, None, None, :]  # (B, 1, 1, S)
     out, weights = dot_product_attention(q, k, v, **kwargs)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=ref_mask, is_causal=is_causal)
     assert_close(out, ref)

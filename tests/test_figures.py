@@ -43,10 +43,29 @@ def test_every_figure_is_pixel_tested_unless_it_opted_out():
 
 
 def test_register_figure_records_the_opt_out():
-    assert "decoding_cross_attention" not in PIXEL_TESTED
-    assert "query_output_hull" in PIXEL_TESTED
+    """Two throw-away figures, one with the default and one opted out, then unregistered."""
+
+    def draw():
+        raise AssertionError("never drawn")
+
+    names = ("_probe_default", "_probe_opted_out")
+    try:
+        register_figure(names[0], formats=("png", "svg"))(draw)
+        register_figure(names[1], pixel_test=False)(draw)
+        assert FIGURES[names[0]] is draw and FIGURES[names[1]] is draw
+        assert FORMATS[names[0]] == ("png", "svg") and FORMATS[names[1]] == ("png",)
+        assert names[0] in PIXEL_TESTED and names[1] not in PIXEL_TESTED
+        with pytest.raises(ValueError, match="already registered"):
+            register_figure(names[1])(draw)
+        assert names[1] not in PIXEL_TESTED  # the refused duplicate changed nothing
+    finally:
+        for name in names:
+            FIGURES.pop(name, None)
+            FORMATS.pop(name, None)
+            PIXEL_TESTED.discard(name)
     with pytest.raises(TypeError, match="pixel_test must be a bool"):
         register_figure("never_registered", pixel_test="no")
+    assert "never_registered" not in FIGURES
 
 
 @pytest.mark.parametrize("name", sorted(PIXEL_TESTED))

@@ -31,9 +31,13 @@ def trained():
 
 def test_c40_tiny_model_learns_reversal(trained):
     model, history = trained
-    assert history.reached and history.final_accuracy >= TRAIN.target_accuracy == 0.995
+    # Training stops at the first evaluation that reaches the config's target (what notebook 08's
+    # prose states; test_examples_reversal checks the prose against the config).
+    assert history.reached and history.final_accuracy >= TRAIN.target_accuracy
+    assert all(a < TRAIN.target_accuracy for a in history.accuracies[:-1])
+    assert history.eval_steps == tuple(range(TRAIN.eval_every, history.steps + 1, TRAIN.eval_every))
     assert history.steps == len(history.losses) and history.steps < TRAIN.steps
-    assert history.eval_steps[-1] == history.steps and history.seconds > 0
+    assert history.seconds > 0
     assert history.losses[-1] < history.losses[0] / 10
     # 2000 fresh held-out sequences: a model guessing letters gets 10**-6 of them right. Training
     # stops at the first check of 2048 held-out sequences >= 99.5%, so the fresh accuracy is near

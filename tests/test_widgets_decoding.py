@@ -12,7 +12,6 @@ from attnlib.examples import DEFAULT_SOURCE, trained_reversal_model, untrained_r
 from attnlib.masks import causal_mask
 from attnlib.seq2seq import greedy_decode
 from attnlib.toy_tasks import BOS, EOS, NUM_SPECIAL, token_labels
-from attnlib.widgets import BUILDERS
 from attnlib.widgets.decoding import SOURCES, decoding_explorer, visible_rows
 
 
@@ -41,8 +40,7 @@ def _reference(model, src):
     )
 
 
-def test_registered_and_defaults(explorer):
-    assert BUILDERS["decoding"] is decoding_explorer
+def test_defaults_show_the_default_source_at_its_last_step(explorer):
     T = len(DEFAULT_SOURCE) + 1
     assert explorer.values() == {"step": T - 1, "source": SOURCES[0], "trained": True, "head": None}
     assert _ids(SOURCES[0]).tolist() == list(DEFAULT_SOURCE)

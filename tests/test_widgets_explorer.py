@@ -9,8 +9,10 @@ the messages a front end receives, the static picture and the display bundle, ba
 from __future__ import annotations
 
 import base64
+import importlib
 import io
 import math
+import pkgutil
 
 import numpy as np
 import pytest
@@ -96,6 +98,24 @@ def test_registry_lists_every_builder_callable_without_arguments():
         ex = BUILDERS[name]()
         assert isinstance(ex, Explorer) and ex.name == name
         assert BUILDERS[name](**ex.args).state() == ex.state()  # args rebuild the same explorer
+
+
+def test_every_explorer_builder_in_the_package_is_registered():
+    """A builder left out of BUILDERS is not dragged by the browser test nor benchmarked."""
+    import attnlib.widgets as package
+
+    found = set()
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        found |= {
+            fn
+            for fname, fn in vars(module).items()
+            if fname.endswith("_explorer")
+            and callable(fn)
+            and getattr(fn, "__module__", None) == module.__name__
+        }
+    assert len(found) >= 2  # the scan itself sees builders
+    assert found == set(BUILDERS.values())
 
 
 @pytest.mark.parametrize("name", CANVAS)

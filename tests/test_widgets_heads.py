@@ -9,7 +9,6 @@ import torch
 
 from attnlib.examples import DEFAULT_TOKENS, demo_projections, sentence_embeddings
 from attnlib.multihead import head_weight_maps
-from attnlib.widgets import BUILDERS
 from attnlib.widgets.heads import HEAD_CHOICES, heads_explorer, repeated_token
 
 
@@ -43,8 +42,7 @@ def explorer():
     return heads_explorer()
 
 
-def test_registered(explorer):
-    assert BUILDERS["heads"] is heads_explorer
+def test_defaults_and_head_choices(explorer):
     assert explorer.values() == {"heads": 4, "positions": False}
     assert list(explorer.controls["heads"].options) == list(HEAD_CHOICES)
 

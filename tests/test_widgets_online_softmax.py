@@ -11,7 +11,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlib.widgets import BUILDERS
 from attnlib.widgets.online_softmax import online_softmax_explorer
 
 
@@ -32,8 +31,7 @@ def _keys(ex, shuffled):
     return k, v
 
 
-def test_registered_and_defaults(explorer):
-    assert BUILDERS["online_softmax"] is online_softmax_explorer
+def test_defaults_rescale_in_a_later_block(explorer):
     assert explorer.values() == {"block_size": 4, "query": 0, "shuffled": False, "rescale": True}
     state = explorer.state()
     assert state["blocks"] == 6  # 24 keys in blocks of 4

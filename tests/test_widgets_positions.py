@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.widgets import BUILDERS
 from attnlib.widgets.positions import BASES, positions_explorer
 
 
@@ -22,8 +21,7 @@ def omega(i, base=10000.0, d=16):
     return 1.0 / base ** (2 * i / d)
 
 
-def test_registered(explorer):
-    assert BUILDERS["positions"] is positions_explorer
+def test_defaults(explorer):
     assert explorer.values() == {"pos": 3, "k": 5, "i": 1, "base": 10000}
 
 

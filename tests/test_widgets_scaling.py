@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.widgets import BUILDERS
 from attnlib.widgets.scaling import SCALES, WIDTHS, scaling_explorer
 
 
@@ -32,8 +31,7 @@ def _reference_draws(seed=0, num_pairs=2000, num_keys=16):
 _FACTOR = {"1": lambda d: 1.0, "1/√d_k": lambda d: 1 / math.sqrt(d), "1/d_k": lambda d: 1 / d}
 
 
-def test_registered_and_callable_without_arguments(explorer):
-    assert BUILDERS["scaling"] is scaling_explorer
+def test_defaults_and_both_sliders_play(explorer):
     assert explorer.values() == {"d_k": 256, "scale": "1", "fixed_axis": False}
     assert list(explorer.controls["d_k"].options) == list(WIDTHS) == [2**e for e in range(11)]
     assert list(explorer.controls["scale"].options) == list(SCALES) == ["1", "1/√d_k", "1/d_k"]

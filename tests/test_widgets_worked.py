@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.widgets import BUILDERS
 from attnlib.widgets.worked import two_key_explorer
 
 
@@ -32,8 +31,7 @@ def by_hand(x, y, scaled, v1, v2):
     return (s1, s2), a1, [a1 * v1[0] + (1 - a1) * v2[0], a1 * v1[1] + (1 - a1) * v2[1]]
 
 
-def test_registered_and_starts_at_the_slides_query(explorer):
-    assert BUILDERS["two_key"] is two_key_explorer
+def test_starts_at_the_slides_query(explorer):
     state = explorer.state()
     # C26: q1 = (1, 2) scaled: scores (1, 2)/sqrt 2, weights 1/(1 + e^{1/sqrt 2}) = 0.3302..
     expected = 1 / (1 + math.exp(1 / math.sqrt(2)))
