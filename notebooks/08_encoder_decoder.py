@@ -40,17 +40,29 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib import causal_mask, default_device, dot_product_attention, padding_mask, plotting, set_seed
+from attnlib import (
+    causal_mask,
+    default_device,
+    dot_product_attention,
+    padding_mask,
+    plotting,
+    set_seed,
+)
 from attnlib.decoding import anti_diagonal_mass, trace_greedy_decoding
 from attnlib.device import num_threads
-from attnlib.examples import (DEFAULT_SOURCE, Seq2SeqConfig, TrainConfig, trained_reversal_model,
-                              untrained_reversal_model)
+from attnlib.examples import (
+    DEFAULT_SOURCE,
+    Seq2SeqConfig,
+    TrainConfig,
+    trained_reversal_model,
+    untrained_reversal_model,
+)
 from attnlib.figures.decoding import cross_attention_panel
 from attnlib.multihead import split_heads
+from attnlib.normalization import block_gradient_norms, norm_context_dependence
 from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
 from attnlib.toy_tasks import make_batch, token_labels
 from attnlib.training import sequence_accuracy, train_seq2seq
-from attnlib.normalization import block_gradient_norms, norm_context_dependence
 from attnlib.transformer import DecoderBlock, EncoderBlock, layer_norm
 from attnlib.widgets import decoding_explorer
 

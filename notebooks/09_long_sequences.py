@@ -33,19 +33,24 @@
 import math
 
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from attnlib import default_device, dot_product_attention, set_seed
 from attnlib.blockwise import blockwise_attention, blockwise_attention_steps, query_tile
-from attnlib.costs import (complexity_table, fitted_slope, layer_costs, score_bytes, theoretical_costs,
-                           written_out_attention)
+from attnlib.costs import (
+    complexity_table,
+    fitted_slope,
+    layer_costs,
+    score_bytes,
+    theoretical_costs,
+    written_out_attention,
+)
 from attnlib.device import num_threads
-from attnlib.memory import allocated_bytes
-from torch.utils.flop_counter import FlopCounterMode
 from attnlib.figures.sequence_costs import measured_cost_panels
+from attnlib.memory import allocated_bytes
 from attnlib.widgets import online_softmax_explorer
 
 set_seed(0)
