@@ -46,9 +46,11 @@ test-unit: $(STAMP)
 	$(BIN)/pytest tests --ignore=tests/browser -q -rs
 
 # The quick loop (under a minute on 2 cores): the math and explorer unit tests, without
-# JupyterLab, training, the pretrained model's reference runs or Chromium (markers in pyproject.toml).
+# JupyterLab, training, the pretrained model's reference runs or Chromium (markers in
+# pyproject.toml), in two processes of one thread each (pytest-xdist).
 test-fast: $(STAMP)
-	$(BIN)/pytest tests --ignore=tests/browser -q -m "not slow" -p no:cacheprovider
+	OMP_NUM_THREADS=1 $(BIN)/pytest tests --ignore=tests/browser -q -m "not slow" \
+		-p no:cacheprovider -p no:nbval -n 2
 
 # The unit tests again with PyTorch's portable kernels instead of this CPU's AVX2/AVX-512 ones:
 # float results change in the last bits, as on another machine, so a tolerance that only holds

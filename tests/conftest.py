@@ -90,17 +90,30 @@ SLOW_MODULES = {
     "test_notebook_pairs.py": "notebooks",  # jupytext on every notebook
     "test_light_install.py": "packaging",  # a fresh interpreter
 }
-#: Single tests outside the fast tier: measurements over long sequences.
+#: Single tests outside the fast tier: measurements over long sequences, and the sweeps that
+#: move every control of every explorer (each explorer's own test file stays in the fast tier).
 SLOW_TESTS = {
+    "test_widgets_explorer.py::test_every_control_gives_finite_numbers_and_the_picture_follows",
+    "test_widgets_explorer.py::test_every_frame_sent_equals_compute_at_its_values",
+    "test_layering.py::test_importing_the_figures_does_not_import_the_explorers",  # fresh
+    "test_layering.py::test_importing_plotting_loads_no_math_beyond_what_attnlib_init_loads",
     "test_costs.py::test_c41_longest_path_column_matches_gradients",
     "test_costs.py::test_c41_attention_memory_grows_quadratically_rnn_and_cnn_linearly",
     "test_blockwise.py::test_c42_extra_memory_grows_linearly_measured",
 }
 
 
+#: Parametrised cases outside the fast tier: the head-view explorer loads the MiniLM model.
+SLOW_PARAMS = {"[head_view]": "pretrained"}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         name = item.path.name
+        for param, why in SLOW_PARAMS.items():
+            if param in item.name:
+                item.add_marker(getattr(pytest.mark, why))
+                item.add_marker(pytest.mark.slow)
         if "browser" in item.path.parts:
             item.add_marker(pytest.mark.browser)
         if name in SLOW_MODULES:

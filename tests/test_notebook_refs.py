@@ -13,13 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from notebooks import cell_prose  # noqa: E402  (tools/notebooks.py)
+from nbtext import cell_prose, cells  # noqa: E402  (tools/nbtext.py)
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
@@ -35,8 +34,7 @@ MODEL_FILES = {"config.json", "tokenizer.json", "model.safetensors"}
 
 def _mentions(pattern: re.Pattern):
     for nb_path in NOTEBOOKS:
-        nb = nbformat.read(nb_path, as_version=4)
-        for index, cell in enumerate(nb.cells):
+        for index, cell in enumerate(cells(nb_path)):
             for match in pattern.findall(cell_prose(cell)):
                 yield nb_path.name, index, match
 
@@ -104,6 +102,9 @@ def test_every_file_a_notebook_names_is_in_the_repository():
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_notebook_cites_a_document_outside_the_repository(nb_path):
-    nb = nbformat.read(nb_path, as_version=4)
-    bad = [(i, m.group(0)) for i, c in enumerate(nb.cells) for m in OUTSIDE.finditer(cell_prose(c))]
+    bad = [
+        (i, m.group(0))
+        for i, c in enumerate(cells(nb_path))
+        for m in OUTSIDE.finditer(cell_prose(c))
+    ]
     assert not bad, f"{nb_path.name} cites documents outside the repository (cell, text): {bad}"

@@ -19,9 +19,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-import nbformat
-
-from notebooks import cell_prose  # tools/notebooks.py, beside this file
+from nbtext import cell_prose, cells  # tools/nbtext.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "CLAIMS.md"
@@ -264,8 +262,7 @@ def cells_by_claim() -> dict[str, dict[str, list[int]]]:
     """Claim ID -> {notebook stem: [cell indices]}."""
     found: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        for index, cell in enumerate(nb.cells):
+        for index, cell in enumerate(cells(path)):
             for number in sorted(set(CLAIM.findall(cell_prose(cell)))):
                 found[f"C{number}"][path.stem].append(index)
     return {cid: dict(nbs) for cid, nbs in found.items()}

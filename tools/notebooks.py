@@ -21,9 +21,6 @@ import re
 import sys
 from pathlib import Path
 
-import jupytext
-import nbformat
-
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 FORMAT = "py:percent"
@@ -33,17 +30,6 @@ VOLATILE_CELL_KEYS = ("execution",)
 #: Notebook metadata written by a run that is not part of the notebook's content.
 VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 TIMEOUT_S = 300
-
-
-def cell_prose(cell) -> str:
-    """A cell's prose: a markdown cell's text, or the comments of a code cell's lines."""
-    if cell.cell_type == "markdown":
-        return cell.source
-    if cell.cell_type == "code":
-        return "\n".join(
-            line[line.index("#") :] for line in cell.source.splitlines() if "#" in line
-        )
-    return ""
 
 
 def all_notebooks() -> list[Path]:
@@ -69,10 +55,14 @@ def clean(nb) -> bool:
 
 
 def paired_text(nb) -> str:
+    import jupytext
+
     return jupytext.writes(nb, fmt=FORMAT)
 
 
 def sync(nb_path: Path) -> None:
+    import nbformat
+
     nb = nbformat.read(nb_path, as_version=4)
     clean(nb)
     nbformat.write(nb, nb_path)
@@ -81,6 +71,7 @@ def sync(nb_path: Path) -> None:
 
 def run(nb_path: Path) -> None:
     """Execute in a fresh kernel (cwd = the notebook's folder) and store the outputs, then sync."""
+    import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(nb_path, as_version=4)
@@ -98,6 +89,8 @@ def run(nb_path: Path) -> None:
 
 def problems(nb_path: Path) -> list[str]:
     """What `check` reports for one notebook (empty when it is clean and its pair is in step)."""
+    import nbformat
+
     found = []
     nb = nbformat.read(nb_path, as_version=4)
     raw = nbformat.read(nb_path, as_version=4)
@@ -124,6 +117,8 @@ _NUMBER = re.compile(r"\d\.\d|\de[-+]?\d|\d+ ?(%|<|>|≤|≥)")
 
 def bare_booleans(nb_path: Path) -> list[str]:
     """Printed result lines that are only a True/False with no number beside them."""
+    import nbformat
+
     nb = nbformat.read(nb_path, as_version=4)
     found = []
     for cell in nb.cells:
