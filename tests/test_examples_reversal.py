@@ -47,7 +47,8 @@ def test_configs_are_frozen_and_hold_what_notebook_08_says():
     # the vocabulary is the three special tokens, then exactly those letters
     assert token_labels(range(cfg.vocab_size)) == ["·", "<s>", "</s>", *letters]
     every, size, pct = _prose_numbers(
-        r"Every (\d+) steps the model decodes (\d+) held-out sequences.*?at least ([\d.]+)%"
+        r"Every (\d+) steps the model decodes (\d+) sequences of the held-out split.*?"
+        r"at least ([\d.]+)%"
     )
     assert (train.eval_every, train.eval_size) == (int(every), int(size))
     assert f"{train.target_accuracy:.{len(pct.partition('.')[2])}%}" == f"{pct}%"
