@@ -100,4 +100,4 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/browser_latency.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
