@@ -63,6 +63,17 @@ def readout_spec(f: Frame) -> list[dict]:
     return spec
 
 
+def _float32(x) -> np.ndarray:
+    """An array field as float32, without a detour through Python lists (a tensor of any device
+    and dtype, an array or nested lists; the same values as ``np.asarray(_py(x), np.float32)``).
+    """
+    if hasattr(x, "detach"):
+        x = x.detach().to("cpu")
+        x = x.double() if x.is_floating_point() else x
+        return x.numpy().astype(np.float32)
+    return np.asarray(x, dtype=np.float32)
+
+
 def pack_frames(
     scene: Scene,
     spec: list[dict],
@@ -80,11 +91,11 @@ def pack_frames(
     keys = scene.keys()
     arr_keys = sorted(k for k, (_, f) in keys.items() if f != "text")
     txt_keys = sorted(k for k, (_, f) in keys.items() if f == "text")
-    shapes = {k: list(np.shape(_py(frames[0].arrays[k]))) for k in arr_keys}
+    shapes = {k: list(_float32(frames[0].arrays[k]).shape) for k in arr_keys}
     f32, f64, texts, rstr = [], [], [], []
     for fr in frames:
         for k in arr_keys:
-            a = np.asarray(_py(fr.arrays[k]), dtype=np.float32)
+            a = _float32(fr.arrays[k])
             if list(a.shape) != shapes[k]:
                 raise ValueError(
                     f"array {k!r} has shape {list(a.shape)} in one frame and {shapes[k]} "
