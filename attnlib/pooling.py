@@ -175,7 +175,8 @@ def leave_one_out_pooling(
             raise ValueError(f"bandwidth must be a positive 0-d tensor, got {bandwidth!r}")
     else:
         bandwidth = check_number_above("bandwidth", bandwidth, 0.0)
-    scores = -((x[:, None] - x[None, :]) ** 2) / (2 * bandwidth**2)  # (S, S)
+    # the Gaussian score at unit width, rescaled by 1/σ² (σ may be a tensor with a gradient)
+    scores = gaussian_score(x[:, None], x[:, None], 1.0) / bandwidth**2  # (S, S)
     others = ~torch.eye(x.shape[0], dtype=torch.bool, device=x.device)  # True = may attend
     return masked_softmax(scores, others) @ y.to(scores.dtype)  # (S,)
 
