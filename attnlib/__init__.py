@@ -20,25 +20,14 @@ inputs); ``plotting`` (drawing from data, no math); ``figures`` (one key picture
 ``widgets`` (the interactive explorers); the notebooks on top.
 """
 
-from .additive import AdditiveAttention
-from .attention import dot_product_attention
+from attnlib.core.additive import AdditiveAttention
+from attnlib.core.attention import dot_product_attention
 
 # Model parts: heads, positions, blocks, a tiny trainable model, long sequences.
-from .blockwise import BlockwiseStep, blockwise_attention, blockwise_attention_steps
-from .costs import (
-    CostRow,
-    complexity_table,
-    layer_costs,
-    median_time,
-    written_out_attention,
-)
-from .decoding import DecodingTrace, anti_diagonal_mass, trace_greedy_decoding
-from .device import default_device, set_seed
-from .examples import Seq2SeqConfig, TrainConfig
-from .gradients import attention_backward
-from .masks import causal_mask, padding_mask
-from .memory import allocated_bytes
-from .multihead import (
+from attnlib.core.blockwise import BlockwiseStep, blockwise_attention, blockwise_attention_steps
+from attnlib.core.gradients import attention_backward
+from attnlib.core.masks import causal_mask, padding_mask
+from attnlib.core.multihead import (
     MultiHeadAttention,
     head_projection,
     merge_heads,
@@ -46,15 +35,15 @@ from .multihead import (
     one_wide_head,
     split_heads,
 )
-from .normalization import batch_norm_tokens, norm_context_dependence
-from .positional import (
+from attnlib.core.normalization import batch_norm_tokens, norm_context_dependence
+from attnlib.core.positional import (
     PositionalEncoding,
     offset_rotation,
     permute_tokens,
     sinusoidal_encoding,
     sinusoidal_frequencies,
 )
-from .scoring import (
+from attnlib.core.scoring import (
     SCORE_FUNCTIONS,
     ScoreAsymmetry,
     cosine_score,
@@ -66,15 +55,26 @@ from .scoring import (
     scaled_dot_score,
     score_asymmetry,
 )
-from .seq2seq import Seq2SeqOutput, Seq2SeqTransformer, eval_mode, greedy_decode
-from .softmax import masked_softmax, softmax_jacobian
-from .toy_tasks import ToyBatch, make_batch, token_labels
-from .training import TrainHistory, evaluate, sequence_accuracy, train_seq2seq
-from .transformer import (
+from attnlib.core.softmax import masked_softmax, softmax_jacobian
+from attnlib.core.transformer import (
     DecoderBlock,
     EncoderBlock,
     FeedForward,
     layer_norm,
 )
+from attnlib.course.costs import (
+    CostRow,
+    complexity_table,
+    layer_costs,
+    median_time,
+    written_out_attention,
+)
+from attnlib.course.decoding import DecodingTrace, anti_diagonal_mass, trace_greedy_decoding
+from attnlib.course.memory import allocated_bytes
+from attnlib.models.seq2seq.config import Seq2SeqConfig, TrainConfig
+from attnlib.models.seq2seq.model import Seq2SeqOutput, Seq2SeqTransformer, eval_mode, greedy_decode
+from attnlib.models.seq2seq.toy_tasks import ToyBatch, make_batch, token_labels
+from attnlib.models.seq2seq.training import TrainHistory, evaluate, sequence_accuracy, train_seq2seq
+from attnlib.util.device import default_device, set_seed
 
 __version__ = "0.1.0"

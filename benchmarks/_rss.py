@@ -1,11 +1,11 @@
 """Benchmark helper only: the process's peak resident-set growth while a call runs (Linux).
 
-The library counts memory exactly (``attnlib.memory.allocated_bytes``: the bytes of the tensors a
-call creates). This helper measures what the operating system sees instead, for comparison in
-``benchmarks/attention_memory.py``; it depends on glibc, the kernel and allocator timing, so no
+The library counts memory exactly (``attnlib.course.memory.allocated_bytes``: the bytes of the
+tensors a call creates). This helper measures what the operating system sees instead, for comparison
+in ``benchmarks/attention_memory.py``; it depends on glibc, the kernel and allocator timing, so no
 test or notebook relies on it.
 
-- CUDA: ``torch.cuda.max_memory_allocated()`` (see ``attnlib.memory.cuda_peak_bytes``).
+- CUDA: ``torch.cuda.max_memory_allocated()`` (see ``attnlib.course.memory.cuda_peak_bytes``).
 - CPU (Linux): torch's CPU tensors do not go through Python's allocator, so ``tracemalloc``
   cannot see them. Instead we read the kernel's peak resident-set size of this process
   (``VmHWM`` in ``/proc/self/status``) after resetting it (writing ``5`` to
@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 import torch
 
-from attnlib.memory import cuda_peak_bytes
+from attnlib.course.memory import cuda_peak_bytes
 
 __all__ = ["peak_extra_memory"]
 

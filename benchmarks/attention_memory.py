@@ -7,7 +7,7 @@ Written-out is softmax(QKᵀ/√d)V with the (n, n) score matrix in memory; bloc
 methods interleaved round by round; "CPU ms" is the process CPU time of the same calls
 (with one thread, what the call itself used, however busy the machine). Memory is reported
 twice: "tensors MiB" is the exact peak of the tensors the call creates
-(``attnlib.memory.allocated_bytes``, the same on every machine); "process MiB" is what the
+(``attnlib.course.memory.allocated_bytes``, the same on every machine); "process MiB" is what the
 system saw (``benchmarks/_rss.py``: the process's peak resident-set growth on the CPU,
 ``max_memory_allocated`` on CUDA, which also include kernels' scratch buffers and allocator
 noise). Next to them the size of one H·n·n float32 score matrix for comparison.
@@ -29,9 +29,9 @@ import torch
 import torch.nn.functional as F
 
 import attnlib
-from attnlib.blockwise import blockwise_attention
-from attnlib.costs import median_time, written_out_attention
-from attnlib.memory import allocated_bytes
+from attnlib.core.blockwise import blockwise_attention
+from attnlib.course.costs import median_time, written_out_attention
+from attnlib.course.memory import allocated_bytes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _rss import peak_extra_memory  # a benchmark helper, not part of attnlib

@@ -49,8 +49,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
 
-    from attnlib.costs import median_time
-    from attnlib.pretrained import load_minilm
+    from attnlib.course.costs import median_time
+    from attnlib.models.minilm import load_minilm
 
     start = time.perf_counter()
     enc = load_minilm(device)

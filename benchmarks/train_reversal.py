@@ -1,6 +1,6 @@
 """Train the tiny encoder-decoder on sequence reversal from scratch, as notebook 08 does (C40).
 
-The settings are `attnlib.examples.Seq2SeqConfig()` and `TrainConfig()` (notebook 08's, the
+The settings are `attnlib.course.examples.Seq2SeqConfig()` and `TrainConfig()` (notebook 08's, the
 figure's and the tests'): a vocabulary of 13 ids (PAD, BOS, EOS and the letters a-j), source
 length 6, d_model 64, 4 heads, d_ff 128, one encoder and one decoder block, Adam, at most
 `steps` steps; the held-out exact-sequence accuracy of greedy decoding is checked every
@@ -10,7 +10,7 @@ average weight each output position puts on the source position it must copy (th
 anti-diagonal).
 
 With --write-weights the trained model is saved as attnlib/data/reversal.pt (a float32
-state_dict and both configs), the file `attnlib.examples.trained_reversal_model()` loads.
+state_dict and both configs), the file `attnlib.course.examples.trained_reversal_model()` loads.
 Re-create it whenever a config changes.
 
 Run:  .venv/bin/python benchmarks/train_reversal.py [--device cpu|cuda] [--no-progress]
@@ -27,12 +27,12 @@ from pathlib import Path
 import torch
 
 import attnlib
-from attnlib.decoding import anti_diagonal_mass
-from attnlib.device import num_threads
-from attnlib.examples import REVERSAL_WEIGHTS, Seq2SeqConfig, TrainConfig
-from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
-from attnlib.toy_tasks import make_batch
-from attnlib.training import sequence_accuracy, train_seq2seq
+from attnlib.course.decoding import anti_diagonal_mass
+from attnlib.course.examples import REVERSAL_WEIGHTS, Seq2SeqConfig, TrainConfig
+from attnlib.models.seq2seq.model import Seq2SeqTransformer, greedy_decode
+from attnlib.models.seq2seq.toy_tasks import make_batch
+from attnlib.models.seq2seq.training import sequence_accuracy, train_seq2seq
+from attnlib.util.device import num_threads
 
 WEIGHTS_PATH = Path(attnlib.__file__).resolve().parent / REVERSAL_WEIGHTS
 

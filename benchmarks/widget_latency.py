@@ -36,7 +36,7 @@ def _random_value(control, rng):
     """A random value inside ``control``'s range
     (min, max or a random one; any ipywidgets control).
     """
-    from attnlib.widgets.testing import control_values
+    from attnlib.widgets.framework.testing import control_values
 
     vals = control_values(control, rng, n_random=3)
     return vals[int(rng.integers(len(vals)))]
@@ -53,7 +53,7 @@ def moves(explorer, n, seed=0):
 
 
 def _is_canvas(ex) -> bool:
-    from attnlib.widgets.explorer import Explorer
+    from attnlib.widgets.framework.explorer import Explorer
 
     return isinstance(ex, Explorer)
 

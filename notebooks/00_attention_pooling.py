@@ -48,9 +48,9 @@ from attnlib import (
     nadaraya_watson,
     set_seed,
 )
+from attnlib.core.pooling import attention_pooling, fit_bandwidth, toy_function, toy_regression_data
 from attnlib.plotting import kernel_regression_panels
-from attnlib.pooling import attention_pooling, fit_bandwidth, toy_function, toy_regression_data
-from attnlib.rounding import rounded
+from attnlib.util.rounding import rounded
 from attnlib.widgets import additive_attention_explorer, kernel_regression_explorer
 
 set_seed(0)
@@ -301,7 +301,7 @@ print(f"dot by hand, softmax(2 x x_i): largest weight {w_dot.max().item():.4f} a
 # %% [markdown]
 # Keep the word "non-parametric" where it belongs: it is about the **scoring rule**. A network can pool with a fixed kernel and still learn every layer around that pooling.
 #
-# The step to a **parametric** score is small: give the kernel one learnable weight, $-\big(w\,(x - x_i)\big)^2/2$, that is a width $\sigma = 1/w$ that training chooses. The loss cannot be the plain training error: the table above shows it only grows with $\sigma$, so minimising it would drive $\sigma$ to 0, each point predicting itself. Instead each training point is predicted from the *other* points only (its own key is masked), and $\sigma$ follows the gradient of that **leave-one-out (留一法)** error (`attnlib.pooling.fit_bandwidth`, Adam on $\log\sigma$, starting from $\sigma = 1$):
+# The step to a **parametric** score is small: give the kernel one learnable weight, $-\big(w\,(x - x_i)\big)^2/2$, that is a width $\sigma = 1/w$ that training chooses. The loss cannot be the plain training error: the table above shows it only grows with $\sigma$, so minimising it would drive $\sigma$ to 0, each point predicting itself. Instead each training point is predicted from the *other* points only (its own key is masked), and $\sigma$ follows the gradient of that **leave-one-out (留一法)** error (`attnlib.core.pooling.fit_bandwidth`, Adam on $\log\sigma$, starting from $\sigma = 1$):
 
 # %%
 # C22 extended: a parametric kernel, its width learned from the data by the leave-one-out error

@@ -45,10 +45,10 @@ from attnlib import (
     masked_softmax,
     set_seed,
 )
-from attnlib.examples import DEFAULT_KEYS, DEFAULT_VALUES
+from attnlib.core.scoring import score_asymmetry
+from attnlib.course.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.plotting import score_asymmetry_panels
-from attnlib.rounding import rounded
-from attnlib.scoring import score_asymmetry
+from attnlib.util.rounding import rounded
 from attnlib.widgets import query_explorer
 
 set_seed(0)

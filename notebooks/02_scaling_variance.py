@@ -39,15 +39,15 @@ import matplotlib.pyplot as plt
 import torch
 
 from attnlib import default_device, dot_product_attention, masked_softmax, set_seed
-from attnlib.plotting import sharpness_curves, variance_errorbars
-from attnlib.rounding import rounded
-from attnlib.scaling import (
+from attnlib.course.scaling import (
     dot_product_variance,
     entropy,
     jacobian_norm,
     max_weight,
     softmax_sharpness,
 )
+from attnlib.plotting import sharpness_curves, variance_errorbars
+from attnlib.util.rounding import rounded
 from attnlib.widgets import scaling_explorer
 
 set_seed(0)
@@ -101,7 +101,7 @@ print(f"variance of q_r k_r: {prod.var().item():.3f}    (theory 1)")
 # %% [markdown]
 # ## 3. The Monte-Carlo (蒙特卡洛) experiment, with error bars
 #
-# Now the whole sum. For each width $d_k \in \{1, 4, 16, 64, 256, 1024\}$, `attnlib.scaling.dot_product_variance` draws $n = 10\,000$ independent pairs $(q, k)$, computes their dot products, and reports the sample variance together with its **standard error (标准误, SE)**. A sample variance is itself a random number; its standard error comes from the large-sample formula
+# Now the whole sum. For each width $d_k \in \{1, 4, 16, 64, 256, 1024\}$, `attnlib.course.scaling.dot_product_variance` draws $n = 10\,000$ independent pairs $(q, k)$, computes their dot products, and reports the sample variance together with its **standard error (标准误, SE)**. A sample variance is itself a random number; its standard error comes from the large-sample formula
 #
 # $$
 # \operatorname{Var}(s^2) \approx \frac{m_4 - s^4}{n},

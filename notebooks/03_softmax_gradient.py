@@ -45,10 +45,10 @@ from attnlib import (
     set_seed,
     softmax_jacobian,
 )
-from attnlib.examples import DEFAULT_LOGITS
+from attnlib.course.examples import DEFAULT_LOGITS
+from attnlib.course.scaling import jacobian_norm, spread_jacobians, spread_logits
 from attnlib.plotting import jacobian_panels
-from attnlib.rounding import rounded
-from attnlib.scaling import jacobian_norm, spread_jacobians, spread_logits
+from attnlib.util.rounding import rounded
 from attnlib.widgets import jacobian_explorer
 
 set_seed(0)

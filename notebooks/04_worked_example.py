@@ -47,9 +47,9 @@ from attnlib import (
     scaled_dot_score,
     set_seed,
 )
+from attnlib.core.transformer import FeedForward
 from attnlib.plotting import mixing_segment, two_query_weights
-from attnlib.rounding import rounded
-from attnlib.transformer import FeedForward
+from attnlib.util.rounding import rounded
 from attnlib.widgets import two_key_explorer
 
 set_seed(0)
@@ -215,7 +215,7 @@ print(f"with dropout p = 0.5: at least {int((~inside_each).sum())} of {Lq} outpu
 #
 # - **The output projection $W_O$ of one head does not.** It is linear, so $o\,W_O = \big(\sum_j a_j v_j\big) W_O = \sum_j a_j\,(v_j W_O)$: still a convex combination, now of the *projected* values $v_j W_O$. The output lies in their hull (not in the hull of the $v_j$ themselves).
 # - **A residual connection does.** It passes on $x_i + o_i$: the query position's own input plus the mixture. That shifts each output by a different vector, and most of the shifted outputs leave the hull.
-# - **So does the FFN.** It is not linear (a ReLU between two linear maps), so $\mathrm{FFN}(o)$ need not lie in the hull of the $\mathrm{FFN}(v_j)$. Below, `attnlib.transformer.FeedForward` with random weights and 4, 16 or 64 hidden units: how many outputs leave depends on the weights (drawn afresh for each width, so the three counts say nothing about width as such), and one is enough to break the guarantee.
+# - **So does the FFN.** It is not linear (a ReLU between two linear maps), so $\mathrm{FFN}(o)$ need not lie in the hull of the $\mathrm{FFN}(v_j)$. Below, `attnlib.core.transformer.FeedForward` with random weights and 4, 16 or 64 hidden units: how many outputs leave depends on the weights (drawn afresh for each width, so the three counts say nothing about width as such), and one is enough to break the guarantee.
 # - So do the sum of several heads (each head's $o^{(h)} W_O^{(h)}$ lies in its own hull; their *sum* need not lie in any) and the layers above: the "convex combination" of lecture notes 000 §4 is a statement about one attention head, not about the network's output.
 #
 # The same 1000 outputs, tested the same way:

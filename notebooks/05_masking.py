@@ -50,18 +50,20 @@ from attnlib import (
     padding_mask,
     set_seed,
 )
-from attnlib.examples import demo_batch
-from attnlib.figures.masking import masking_combined_figure
-from attnlib.pitfalls import (
+from attnlib.course.examples import demo_batch
+from attnlib.course.pitfalls import (
     fill_masked_softmax,
     format_cases,
     fully_masked_row_cases,
     recipe_softmax,
 )
-from attnlib.rounding import rounded as show  # rounds for printing: same digits on every device
+from attnlib.figures.masking import masking_combined_figure
+from attnlib.util.rounding import (
+    rounded as show,  # rounds for printing: same digits on every device
+)
 from attnlib.widgets import masking_explorer
-from attnlib.widgets.masking import DTYPES, RECIPES
-from attnlib.widgets.render import render
+from attnlib.widgets.explorers.masking import DTYPES, RECIPES
+from attnlib.widgets.framework.render import render
 
 set_seed(0)
 device = default_device()
@@ -161,7 +163,7 @@ print("batch 1 weights:", show(w_add[1], 3))
 #
 # > **Common mistake.** The widely copied `masked_softmax` of d2l (Dive into Deep Learning) replaces hidden scores by $-10^6$ and then calls an ordinary softmax. For a row with `valid_len = 0` every score becomes the same $-10^6$, and the softmax of a row of equal numbers is **uniform**: the "empty" query quietly averages all the padding. (The function also writes into its input.)
 #
-# `attnlib.pitfalls.fill_masked_softmax` reproduces that recipe so we can compare:
+# `attnlib.course.pitfalls.fill_masked_softmax` reproduces that recipe so we can compare:
 
 # %%
 # C25: valid_len = 0 — our masked_softmax gives zeros; the "-1e6 fill" recipe gives a uniform row
@@ -179,7 +181,7 @@ print("output of an empty row (4 queries x d_v = 3):", show(out_empty[0]))
 # %% [markdown]
 # ### A padding mask hides keys, not queries
 #
-# `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the **loss (损失)**, above all) has to ignore them itself: `attnlib.training.train_seq2seq`, the training loop notebook 08 calls, passes `ignore_index=PAD` to the **cross-entropy (交叉熵)**, so the padded target positions add nothing to the loss. One sequence of 6 tokens, the last two `<pad>`:
+# `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the **loss (损失)**, above all) has to ignore them itself: `attnlib.models.seq2seq.training.train_seq2seq`, the training loop notebook 08 calls, passes `ignore_index=PAD` to the **cross-entropy (交叉熵)**, so the padded target positions add nothing to the loss. One sequence of 6 tokens, the last two `<pad>`:
 
 # %%
 # C25: a padding mask hides keys only; the padded query positions 4, 5 still produce outputs
@@ -357,7 +359,7 @@ print("max |both - causal alone|  =", show((w_both - w_cau).abs().max(), 3))
 print("combined weights:", show(w_both[0], 3))
 
 # %% [markdown]
-# The key picture of this notebook puts the three masks and the resulting weights side by side (hidden cells hatched). Its inputs are `attnlib.examples.demo_batch(batch=1, num_tokens=6)`, the ones the cell above used, so its right-hand panel shows the combined weights just printed, to two decimals:
+# The key picture of this notebook puts the three masks and the resulting weights side by side (hidden cells hatched). Its inputs are `attnlib.course.examples.demo_batch(batch=1, num_tokens=6)`, the ones the cell above used, so its right-hand panel shows the combined weights just printed, to two decimals:
 
 # %%
 # C37, C11: the key picture (also saved as figures/masking_combined.png)

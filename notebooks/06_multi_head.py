@@ -40,8 +40,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnlib import causal_mask, default_device, dot_product_attention, padding_mask, set_seed
-from attnlib.figures.heads import heads_weight_maps_figure
-from attnlib.multihead import (
+from attnlib.core.multihead import (
     MultiHeadAttention,
     head_projection,
     merge_heads,
@@ -49,7 +48,10 @@ from attnlib.multihead import (
     one_wide_head,
     split_heads,
 )
-from attnlib.rounding import rounded as show  # rounds for printing: same digits on every device
+from attnlib.figures.heads import heads_weight_maps_figure
+from attnlib.util.rounding import (
+    rounded as show,  # rounds for printing: same digits on every device
+)
 from attnlib.widgets import heads_explorer
 
 set_seed(0)

@@ -41,10 +41,8 @@ import torch
 from torch import nn
 
 from attnlib import default_device, plotting, set_seed
-from attnlib.examples import Seq2SeqConfig, TrainConfig, trained_reversal_model
-from attnlib.figures.positions import positions_rotation_figure
-from attnlib.multihead import MultiHeadAttention
-from attnlib.positional import (
+from attnlib.core.multihead import MultiHeadAttention
+from attnlib.core.positional import (
     PositionalEncoding,
     offset_rotation,
     permute_tokens,
@@ -52,10 +50,14 @@ from attnlib.positional import (
     sinusoidal_encoding,
     sinusoidal_frequencies,
 )
-from attnlib.rounding import rounded as show  # rounds for printing: same digits on every device
-from attnlib.seq2seq import greedy_decode
-from attnlib.toy_tasks import make_batch
-from attnlib.training import sequence_accuracy
+from attnlib.course.examples import Seq2SeqConfig, TrainConfig, trained_reversal_model
+from attnlib.figures.positions import positions_rotation_figure
+from attnlib.models.seq2seq.model import greedy_decode
+from attnlib.models.seq2seq.toy_tasks import make_batch
+from attnlib.models.seq2seq.training import sequence_accuracy
+from attnlib.util.rounding import (
+    rounded as show,  # rounds for printing: same digits on every device
+)
 from attnlib.widgets import positions_explorer
 
 set_seed(0)
@@ -295,7 +297,7 @@ print("the same token everywhere, RoPE: largest spread along any diagonal of its
 # %% [markdown]
 # The table's similarity is exactly translation invariant (spread below $10^{-12}$), but the position term of a score is not: along the $k = 1$ diagonal it runs from −2.47 to 5.00, so "one step to the right" is worth a different score at different places. The same token placed everywhere gets $k = 1$ scores from −12.32 to −0.34. A model *can* learn weights that use relative offsets (the rotation of section 4 says a linear map is able to express them), but nothing in $X + P$ forces its scores to depend on $j - i$ alone.
 #
-# **Rotary position embedding (RoPE, 旋转位置编码)** builds that in. It adds nothing to the input; instead it turns each pair of query and key features by the angle $pos\cdot\omega_i$, the angles of our table (`attnlib.positional.rotary_embedding`). A score is then $R(i)\,q \cdot R(j)\,k = q\cdot R(j - i)\,k$, because turning both vectors by the same extra angle leaves a dot product alone. The last line above checks it: with RoPE the same token's scores are constant along every diagonal, to float64 rounding.
+# **Rotary position embedding (RoPE, 旋转位置编码)** builds that in. It adds nothing to the input; instead it turns each pair of query and key features by the angle $pos\cdot\omega_i$, the angles of our table (`attnlib.core.positional.rotary_embedding`). A score is then $R(i)\,q \cdot R(j)\,k = q\cdot R(j - i)\,k$, because turning both vectors by the same extra angle leaves a dot product alone. The last line above checks it: with RoPE the same token's scores are constant along every diagonal, to float64 rounding.
 
 # %% [markdown]
 # ## 5. Explore: position, offset, frequency, base

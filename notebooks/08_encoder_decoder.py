@@ -48,9 +48,11 @@ from attnlib import (
     plotting,
     set_seed,
 )
-from attnlib.decoding import anti_diagonal_mass, trace_greedy_decoding
-from attnlib.device import num_threads
-from attnlib.examples import (
+from attnlib.core.multihead import split_heads
+from attnlib.core.normalization import block_gradient_norms, norm_context_dependence
+from attnlib.core.transformer import DecoderBlock, EncoderBlock, layer_norm
+from attnlib.course.decoding import anti_diagonal_mass, trace_greedy_decoding
+from attnlib.course.examples import (
     DEFAULT_SOURCE,
     Seq2SeqConfig,
     TrainConfig,
@@ -58,12 +60,10 @@ from attnlib.examples import (
     untrained_reversal_model,
 )
 from attnlib.figures.decoding import cross_attention_panel
-from attnlib.multihead import split_heads
-from attnlib.normalization import block_gradient_norms, norm_context_dependence
-from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
-from attnlib.toy_tasks import make_batch, token_labels
-from attnlib.training import sequence_accuracy, train_seq2seq
-from attnlib.transformer import DecoderBlock, EncoderBlock, layer_norm
+from attnlib.models.seq2seq.model import Seq2SeqTransformer, greedy_decode
+from attnlib.models.seq2seq.toy_tasks import make_batch, token_labels
+from attnlib.models.seq2seq.training import sequence_accuracy, train_seq2seq
+from attnlib.util.device import num_threads
 from attnlib.widgets import decoding_explorer
 
 set_seed(0)
@@ -173,7 +173,7 @@ print(f"max |Post-LN - Pre-LN| = {(post - pre).abs().max().item():.2f}")
 
 
 # %% [markdown]
-# Why might the order matter for training? A Pre-LN block adds its sub-layers' outputs to the **residual stream (残差流)**, the running sum $x + \ldots$ that the residual connections carry unchanged from block to block, and no normalisation touches that sum until the end, while in Post-LN every block ends with a LayerNorm that the gradient must pass through. A seeded experiment at initialisation measures what reaches each block: a stack of encoder blocks ($d = 64$, 4 heads, float64, on the CPU), a random input and a random target, a mean-squared-error loss, and the gradient norm of each block's parameters (`attnlib.normalization.block_gradient_norms`). A Pre-LN stack's output is an un-normalised residual sum, so Pre-LN models put **one more LayerNorm after the last block** (GPT-2's final `ln_f`, the `norm=` argument of `nn.TransformerEncoder`); the Pre-LN stack here has it. (`attnlib`'s `Seq2SeqTransformer(norm_first=True)`, one block on each side, has none.)
+# Why might the order matter for training? A Pre-LN block adds its sub-layers' outputs to the **residual stream (残差流)**, the running sum $x + \ldots$ that the residual connections carry unchanged from block to block, and no normalisation touches that sum until the end, while in Post-LN every block ends with a LayerNorm that the gradient must pass through. A seeded experiment at initialisation measures what reaches each block: a stack of encoder blocks ($d = 64$, 4 heads, float64, on the CPU), a random input and a random target, a mean-squared-error loss, and the gradient norm of each block's parameters (`attnlib.core.normalization.block_gradient_norms`). A Pre-LN stack's output is an un-normalised residual sum, so Pre-LN models put **one more LayerNorm after the last block** (GPT-2's final `ln_f`, the `norm=` argument of `nn.TransformerEncoder`); the Pre-LN stack here has it. (`attnlib`'s `Seq2SeqTransformer(norm_first=True)`, one block on each side, has none.)
 #
 # First 12 blocks and one seed, counted two ways: all of a block's parameters (with the Pre-LN final norm counted in its last block), and only the attention and FFN weights, which both orders have in the same places:
 
@@ -292,7 +292,7 @@ print("cross-attention, weight on any padded source position:", cross_w[1, :, :,
 # \operatorname{LN}(x) = \gamma \odot \frac{x-\mu}{\sqrt{\sigma^2+\epsilon}} + \beta ,
 # $$
 #
-# with a learned gain $\gamma$ and shift $\beta$ of width $d$. Nothing outside the token enters. `attnlib.transformer.layer_norm` writes exactly this out; it agrees with PyTorch's:
+# with a learned gain $\gamma$ and shift $\beta$ of width $d$. Nothing outside the token enters. `attnlib.core.transformer.layer_norm` writes exactly this out; it agrees with PyTorch's:
 
 # %%
 # C38: LayerNorm written out equals F.layer_norm
@@ -388,7 +388,7 @@ print(f"every row sums to 1: max |row sum - 1| {'<' if row_err < 1e-6 else '>='}
 # %% [markdown]
 # ## 6. A tiny encoder–decoder learns to reverse a sequence
 #
-# Now the whole model: token embeddings plus sinusoidal positions, one encoder block, one decoder block, and a linear layer to the vocabulary (`attnlib.seq2seq.Seq2SeqTransformer`, $d = 64$, 4 heads; all its settings and the training's are in `attnlib.examples.Seq2SeqConfig` and `TrainConfig`). The task is generated, nothing is downloaded: the source is 6 letters drawn from `a`–`j`, and the target is the same letters backwards. The vocabulary also holds three special tokens: padding `·`, begin-of-sequence `<s>` and end-of-sequence `</s>`.
+# Now the whole model: token embeddings plus sinusoidal positions, one encoder block, one decoder block, and a linear layer to the vocabulary (`attnlib.models.seq2seq.model.Seq2SeqTransformer`, $d = 64$, 4 heads; all its settings and the training's are in `attnlib.course.examples.Seq2SeqConfig` and `TrainConfig`). The task is generated, nothing is downloaded: the source is 6 letters drawn from `a`–`j`, and the target is the same letters backwards. The vocabulary also holds three special tokens: padding `·`, begin-of-sequence `<s>` and end-of-sequence `</s>`.
 #
 # During training the decoder is fed the *correct* previous tokens rather than its own guesses (**teacher forcing, 教师强制**): it reads the target shifted right by one, `<s> y1 … y6` (7 tokens), and must predict `y1 … y6 </s>` (7 tokens), the token at each position being the one that comes next. All 7 positions are trained at once, in one pass, which is exactly why its self-attention must be causal: position $t$ must not see $y_{t+1}$, the answer it is asked for. Every sequence is put in a training or a held-out split by a hash of its content, so the accuracy below is measured on sequences the model never trained on. One example:
 

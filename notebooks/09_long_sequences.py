@@ -39,8 +39,8 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnlib import default_device, dot_product_attention, set_seed
-from attnlib.blockwise import blockwise_attention, blockwise_attention_steps, query_tile
-from attnlib.costs import (
+from attnlib.core.blockwise import blockwise_attention, blockwise_attention_steps, query_tile
+from attnlib.course.costs import (
     complexity_table,
     fitted_slope,
     layer_costs,
@@ -48,9 +48,9 @@ from attnlib.costs import (
     theoretical_costs,
     written_out_attention,
 )
-from attnlib.device import num_threads
+from attnlib.course.memory import allocated_bytes
 from attnlib.figures.sequence_costs import measured_cost_panels
-from attnlib.memory import allocated_bytes
+from attnlib.util.device import num_threads
 from attnlib.widgets import online_softmax_explorer
 
 set_seed(0)
@@ -75,7 +75,7 @@ for row in complexity_table():
 #
 # > **Note on the slides:** the lecture's middle column counts "positions that can be computed in parallel within a layer": $O(n)$ for CNN, $O(1)$ for RNN, $O(n)$ for self-attention. The same fact is often stated the other way round, as the *minimum number of sequential operations*: $O(1)$, $O(n)$, $O(1)$ (the table above uses this form). Both say the RNN is the one that cannot be parallelised over positions. All three columns are idealised counts: what a layer really costs depends on the code that runs it and on the widths chosen, and a CNN's path length on how it widens its view (more layers, wider kernels or dilation).
 #
-# The compute column in numbers, multiply-adds of one layer for $d = 64$ and $k = 3$ (`attnlib.costs.theoretical_costs`):
+# The compute column in numbers, multiply-adds of one layer for $d = 64$ and $k = 3$ (`attnlib.course.costs.theoretical_costs`):
 
 # %%
 # C41: multiply-adds of one layer (d = 64, k = 3): where attention overtakes the RNN (n = d) and the CNN (n = k d)
@@ -125,7 +125,7 @@ for kernel in (3, 5):
 #
 # ## 2. Measured: time and memory as $n$ grows
 #
-# `attnlib.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time (on one CPU thread, so that other programs sharing the CPU disturb it less), gives its number of **floating-point operations (FLOPs)** (by formula, two per multiply-add), and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.memory.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix; it has no projections $W_Q, W_K, W_V, W_O$, so it does only the $n^2 d$ part of a real layer's work. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
+# `attnlib.course.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time (on one CPU thread, so that other programs sharing the CPU disturb it less), gives its number of **floating-point operations (FLOPs)** (by formula, two per multiply-add), and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.course.memory.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix; it has no projections $W_Q, W_K, W_V, W_O$, so it does only the $n^2 d$ part of a real layer's work. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -197,7 +197,7 @@ for n in (1024, 4096, 16384, 32768, 131072):
 # \text{output} = \frac{a^{(\text{last})}}{\ell^{(\text{last})}} .
 # $$
 #
-# The factor $e^{m^{(b-1)} - m^{(b)}} \le 1$ re-expresses the old sums relative to the new maximum (it is 1 when the maximum did not change, and 0 at the first block, where there is nothing to rescale yet). By induction, after every block $\ell = \sum_{j\ \text{seen}} e^{s_j - m}$ exactly, so after the last block $a/\ell = \sum_j \operatorname{softmax}(s)_j\, v_j$: the same number full attention computes, not an approximation. Only a slice of the scores exists at any time: `attnlib.blockwise.blockwise_attention` also tiles the queries (256 rows at a time, or the block size if larger), so the live slice is at most tile × block, the same whatever $n$. (This is the idea behind FlashAttention-style kernels, which also keep the blocks in fast on-chip memory.)
+# The factor $e^{m^{(b-1)} - m^{(b)}} \le 1$ re-expresses the old sums relative to the new maximum (it is 1 when the maximum did not change, and 0 at the first block, where there is nothing to rescale yet). By induction, after every block $\ell = \sum_{j\ \text{seen}} e^{s_j - m}$ exactly, so after the last block $a/\ell = \sum_j \operatorname{softmax}(s)_j\, v_j$: the same number full attention computes, not an approximation. Only a slice of the scores exists at any time: `attnlib.core.blockwise.blockwise_attention` also tiles the queries (256 rows at a time, or the block size if larger), so the live slice is at most tile × block, the same whatever $n$. (This is the idea behind FlashAttention-style kernels, which also keep the blocks in fast on-chip memory.)
 #
 # The running quantities after each block, for one query row of 12 keys in blocks of 4, against the prefix softmax computed directly. The draw is chosen so that each later block holds a larger score than all before it, so the rescaling happens twice:
 
@@ -259,7 +259,7 @@ for causal in (False, True):
 # %% [markdown]
 # ### How much memory it saves
 #
-# The largest score array: full attention holds $L \times S$ numbers at once. Blockwise attention holds one query tile's scores against one key block, tile × block. `attnlib.blockwise.blockwise_attention` cuts the queries into tiles of `attnlib.blockwise.query_tile(block)` rows, 256 (or the block size, if larger); a tile of all $L$ rows, as the explorer of §4 counts it, would hold $L \times \text{block}$. With $L = S = n$ and block = 256:
+# The largest score array: full attention holds $L \times S$ numbers at once. Blockwise attention holds one query tile's scores against one key block, tile × block. `attnlib.core.blockwise.blockwise_attention` cuts the queries into tiles of `attnlib.core.blockwise.query_tile(block)` rows, 256 (or the block size, if larger); a tile of all $L$ rows, as the explorer of §4 counts it, would hold $L \times \text{block}$. With $L = S = n$ and block = 256:
 
 # %%
 # C42: the largest score array, by arithmetic (float32, one head): full, one tile of all L rows, the library's tiles
@@ -354,7 +354,7 @@ online_softmax_explorer()
 #
 # <details><summary>Answer</summary>
 #
-# Full: $12 \times 8192^2 \times 2$ bytes $= 1.5$ GiB per layer (and training keeps activations of all 12 layers for the backward pass). Blockwise, with all 8192 query rows against one block of 128 keys (the explorer's count): $12 \times 8192 \times 128 \times 2$ bytes $= 24$ MiB; with `attnlib.blockwise.blockwise_attention`'s tiles of 256 query rows, $12 \times 256 \times 128 \times 2$ bytes $= 0.75$ MiB. Check with `12 * score_bytes(8192, 8192, dtype=torch.float16) / 2**30`.
+# Full: $12 \times 8192^2 \times 2$ bytes $= 1.5$ GiB per layer (and training keeps activations of all 12 layers for the backward pass). Blockwise, with all 8192 query rows against one block of 128 keys (the explorer's count): $12 \times 8192 \times 128 \times 2$ bytes $= 24$ MiB; with `attnlib.core.blockwise.blockwise_attention`'s tiles of 256 query rows, $12 \times 256 \times 128 \times 2$ bytes $= 0.75$ MiB. Check with `12 * score_bytes(8192, 8192, dtype=torch.float16) / 2**30`.
 # </details>
 #
 # 4. Blockwise attention does the same $O(n^2 d)$ arithmetic as full attention. What does it *not* fix, and which entry of the seed's table is unchanged?

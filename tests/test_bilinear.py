@@ -10,10 +10,10 @@ import torch
 from matplotlib.figure import Figure
 
 from attnlib import dot_score
+from attnlib.core.scoring import score_asymmetry
 from attnlib.figures import FIGURES
 from attnlib.figures.bilinear import bilinear_asymmetry_figure
 from attnlib.plotting import score_asymmetry_panels
-from attnlib.scoring import score_asymmetry
 
 
 def test_c04_projected_dot_product_is_the_bilinear_form_and_not_symmetric(device):

@@ -19,8 +19,8 @@ from attnlib import (
     dot_product_attention,
     written_out_attention,
 )
-from attnlib.blockwise import query_tile
-from attnlib.memory import largest_tensor_bytes
+from attnlib.core.blockwise import query_tile
+from attnlib.course.memory import largest_tensor_bytes
 
 
 def _qkv(device, L, S, dk=8, dv=6, dtype=torch.float32, lead=(2, 3)):
@@ -194,9 +194,9 @@ def test_c42_never_materialises_the_score_matrix(is_causal, one_thread):
 
 
 def test_c42_extra_memory_grows_linearly_measured():
-    # Exact counts (attnlib.memory.allocated_bytes: bytes of the tensors each call creates, alive at
-    # once). 4x the length: written-out attention holds two (H, n, n) float32 matrices, so ~16x;
-    # blockwise attention holds the output and one n x block slice per head, so at most 4x.
+    # Exact counts (attnlib.course.memory.allocated_bytes: bytes of the tensors each call creates,
+    # alive at once). 4x the length: written-out attention holds two (H, n, n) float32 matrices, so
+    # ~16x; blockwise attention holds the output and one n x block slice per head, so at most 4x.
     peaks = {}
     with torch.no_grad():
         for n in (512, 2048):
@@ -305,7 +305,7 @@ def test_c42_no_keys_and_bad_valid_lens_are_named():
 
 
 def test_c42_online_softmax_trace_is_a_frozen_record_of_the_steps():
-    from attnlib.blockwise import online_softmax_trace
+    from attnlib.core.blockwise import online_softmax_trace
 
     g = torch.Generator().manual_seed(5)
     q, k, v = (

@@ -176,8 +176,8 @@ def test_is_causal_must_be_a_bool_not_truthy():
 
 
 def test_wrong_type_is_typeerror_and_wrong_value_valueerror_in_the_helpers():
-    from attnlib.costs import median_time
-    from attnlib.head_stats import real_token_mask
+    from attnlib.course.costs import median_time
+    from attnlib.course.head_stats import real_token_mask
 
     with pytest.raises(TypeError, match="warmup must be an int, got str"):
         median_time(lambda: None, warmup="x")

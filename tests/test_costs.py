@@ -14,13 +14,13 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnlib import dot_product_attention
-from attnlib.costs import (
+from attnlib.course.costs import (
     complexity_table,
     layer_costs,
     median_time,
     written_out_attention,
 )
-from attnlib.memory import (
+from attnlib.course.memory import (
     TensorBytes,
     allocated_bytes,
     cuda_peak_bytes,

@@ -1,14 +1,15 @@
-"""Greedy-decoding traces (attnlib.decoding) against step-by-step decoding; the anti-diagonal."""
+"""Greedy-decoding traces (attnlib.course.decoding) against step-by-step decoding; the
+anti-diagonal."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from attnlib.decoding import DecodingTrace, anti_diagonal_mass, trace_greedy_decoding
-from attnlib.examples import Seq2SeqConfig
-from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
-from attnlib.toy_tasks import BOS
+from attnlib.course.decoding import DecodingTrace, anti_diagonal_mass, trace_greedy_decoding
+from attnlib.models.seq2seq.config import Seq2SeqConfig
+from attnlib.models.seq2seq.model import Seq2SeqTransformer, greedy_decode
+from attnlib.models.seq2seq.toy_tasks import BOS
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The notebook-08 settings in attnlib.examples and the committed weights of the trained model."""
+"""The notebook-08 settings in attnlib.course.examples and the committed weights of the trained
+model."""
 
 from __future__ import annotations
 
@@ -10,17 +11,17 @@ from pathlib import Path
 import pytest
 import torch
 
-import attnlib.examples as examples
-from attnlib.decoding import anti_diagonal_mass
-from attnlib.examples import (
+import attnlib.course.examples as examples
+from attnlib.course.decoding import anti_diagonal_mass
+from attnlib.course.examples import (
     DEFAULT_SOURCE,
     Seq2SeqConfig,
     TrainConfig,
     trained_reversal_model,
     untrained_reversal_model,
 )
-from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
-from attnlib.toy_tasks import EOS, NUM_SPECIAL, _split_of, make_batch, token_labels
+from attnlib.models.seq2seq.model import Seq2SeqTransformer, greedy_decode
+from attnlib.models.seq2seq.toy_tasks import EOS, NUM_SPECIAL, _split_of, make_batch, token_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_08 = ROOT / "notebooks" / "08_encoder_decoder.py"
@@ -147,7 +148,7 @@ def test_c33_positions_exist_beyond_the_training_length_but_the_rule_does_not_ca
     # source of 8 letters can be encoded and decoded (finite outputs, positions in range), yet
     # reversing it is not what it learned: exact-sequence accuracy collapses away from length 6.
     # The reference is the task's own target (the reversed source), not the model.
-    from attnlib.training import sequence_accuracy
+    from attnlib.models.seq2seq.training import sequence_accuracy
 
     model = trained_reversal_model()
     cfg = Seq2SeqConfig()

@@ -12,12 +12,12 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from attnlib.decoding import anti_diagonal_mass, trace_greedy_decoding
-from attnlib.examples import DEFAULT_SOURCE, Seq2SeqConfig
+from attnlib.course.decoding import anti_diagonal_mass, trace_greedy_decoding
+from attnlib.course.examples import DEFAULT_SOURCE, Seq2SeqConfig
 from attnlib.figures import FIGURES
 from attnlib.figures.decoding import cross_attention_panel
-from attnlib.seq2seq import Seq2SeqTransformer
-from attnlib.toy_tasks import token_labels
+from attnlib.models.seq2seq.model import Seq2SeqTransformer
+from attnlib.models.seq2seq.toy_tasks import token_labels
 
 
 def _trace():

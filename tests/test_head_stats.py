@@ -9,8 +9,8 @@ import torch
 from torch.testing import assert_close
 
 from attnlib import MultiHeadAttention, sinusoidal_encoding, sinusoidal_frequencies
-from attnlib import head_stats as hs
-from attnlib.pretrained import INSTALL_HINT, load_minilm, minilm_dir
+from attnlib.course import head_stats as hs
+from attnlib.models.minilm import INSTALL_HINT, load_minilm, minilm_dir
 
 TEXTS = [
     "A man is eating food.",

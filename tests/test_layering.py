@@ -1,8 +1,13 @@
-"""Imports point down: math modules and examples -> plotting -> figures and widgets (issue 10).
+"""Imports point one way, and the folders show the layers (issues 10 and 17).
 
-Two guards: importing the figures must not import the explorers (checked in a fresh
-interpreter), and every module of figures/, widgets/ and plotting/ imports only the attnlib
-modules its layer may use (checked by parsing its imports with ``ast``, lazy ones included).
+    util  <  core  <  models  <  course  <  figures, widgets     (plotting: drawing, no math)
+
+``util`` holds the private checks and the extras guard; ``core`` the concepts; ``models`` the two
+whole models (``seq2seq``, ``minilm``, each with its config, never importing each other);
+``course`` the experiments and demo inputs. ``plotting`` draws from data and imports no math;
+``figures`` and ``widgets`` sit on top and never import each other, and inside ``widgets`` the
+framework never imports an explorer. Checked by parsing every module's imports with ``ast``
+(lazy ones included), and in fresh interpreters for what an import really loads.
 """
 
 from __future__ import annotations
@@ -17,15 +22,11 @@ import pytest
 import attnlib
 
 PACKAGE = Path(attnlib.__file__).parent
-#: Modules above the math: nothing below them may import them.
-UPPER = {"figures", "widgets"}
-#: Every top-level attnlib module that is not drawing or an explorer: the math and the data.
-MATH_AND_DATA = sorted(
-    p.stem if p.is_file() else p.name
-    for p in PACKAGE.iterdir()
-    if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())
-)
-MATH_AND_DATA = [m for m in MATH_AND_DATA if m not in UPPER | {"plotting"}]
+#: The math and data layers, lowest first: a module may import its own layer and those below.
+MATH = ("util", "core", "models", "course")
+#: Drawing and the two upper layers.
+UPPER = ("plotting", "figures", "widgets")
+LAYERS = MATH + UPPER
 
 
 def _attnlib_imports(path: Path, package: str | None = None) -> set[str]:
@@ -58,52 +59,58 @@ def _top(name: str) -> str:
     return name.split(".")[1] if "." in name else ""
 
 
-#: Private utilities with no math, which every layer may use: the check for optional extras.
-UTILITIES = {"_extras"}
-
-
 def _allowed(layer: str, name: str) -> bool:
-    """Math and data anywhere above them; plotting above itself; a layer may use its own
-    package (the figure registry, the explorers' framework) but never the other upper layer."""
+    """May a module of ``layer`` import ``name``? (``from attnlib import X`` counts as
+    ``attnlib``, the package face, which only the upper layers may use.)"""
     top = _top(name)
-    if top in UTILITIES:
-        return True
+    if name == "attnlib.util._extras":
+        return True  # the optional-extras guard, used by every layer that needs an extra
     if layer == "plotting":
         return top == "plotting"
-    return top in MATH_AND_DATA or top in ("plotting", layer)
+    if layer in MATH:
+        return top in MATH[: MATH.index(layer) + 1]
+    if name == "attnlib":
+        return False
+    return top in MATH or top in ("plotting", layer)
 
 
 def _modules(layer: str):
-    return sorted((PACKAGE / layer).glob("*.py"))
+    return sorted((PACKAGE / layer).rglob("*.py"))
 
 
-#: figures/decoding.py still takes its model from the decoding explorer; H10b moves
-#: DEFAULT_SOURCE and default_model into attnlib.examples. Strict: remove once that lands.
-_PENDING: set[tuple[str, str]] = set()
+def test_every_module_lives_in_a_layer():
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"modules outside the layer folders: {loose}"
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert folders == set(LAYERS), folders
 
 
 def _cases():
-    for layer in ("plotting", "figures", "widgets"):
+    for layer in LAYERS:
         for path in _modules(layer):
-            marks = ()
-            if (layer, path.name) in _PENDING:
-                marks = pytest.mark.xfail(strict=True, reason="H10b: demo model -> examples")
-            yield pytest.param(layer, path, id=f"{layer}/{path.name}", marks=marks)
+            yield pytest.param(layer, path, id=str(path.relative_to(PACKAGE)))
 
 
 @pytest.mark.parametrize("layer, path", list(_cases()))
 def test_module_imports_only_its_layer_and_below(layer, path):
     bad = sorted(n for n in _attnlib_imports(path) if not _allowed(layer, n))
-    assert not bad, f"attnlib/{layer}/{path.name} imports {bad}"
+    assert not bad, f"{path.relative_to(PACKAGE)} imports {bad}"
 
 
-def test_math_and_data_modules_never_import_drawing_or_explorers():
-    for name in MATH_AND_DATA:
-        path = PACKAGE / f"{name}.py"
-        if not path.exists():
-            continue
-        bad = sorted(n for n in _attnlib_imports(path) if _top(n) in UPPER | {"plotting"})
-        assert not bad, f"attnlib/{name}.py imports {bad}"
+def test_the_models_do_not_import_each_other():
+    for model, other in (("seq2seq", "minilm"), ("minilm", "seq2seq")):
+        for path in sorted((PACKAGE / "models" / model).glob("*.py")):
+            bad = sorted(
+                n for n in _attnlib_imports(path) if n.startswith(f"attnlib.models.{other}")
+            )
+            assert not bad, f"{path.relative_to(PACKAGE)} imports {bad}"
+
+
+def test_the_explorer_framework_imports_no_explorer():
+    for path in sorted((PACKAGE / "widgets" / "framework").glob("*.py")):
+        bad = sorted(n for n in _attnlib_imports(path) if n.startswith("attnlib.widgets.explorers"))
+        bad += sorted(n for n in _attnlib_imports(path) if n == "attnlib.widgets")
+        assert not bad, f"{path.relative_to(PACKAGE)} imports {bad}"
 
 
 def test_the_parser_sees_every_kind_of_import(tmp_path):
@@ -111,21 +118,26 @@ def test_the_parser_sees_every_kind_of_import(tmp_path):
     src = tmp_path / "probe.py"
     src.write_text(
         "import attnlib.widgets.base\nfrom attnlib import plotting, dot_score\n"
-        "from ..scaling import entropy\n"
-        "def f():\n    from attnlib.widgets.heads import heads_explorer\n"
+        "from ..course.scaling import entropy\n"
+        "def f():\n    from attnlib.widgets.explorers.heads import heads_explorer\n"
     )
     got = _attnlib_imports(src, package="attnlib.figures")
     assert got == {
         "attnlib.widgets.base",
         "attnlib.plotting",
         "attnlib",
-        "attnlib.scaling",
-        "attnlib.widgets.heads",
+        "attnlib.course.scaling",
+        "attnlib.widgets.explorers.heads",
     }
-    assert not _allowed("figures", "attnlib.widgets.heads")
+    assert not _allowed("figures", "attnlib.widgets.explorers.heads")
     assert not _allowed("widgets", "attnlib.figures")
-    assert not _allowed("plotting", "attnlib.softmax")
-    assert _allowed("widgets", "attnlib.widgets.base") and _allowed("figures", "attnlib.examples")
+    assert not _allowed("plotting", "attnlib.core.softmax")
+    assert not _allowed("core", "attnlib.course.examples")
+    assert not _allowed("models", "attnlib.course.examples")
+    assert _allowed("course", "attnlib.models.seq2seq.model")
+    assert _allowed("widgets", "attnlib.widgets.base") and _allowed(
+        "figures", "attnlib.course.examples"
+    )
 
 
 def test_importing_the_figures_does_not_import_the_explorers():
@@ -146,7 +158,7 @@ def test_importing_plotting_loads_no_math_beyond_what_attnlib_init_loads():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, added = (set(x) for x in ast.literal_eval(run.stdout.strip()))
-    assert "attnlib.softmax" in before  # the probe sees what attnlib/__init__ loads
+    assert "attnlib.core.softmax" in before  # the probe sees what attnlib/__init__ loads
     # plotting adds only itself and the optional-dependency helper: no math module, no layer above
-    assert {m for m in added if _top(m) != "plotting"} <= {"attnlib._extras"}
+    assert {m for m in added if _top(m) != "plotting"} <= {"attnlib.util._extras"}
     assert "attnlib.plotting.matrices" in added

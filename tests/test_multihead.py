@@ -21,7 +21,7 @@ from attnlib import (
     padding_mask,
     split_heads,
 )
-from attnlib.multihead import head_weight_maps
+from attnlib.core.multihead import head_weight_maps
 
 
 def _pair(device, d_model=16, num_heads=4, bias=True):

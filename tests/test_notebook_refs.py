@@ -28,7 +28,7 @@ FILE = re.compile(rf"(?<![\w/.:-])((?:\.{{1,2}}/)?[\w.-]+(?:/[\w.-]+)*\.(?:{EXTE
 #: Project documents that live outside the repository (the team's shared notes).
 OUTSIDE = re.compile(r"\.\./shared|\b(?:STYLE|RECIPES|CURRICULUM)\b|\bseeds/|\breviews/")
 #: Files a notebook may name that are not tracked in git: those of the pinned model package,
-#: on the reader's disk after `make` (attnlib.pretrained checks their sha256).
+#: on the reader's disk after `make` (attnlib.models.minilm checks their sha256).
 MODEL_FILES = {"config.json", "tokenizer.json", "model.safetensors"}
 
 
@@ -66,16 +66,16 @@ def _tracked() -> set[str]:
 
 def test_the_checks_find_what_they_look_for():
     # The patterns themselves, on text written here (so an empty result below means something).
-    assert DOTTED.findall("see `attnlib.softmax.masked_softmax`.") == [
-        "attnlib.softmax.masked_softmax"
+    assert DOTTED.findall("see `attnlib.core.softmax.masked_softmax`.") == [
+        "attnlib.core.softmax.masked_softmax"
     ]
     assert FILE.findall("in `figures/a_b.png` and 05_masking.ipynb, not http://x.org/y.png") == [
         "figures/a_b.png",
         "05_masking.ipynb",
     ]
-    assert _resolves("attnlib.softmax.masked_softmax") and _resolves("attnlib.masked_softmax")
+    assert _resolves("attnlib.core.softmax.masked_softmax") and _resolves("attnlib.masked_softmax")
     assert not _resolves("attnlib.statistics.dot_product_variance")
-    assert not _resolves("attnlib.softmax.no_such_function")
+    assert not _resolves("attnlib.core.softmax.no_such_function")
     assert OUTSIDE.search("as our STYLE guide says") and OUTSIDE.search("../shared/seeds/x.txt")
 
 

@@ -75,9 +75,9 @@ def test_the_core_is_torch_numpy_and_tqdm_and_the_extras_are_named():
 
 
 def test_the_extras_error_table_matches_pyproject():
-    # attnlib._extras names, per extra, the modules whose absence it reports; they are the
+    # attnlib.util._extras names, per extra, the modules whose absence it reports; they are the
     # import names of that extra's distributions (all equal to the distribution names here).
-    from attnlib._extras import EXTRAS
+    from attnlib.util._extras import EXTRAS
 
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
@@ -88,7 +88,7 @@ def test_the_extras_error_table_matches_pyproject():
 
 def test_the_version_and_the_model_pin_are_each_written_once():
     import attnlib
-    from attnlib.pretrained import MODEL_PACKAGE, MODEL_REQUIREMENT
+    from attnlib.models.minilm import MODEL_PACKAGE, MODEL_REQUIREMENT
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert "version" not in project and project["dynamic"] == ["version"]

@@ -1,4 +1,4 @@
-"""Tests for attnlib.pitfalls: the sentinel masking recipes against hand-built references."""
+"""Tests for attnlib.course.pitfalls: the sentinel masking recipes against hand-built references."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from attnlib import masked_softmax
-from attnlib.pitfalls import (
+from attnlib.course.pitfalls import (
     DEFAULT_ROW_SCORES,
     ROW_RECIPES,
     MaskedRowCase,

@@ -1,4 +1,4 @@
-"""attnlib.pooling: toy data and attention pooling with named scores (claims C20–C23)."""
+"""attnlib.core.pooling: toy data and attention pooling with named scores (claims C20–C23)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attnlib import nadaraya_watson
-from attnlib.pooling import (
+from attnlib.core.pooling import (
     POOLING_SCORES,
     attention_pooling,
     fit_bandwidth,

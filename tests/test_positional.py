@@ -20,7 +20,7 @@ from attnlib import (
     sinusoidal_encoding,
     sinusoidal_frequencies,
 )
-from attnlib.positional import rotary_embedding, sinusoidal_pair
+from attnlib.core.positional import rotary_embedding, sinusoidal_pair
 
 
 @given(

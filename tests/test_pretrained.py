@@ -16,8 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from attnlib.pretrained import INSTALL_HINT, load_minilm, mean_pool
-from attnlib.transformer import EncoderBlock, FeedForward
+from attnlib.core.transformer import EncoderBlock, FeedForward
+from attnlib.models.minilm import INSTALL_HINT, load_minilm, mean_pool
 
 SENTENCES = [
     "A man is eating food.",
@@ -193,7 +193,7 @@ def _reference_run_without(reference, ids, valid_lens, heads):
 
 @pytest.mark.claim("C48")
 def test_head_mask_removes_heads_as_zeroing_them_in_the_reference(enc, reference):
-    from attnlib.head_stats import head_mask_without
+    from attnlib.course.head_stats import head_mask_without
 
     heads = [(0, 2), (4, 5), (5, 11), (5, 0)]
     batch = enc.tokenize(SENTENCES)
@@ -211,7 +211,7 @@ def test_head_mask_removes_heads_as_zeroing_them_in_the_reference(enc, reference
 
 
 def test_head_mask_per_sequence_and_of_ones(enc):
-    from attnlib.head_stats import head_mask_without
+    from attnlib.course.head_stats import head_mask_without
 
     batch = enc.tokenize(SENTENCES[:3])
     full = enc(batch.ids, valid_lens=batch.valid_lens)
@@ -226,7 +226,7 @@ def test_head_mask_per_sequence_and_of_ones(enc):
 
 
 def test_head_mask_bad_arguments(enc):
-    from attnlib.head_stats import head_mask_without
+    from attnlib.course.head_stats import head_mask_without
 
     ids = torch.tensor([[101, 1037, 102]])
     with pytest.raises(ValueError, match=r"\(num_layers, num_heads\) = \(6, 12\)"):

@@ -1,4 +1,4 @@
-"""attnlib.rounding.rounded against Python's own round()."""
+"""attnlib.util.rounding.rounded against Python's own round()."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from attnlib.rounding import rounded
+from attnlib.util.rounding import rounded
 
 
 def test_rounded_matches_python_round(device):

@@ -1,4 +1,5 @@
-"""Tests for attnlib.scaling: the Var(q·k) experiment (C05) and softmax sharpness (C06, C14)."""
+"""Tests for attnlib.course.scaling: the Var(q·k) experiment (C05) and softmax sharpness (C06,
+C14)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 import pytest
 import torch
 
-from attnlib.scaling import (
+from attnlib.course.scaling import (
     dot_product_variance,
     entropy,
     jacobian_norm,

@@ -1,4 +1,5 @@
-"""The tiny encoder-decoder (attnlib.seq2seq): shapes, greedy decoding, eval mode, bad input."""
+"""The tiny encoder-decoder (attnlib.models.seq2seq.model): shapes, greedy decoding, eval mode, bad
+input."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from attnlib.examples import Seq2SeqConfig, trained_reversal_model
-from attnlib.seq2seq import Seq2SeqTransformer, eval_mode, greedy_decode
-from attnlib.toy_tasks import BOS, EOS, PAD, make_batch
+from attnlib.course.examples import Seq2SeqConfig, trained_reversal_model
+from attnlib.models.seq2seq.model import Seq2SeqTransformer, eval_mode, greedy_decode
+from attnlib.models.seq2seq.toy_tasks import BOS, EOS, PAD, make_batch
 
 SMALL = Seq2SeqConfig(vocab_size=10, d_model=32, num_heads=2, d_ff=64)
 

@@ -1,5 +1,5 @@
-"""Cost arithmetic in attnlib.costs (fitted slopes, the formulas) and the figure's measured-cost
-panels.
+"""Cost arithmetic in attnlib.course.costs (fitted slopes, the formulas) and the figure's
+measured-cost panels.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnlib import blockwise_attention
-from attnlib.costs import (
+from attnlib.course.costs import (
     CostRow,
     fitted_slope,
     score_bytes,
     theoretical_costs,
     written_out_attention,
 )
+from attnlib.course.memory import largest_tensor_bytes
 from attnlib.figures.sequence_costs import measured_cost_panels, sequence_costs_figure
-from attnlib.memory import largest_tensor_bytes
 
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 1.5])

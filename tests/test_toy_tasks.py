@@ -1,4 +1,5 @@
-"""The generated toy tasks (attnlib.toy_tasks): targets against closed forms, splits, devices."""
+"""The generated toy tasks (attnlib.models.seq2seq.toy_tasks): targets against closed forms, splits,
+devices."""
 
 from __future__ import annotations
 
@@ -6,7 +7,15 @@ import pytest
 import torch
 
 import attnlib
-from attnlib.toy_tasks import BOS, EOS, NUM_SPECIAL, PAD, _split_of, make_batch, token_labels
+from attnlib.models.seq2seq.toy_tasks import (
+    BOS,
+    EOS,
+    NUM_SPECIAL,
+    PAD,
+    _split_of,
+    make_batch,
+    token_labels,
+)
 
 
 def _rows(batch):

@@ -1,4 +1,5 @@
-"""Training the tiny encoder-decoder (attnlib.training): it learns reversal (C40), repeatably."""
+"""Training the tiny encoder-decoder (attnlib.models.seq2seq.training): it learns reversal (C40),
+repeatably."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import pytest
 import torch
 
 import attnlib
-from attnlib.decoding import anti_diagonal_mass
-from attnlib.device import num_threads
-from attnlib.examples import Seq2SeqConfig, TrainConfig, untrained_reversal_model
-from attnlib.seq2seq import Seq2SeqTransformer, greedy_decode
-from attnlib.toy_tasks import EOS, PAD, make_batch
-from attnlib.training import evaluate, sequence_accuracy, train_seq2seq
+from attnlib.course.decoding import anti_diagonal_mass
+from attnlib.course.examples import Seq2SeqConfig, TrainConfig, untrained_reversal_model
+from attnlib.models.seq2seq.model import Seq2SeqTransformer, greedy_decode
+from attnlib.models.seq2seq.toy_tasks import EOS, PAD, make_batch
+from attnlib.models.seq2seq.training import evaluate, sequence_accuracy, train_seq2seq
+from attnlib.util.device import num_threads
 
 MODEL, TRAIN = Seq2SeqConfig(), TrainConfig()
 SMALL = Seq2SeqConfig(vocab_size=10, d_model=16, num_heads=2, d_ff=16)

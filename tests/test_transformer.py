@@ -24,7 +24,7 @@ from attnlib import (
     padding_mask,
     permute_tokens,
 )
-from attnlib.normalization import block_gradient_norms
+from attnlib.core.normalization import block_gradient_norms
 
 
 def _encoder_pair(device, norm_first):

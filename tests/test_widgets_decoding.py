@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.examples import DEFAULT_SOURCE, trained_reversal_model, untrained_reversal_model
-from attnlib.masks import causal_mask
-from attnlib.seq2seq import greedy_decode
-from attnlib.toy_tasks import BOS, EOS, NUM_SPECIAL, token_labels
-from attnlib.widgets.decoding import SOURCES, decoding_explorer, visible_rows
+from attnlib.core.masks import causal_mask
+from attnlib.course.examples import DEFAULT_SOURCE, trained_reversal_model, untrained_reversal_model
+from attnlib.models.seq2seq.model import greedy_decode
+from attnlib.models.seq2seq.toy_tasks import BOS, EOS, NUM_SPECIAL, token_labels
+from attnlib.widgets.explorers.decoding import SOURCES, decoding_explorer, visible_rows
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""The canvas explorer framework (attnlib.widgets.explorer, scene, controls, testing), without a
-browser.
+"""The canvas explorer framework (attnlib.widgets.framework.explorer, scene, controls, testing),
+without a browser.
 
 The browser side (explorer.js) is checked in tests/browser/: there the frame the front end drew
 is compared with ``compute``. Here: the registry, every precomputed frame against ``compute``,
@@ -19,12 +19,27 @@ import pytest
 import torch
 
 from attnlib.widgets import BUILDERS, Explorer
-from attnlib.widgets.artists import Arrows, Bars, Heatmap, Line, Points, Polygon, Segments, Text
-from attnlib.widgets.controls import dropdown, float_slider, int_slider, selection_slider, toggle
-from attnlib.widgets.explorer import readout_html
-from attnlib.widgets.render import render
-from attnlib.widgets.scene import Frame, Panel, Scene, cells
-from attnlib.widgets.testing import control_values, decode_set, readout_numbers
+from attnlib.widgets.framework.artists import (
+    Arrows,
+    Bars,
+    Heatmap,
+    Line,
+    Points,
+    Polygon,
+    Segments,
+    Text,
+)
+from attnlib.widgets.framework.controls import (
+    dropdown,
+    float_slider,
+    int_slider,
+    selection_slider,
+    toggle,
+)
+from attnlib.widgets.framework.explorer import readout_html
+from attnlib.widgets.framework.render import render
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
+from attnlib.widgets.framework.testing import control_values, decode_set, readout_numbers
 
 CANVAS = sorted(BUILDERS)
 
@@ -102,7 +117,7 @@ def test_registry_lists_every_builder_callable_without_arguments():
 
 def test_every_explorer_builder_in_the_package_is_registered():
     """A builder left out of BUILDERS is not dragged by the browser test nor benchmarked."""
-    import attnlib.widgets as package
+    import attnlib.widgets.explorers as package
 
     found = set()
     for info in pkgutil.iter_modules(package.__path__):
@@ -299,12 +314,12 @@ def test_control_values_cover_min_max_and_stay_in_range():
 
 
 def test_the_documented_example_builder_runs():
-    """The example at the top of attnlib/widgets/explorer.py (what porters copy)
+    """The example at the top of attnlib/widgets/framework/explorer.py (what porters copy)
     works as written.
     """
     import re
 
-    import attnlib.widgets.explorer as module
+    import attnlib.widgets.framework.explorer as module
 
     code = re.search(
         r"How to write a builder.*?::\n\n(.*?)\n\nThen add", module.__doc__, re.S

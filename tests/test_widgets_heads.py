@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
-from attnlib.examples import DEFAULT_TOKENS, demo_projections, sentence_embeddings
-from attnlib.multihead import head_weight_maps
-from attnlib.widgets.heads import HEAD_CHOICES, heads_explorer, repeated_token
+from attnlib.core.multihead import head_weight_maps
+from attnlib.course.examples import DEFAULT_TOKENS, demo_projections, sentence_embeddings
+from attnlib.widgets.explorers.heads import HEAD_CHOICES, heads_explorer, repeated_token
 
 
 def hand_head(x, data, h, r):

@@ -1,4 +1,4 @@
-"""Tests for the Jacobian explorer (attnlib.widgets.jacobian) and its key picture
+"""Tests for the Jacobian explorer (attnlib.widgets.explorers.jacobian) and its key picture
 (attnlib.figures.jacobian).
 """
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.examples import DEFAULT_LOGITS
-from attnlib.widgets.jacobian import jacobian_explorer
+from attnlib.course.examples import DEFAULT_LOGITS
+from attnlib.widgets.explorers.jacobian import jacobian_explorer
 
 
 @pytest.fixture(scope="module")
@@ -133,9 +133,9 @@ def test_bad_arguments():
 def test_jacobian_panels_draw_autograd_jacobians():
     from matplotlib.figure import Figure
 
+    from attnlib.course.scaling import spread_jacobians
     from attnlib.figures.jacobian import softmax_jacobian_figure
     from attnlib.plotting import jacobian_panels
-    from attnlib.scaling import spread_jacobians
 
     fig = Figure()
     table = spread_jacobians([1.0, 0.0, -2.0], [0.5, 3.0])

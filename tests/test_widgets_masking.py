@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.examples import DEFAULT_VALID_LENS, demo_batch
-from attnlib.masks import causal_mask, padding_mask
+from attnlib.core.masks import causal_mask, padding_mask
+from attnlib.course.examples import DEFAULT_VALID_LENS, demo_batch
 from attnlib.plotting import hatch_overlay
-from attnlib.widgets.masking import masking_explorer
+from attnlib.widgets.explorers.masking import masking_explorer
 
 
 def expected_weights(q, k, lens, causal):

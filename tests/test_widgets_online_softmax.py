@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlib.widgets.online_softmax import online_softmax_explorer
+from attnlib.widgets.explorers.online_softmax import online_softmax_explorer
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlib.widgets.additive import additive_attention_explorer
-from attnlib.widgets.pooling import SCORE_LABELS, kernel_regression_explorer
+from attnlib.widgets.explorers.additive import additive_attention_explorer
+from attnlib.widgets.explorers.pooling import SCORE_LABELS, kernel_regression_explorer
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from attnlib.widgets.positions import BASES, positions_explorer
+from attnlib.widgets.explorers.positions import BASES, positions_explorer
 
 
 @pytest.fixture(scope="module")

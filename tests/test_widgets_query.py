@@ -9,10 +9,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlib.examples import DEFAULT_KEYS, DEFAULT_VALUES
+from attnlib.course.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.plotting import convex_hull
 from attnlib.widgets import BUILDERS
-from attnlib.widgets.query import query_explorer
+from attnlib.widgets.explorers.query import query_explorer
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests for the scaling explorer (attnlib.widgets.scaling) and its key figure."""
+"""Tests for the scaling explorer (attnlib.widgets.explorers.scaling) and its key figure."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.widgets.scaling import SCALES, WIDTHS, scaling_explorer
+from attnlib.widgets.explorers.scaling import SCALES, WIDTHS, scaling_explorer
 
 
 @pytest.fixture(scope="module")
@@ -214,9 +214,9 @@ def test_bad_arguments():
 def test_scaling_figure_functions_draw_the_tables():
     from matplotlib.figure import Figure
 
+    from attnlib.course.scaling import dot_product_variance, softmax_sharpness
     from attnlib.figures.scaling import scaling_variance_figure
     from attnlib.plotting import sharpness_curves, variance_errorbars
-    from attnlib.scaling import dot_product_variance, softmax_sharpness
 
     g = torch.Generator().manual_seed(0)
     table = dot_product_variance([1, 8, 64], 500, generator=g)

@@ -1,4 +1,4 @@
-"""Tests for the two-key explorer (attnlib.widgets.worked) and its key picture
+"""Tests for the two-key explorer (attnlib.widgets.explorers.worked) and its key picture
 (attnlib.figures.worked).
 
 References: the closed form a1 = 1 / (1 + exp(-(s1 - s2))) with s = q·k / sqrt(2) written out by
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib.widgets.worked import two_key_explorer
+from attnlib.widgets.explorers.worked import two_key_explorer
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ the machine (e.g. one drawn from a model trained where it runs) opts out explici
 
 from __future__ import annotations
 
-from attnlib._extras import require_extra
+from attnlib.util._extras import require_extra
 
 require_extra("widgets", what="attnlib.figures")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 
 from attnlib import plotting
+from attnlib.core.scoring import dot_score, score_asymmetry
 from attnlib.figures import register_figure
-from attnlib.scoring import dot_score, score_asymmetry
 
 __all__ = ["bilinear_asymmetry_figure"]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import torch
 
 from attnlib import plotting
-from attnlib.decoding import DecodingTrace, trace_greedy_decoding
-from attnlib.examples import DEFAULT_SOURCE, trained_reversal_model, untrained_reversal_model
+from attnlib.course.decoding import DecodingTrace, trace_greedy_decoding
+from attnlib.course.examples import DEFAULT_SOURCE, trained_reversal_model, untrained_reversal_model
 from attnlib.figures import register_figure
-from attnlib.toy_tasks import token_labels
+from attnlib.models.seq2seq.toy_tasks import token_labels
 
 __all__ = ["cross_attention_panel", "decoding_cross_attention_figure"]
 
@@ -25,7 +25,7 @@ def cross_attention_panel(
     """Draw one decoding's cross-attention map, ``[T steps, S source positions]``, token-labelled.
 
     Args:
-        trace: from :func:`attnlib.decoding.trace_greedy_decoding`.
+        trace: from :func:`attnlib.course.decoding.trace_greedy_decoding`.
         ax: axes to draw into (None: a new pyplot figure).
         layer: decoder layer (default the last).
         head: one head, or None for the average over heads.

@@ -5,9 +5,9 @@
 from __future__ import annotations
 
 from attnlib import plotting
-from attnlib.examples import DEFAULT_TOKENS, demo_projections
+from attnlib.core.multihead import head_weight_maps
+from attnlib.course.examples import DEFAULT_TOKENS, demo_projections
 from attnlib.figures import register_figure
-from attnlib.multihead import head_weight_maps
 
 __all__ = ["heads_weight_maps_figure"]
 

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from attnlib import plotting
-from attnlib.examples import DEFAULT_LOGITS
+from attnlib.course.examples import DEFAULT_LOGITS
+from attnlib.course.scaling import spread_jacobians
 from attnlib.figures import register_figure
-from attnlib.scaling import spread_jacobians
 
 __all__ = ["softmax_jacobian_figure"]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import torch
 
 from attnlib import plotting
-from attnlib.attention import dot_product_attention
-from attnlib.examples import demo_batch
+from attnlib.core.attention import dot_product_attention
+from attnlib.core.masks import causal_mask, padding_mask
+from attnlib.course.examples import demo_batch
 from attnlib.figures import register_figure
-from attnlib.masks import causal_mask, padding_mask
 
 __all__ = ["masking_combined_figure"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 
 from attnlib import plotting
+from attnlib.core.pooling import toy_function, toy_regression_data
+from attnlib.core.scoring import nadaraya_watson
 from attnlib.figures import register_figure
-from attnlib.pooling import toy_function, toy_regression_data
-from attnlib.scoring import nadaraya_watson
 
 __all__ = ["kernel_regression_figure"]
 

@@ -8,13 +8,13 @@ import numpy as np
 import torch
 
 from attnlib import plotting
-from attnlib.figures import register_figure
-from attnlib.positional import (
+from attnlib.core.positional import (
     offset_rotation,
     sinusoidal_encoding,
     sinusoidal_frequencies,
     sinusoidal_pair,
 )
+from attnlib.figures import register_figure
 
 __all__ = ["positions_rotation_figure"]
 

@@ -9,8 +9,8 @@ import math
 import torch
 
 from attnlib import plotting
-from attnlib.attention import dot_product_attention
-from attnlib.examples import DEFAULT_KEYS, DEFAULT_VALUES
+from attnlib.core.attention import dot_product_attention
+from attnlib.course.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.figures import register_figure
 
 __all__ = ["query_output_hull_figure"]

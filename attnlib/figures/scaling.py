@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 
 from attnlib import plotting
+from attnlib.course.scaling import dot_product_variance, softmax_sharpness
 from attnlib.figures import register_figure
-from attnlib.scaling import dot_product_variance, softmax_sharpness
 
 __all__ = ["scaling_variance_figure"]
 

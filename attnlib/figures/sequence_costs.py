@@ -1,16 +1,16 @@
 """Key picture of notebook 09: what one layer costs as the sequence grows (C41, C42).
 
 The registered figure is drawn from arithmetic only (multiply-adds and bytes from the formulas), so
-it is the same on every machine (the formulas live in :func:`attnlib.costs.theoretical_costs`);
-:func:`measured_cost_panels` draws measured rows from :func:`attnlib.costs.layer_costs` in the
-notebook.
+it is the same on every machine (the formulas live in
+:func:`attnlib.course.costs.theoretical_costs`); :func:`measured_cost_panels` draws measured rows
+from :func:`attnlib.course.costs.layer_costs` in the notebook.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from attnlib.costs import theoretical_costs
+from attnlib.course.costs import theoretical_costs
 from attnlib.figures import register_figure
 
 __all__ = ["measured_cost_panels", "sequence_costs_figure"]
@@ -44,8 +44,8 @@ def measured_cost_panels(rows, axes):
     """Draw measured time (left) and the exact peak tensor memory (right) against n, log-log.
 
     Args:
-        rows: :class:`attnlib.costs.CostRow` list (from :func:`attnlib.costs.layer_costs`).
-        axes: two axes.
+        rows: :class:`attnlib.course.costs.CostRow` list (from
+        :func:`attnlib.course.costs.layer_costs`). axes: two axes.
 
     Returns:
         ``{(layer, "time" | "memory"): Line2D}``.

@@ -8,9 +8,9 @@ import math
 import torch
 
 from attnlib import plotting
-from attnlib.attention import dot_product_attention
+from attnlib.core.attention import dot_product_attention
+from attnlib.core.softmax import masked_softmax
 from attnlib.figures import register_figure
-from attnlib.softmax import masked_softmax
 
 __all__ = ["worked_example_figure"]
 

@@ -12,14 +12,14 @@ values and their hull), ``curves`` (bars, histograms, curves) and ``panels`` (on
 idea of the course, drawn from computed results).
 """
 
-from attnlib._extras import require_extra
+from attnlib.util._extras import require_extra
 
 require_extra("widgets", what="attnlib.plotting")
 
-from ._core import masked, to_numpy
-from .curves import curves, hist_bars, weight_bars
-from .matrices import cell_labels, hatch_overlay, heatmap, weights_rgba
-from .panels import (
+from attnlib.plotting._core import masked, to_numpy
+from attnlib.plotting.curves import curves, hist_bars, weight_bars
+from attnlib.plotting.matrices import cell_labels, hatch_overlay, heatmap, weights_rgba
+from attnlib.plotting.panels import (
     jacobian_panels,
     kernel_regression_panels,
     mixing_segment,
@@ -28,7 +28,7 @@ from .panels import (
     two_query_weights,
     variance_errorbars,
 )
-from .points import QKVArtists, convex_hull, qkv_points
+from attnlib.plotting.points import QKVArtists, convex_hull, qkv_points
 
 __all__ = [
     "to_numpy",

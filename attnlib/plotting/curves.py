@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._core import _axes, to_numpy
+from attnlib.plotting._core import _axes, to_numpy
 
 __all__ = ["weight_bars", "curves", "hist_bars"]
 

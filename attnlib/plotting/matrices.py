@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._core import _as_matrix, _axes, masked, to_numpy
+from attnlib.plotting._core import _as_matrix, _axes, masked, to_numpy
 
 __all__ = ["heatmap", "cell_labels", "hatch_overlay", "weights_rgba"]
 

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ._core import to_numpy
-from .curves import curves
-from .matrices import cell_labels, heatmap
+from attnlib.plotting._core import to_numpy
+from attnlib.plotting.curves import curves
+from attnlib.plotting.matrices import cell_labels, heatmap
 
 __all__ = [
     "kernel_regression_panels",
@@ -121,7 +121,7 @@ def score_asymmetry_panels(
     same pair read the other way). The third panel is zero everywhere only if E is symmetric.
 
     Args:
-        asym: a :class:`attnlib.scoring.ScoreAsymmetry` (``scores``, ``transposed``,
+        asym: a :class:`attnlib.core.scoring.ScoreAsymmetry` (``scores``, ``transposed``,
             ``difference``, each ``(L, L)``).
         axes: three axes to draw into (None: a new pyplot figure with three panels).
         labels: one label per token (default ``x1 .. xL``).
@@ -165,14 +165,14 @@ def score_asymmetry_panels(
 
 
 def variance_errorbars(table, ax=None):
-    """Plot a :class:`~attnlib.scaling.VarianceTable` as Var(q·k)/d_k ± 2 SE against d_k.
+    """Plot a :class:`~attnlib.course.scaling.VarianceTable` as Var(q·k)/d_k ± 2 SE against d_k.
 
     Var(q·k)/d_k is also the variance of the scaled score q·k/√d_k (the same samples), so one
     series shows both; the y-axis is linear around the theory's 1, where the error bars and the
     agreement can be seen; the x-axis is logarithmic.
 
     Args:
-        table: result of :func:`attnlib.scaling.dot_product_variance`.
+        table: result of :func:`attnlib.course.scaling.dot_product_variance`.
         ax: axes to draw into (None: a new pyplot figure).
 
     Returns:
@@ -209,7 +209,7 @@ def sharpness_curves(unscaled, scaled, ax=None):
     """Plot mean entropy and mean max weight of softmax rows against d_k, raw and scaled.
 
     Args:
-        unscaled: a :class:`~attnlib.scaling.SharpnessTable` with ``scaled=False``.
+        unscaled: a :class:`~attnlib.course.scaling.SharpnessTable` with ``scaled=False``.
         scaled: the same with ``scaled=True``.
         ax: two axes ``(entropy, max weight)``, or one axes for both, or None (a new pyplot
             figure with two panels).
@@ -261,8 +261,8 @@ def jacobian_panels(table, axes=None):
     """Draw softmax Jacobians for several spreads σ of the same logits, on one colour scale.
 
     Args:
-        table: a :class:`~attnlib.scaling.SpreadJacobians` (``spreads (N,)``, ``weights (N, S)``,
-            ``jacobians (N, S, S)``, ``norms (N,)``).
+        table: a :class:`~attnlib.course.scaling.SpreadJacobians` (``spreads (N,)``, ``weights (N,
+            S)``, ``jacobians (N, S, S)``, ``norms (N,)``).
         axes: N axes (None: a new pyplot figure).
 
     Returns:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._core import _axes, to_numpy
+from attnlib.plotting._core import _axes, to_numpy
 
 __all__ = ["convex_hull", "qkv_points", "QKVArtists"]
 

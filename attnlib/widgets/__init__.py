@@ -1,26 +1,27 @@
 """Interactive explorers for the notebooks; ``attnlib/widgets/PORTING.md`` says how to write one.
 
-``BUILDERS`` maps a name to a builder returning an :class:`~attnlib.widgets.explorer.Explorer`
-(every builder is callable with no arguments: its defaults are the notebook's teaching setting).
+``BUILDERS`` maps a name to a builder returning an
+:class:`~attnlib.widgets.framework.explorer.Explorer` (every builder is callable with no arguments:
+its defaults are the notebook's teaching setting).
 """
 
-from attnlib._extras import require_extra
+from attnlib.util._extras import require_extra
 
 require_extra("widgets", what="attnlib.widgets (the explorers)")
 
-from attnlib.widgets.additive import additive_attention_explorer
-from attnlib.widgets.decoding import decoding_explorer
-from attnlib.widgets.explorer import Explorer, Frame
-from attnlib.widgets.head_view import head_view_explorer
-from attnlib.widgets.heads import heads_explorer
-from attnlib.widgets.jacobian import jacobian_explorer
-from attnlib.widgets.masking import masking_explorer
-from attnlib.widgets.online_softmax import online_softmax_explorer
-from attnlib.widgets.pooling import kernel_regression_explorer
-from attnlib.widgets.positions import positions_explorer
-from attnlib.widgets.query import query_explorer
-from attnlib.widgets.scaling import scaling_explorer
-from attnlib.widgets.worked import two_key_explorer
+from attnlib.widgets.explorers.additive import additive_attention_explorer
+from attnlib.widgets.explorers.decoding import decoding_explorer
+from attnlib.widgets.explorers.head_view import head_view_explorer
+from attnlib.widgets.explorers.heads import heads_explorer
+from attnlib.widgets.explorers.jacobian import jacobian_explorer
+from attnlib.widgets.explorers.masking import masking_explorer
+from attnlib.widgets.explorers.online_softmax import online_softmax_explorer
+from attnlib.widgets.explorers.pooling import kernel_regression_explorer
+from attnlib.widgets.explorers.positions import positions_explorer
+from attnlib.widgets.explorers.query import query_explorer
+from attnlib.widgets.explorers.scaling import scaling_explorer
+from attnlib.widgets.explorers.worked import two_key_explorer
+from attnlib.widgets.framework.explorer import Explorer, Frame
 
 __all__ = ["BUILDERS", "Explorer", "Frame"]
 

@@ -48,7 +48,7 @@ def _check_canvas_explorer(page, ex_el) -> None:
     ``compute`` in Python.
     """
     from attnlib.widgets import BUILDERS
-    from attnlib.widgets.testing import readout_numbers
+    from attnlib.widgets.framework.testing import readout_numbers
 
     root = ex_el.locator(".attnlib-canvas").first
     canvas = root.locator("canvas").first

@@ -1,0 +1,104 @@
+"""Scaled dot-product attention, written out so every intermediate can be looked at."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from attnlib.core.masks import causal_mask
+from attnlib.core.softmax import masked_softmax
+from attnlib.util._checks import (
+    check_bool,
+    check_has_keys,
+    check_last_dim_match,
+    check_mask,
+    check_probability,
+    check_same_device,
+    check_same_dtype,
+    check_scale,
+    check_tensor,
+)
+
+__all__ = ["dot_product_attention", "check_qkv"]
+
+
+def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+    """Validate the shapes, dtypes and devices of an attention call's q, k and v."""
+    check_tensor("q", q, ndim_min=2)
+    check_tensor("k", k, ndim_min=2)
+    check_tensor("v", v, ndim_min=2)
+    check_same_device(q=q, k=k, v=v)
+    check_same_dtype(q=q, k=k, v=v)
+    check_last_dim_match("q", q, "k", k, "d_k")
+    check_last_dim_match("k", k, "v", v, "S (number of keys)", dim_a=-2, dim_b=-2)
+    check_has_keys("k", k, q=q, v=v)
+    try:
+        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the leading (batch) dimensions of q {tuple(q.shape[:-2])}, k {tuple(k.shape[:-2])} "
+            f"and v {tuple(v.shape[:-2])} do not broadcast"
+        ) from None
+
+
+def dot_product_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    *,
+    valid_lens: torch.Tensor | None = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+    dropout_p: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(q kᵀ · scale + mask) v, returning the output and the weights.
+
+    Args:
+        q: ``(..., L, Dk)`` queries.
+        k: ``(..., S, Dk)`` keys.
+        v: ``(..., S, Dv)`` values.
+        attn_mask: optional, broadcastable to ``(..., L, S)``: boolean (True = may attend) or
+            float (added to the scores).
+        valid_lens: optional integer ``(B,)`` or ``(B, L)``: keys past the length are padding.
+        is_causal: hide keys j > i (top-left aligned, as ``F.scaled_dot_product_attention``).
+        scale: multiplies the scores; ``None`` means ``1/sqrt(Dk)``; any number is used as given
+            (``scale=1.0`` is the unscaled dot product).
+        dropout_p: dropout probability applied to the weights before they mix the values.
+
+    Returns:
+        ``(out, weights)``: ``out (..., L, Dv)``; ``weights (..., L, S)`` (before dropout).
+        A query that sees no key gets zero weights and a zero output.
+
+    Raises:
+        ValueError: an empty key set (S = 0), naming the shapes; and the other shape checks.
+
+    NaN inputs are not hidden or repaired (see :func:`masked_softmax`): a NaN in a visible
+    score makes that query's weights and output all NaN; a NaN in ``v`` reaches every query's
+    output, even where its weight is 0 (``0 · NaN = NaN``).
+    """
+    check_qkv(q, k, v)
+    check_scale(scale)
+    check_bool("is_causal", is_causal)
+    dropout_p = check_probability("dropout_p", dropout_p)
+    num_queries, num_keys, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
+    scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+    # Half precision: accumulate scores in float32 so large logits stay finite and exact enough.
+    work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
+    scores = (q.to(work) @ k.to(work).transpose(-2, -1)) * scale  # (..., L, S)
+    if attn_mask is not None:
+        check_mask("attn_mask", attn_mask, scores.shape, scores.device)
+    if is_causal:
+        causal = causal_mask(num_queries, num_keys, device=q.device)  # (L, S)
+        if attn_mask is None:
+            attn_mask = causal
+        elif attn_mask.dtype == torch.bool:
+            attn_mask = attn_mask & causal
+        else:
+            attn_mask = attn_mask.to(work).masked_fill(~causal, float("-inf"))
+    weights = masked_softmax(scores, attn_mask, valid_lens=valid_lens)  # (..., L, S)
+    mixing = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
+    out = mixing @ v.to(work)  # (..., L, Dv)
+    return out.to(q.dtype), weights.to(q.dtype)

@@ -1,0 +1,67 @@
+"""The backward pass of attention, written by hand: the three gradient paths (to V, Q and K)
+in five backward lines (dV, dA, dZ, dQ, dK)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from attnlib.core.attention import check_qkv
+from attnlib.util._checks import check_scale, check_tensor
+
+__all__ = ["attention_backward"]
+
+
+def attention_backward(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    weights: torch.Tensor,
+    grad_out: torch.Tensor,
+    *,
+    scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Gradients of L through O = softmax(Z) V with Z = q kᵀ · scale, given G = dL/dO.
+
+    dL/dV = Aᵀ G,  dL/dA = G Vᵀ,  H = dL/dZ = A ⊙ (dL/dA − rowsum(dL/dA ⊙ A)),
+    dL/dQ = H K · scale,  dL/dK = Hᵀ Q · scale.  Masked positions have A = 0 and so H = 0.
+
+    Args:
+        q, k, v: ``(..., L, Dk)``, ``(..., S, Dk)``, ``(..., S, Dv)`` as in the forward pass.
+        weights: ``(..., L, S)`` the forward pass's softmax weights A.
+        grad_out: ``(..., L, Dv)`` the upstream gradient G.
+        scale: the forward pass's scale; ``None`` means ``1/sqrt(Dk)``.
+
+    Returns:
+        ``(dq, dk, dv)`` with the shapes of q, k and v.
+    """
+    check_qkv(q, k, v)
+    check_scale(scale)
+    check_tensor("weights", weights, ndim_min=2)
+    check_tensor("grad_out", grad_out, ndim_min=2)
+    expected_a = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+    if tuple(weights.shape[-2:]) != expected_a[-2:]:
+        raise ValueError(f"weights must be (..., L, S) = {expected_a}, got {tuple(weights.shape)}")
+    if tuple(grad_out.shape[-2:]) != (q.shape[-2], v.shape[-1]):
+        raise ValueError(
+            f"grad_out must be (..., L, Dv) = (..., {q.shape[-2]}, {v.shape[-1]}), "
+            f"got {tuple(grad_out.shape)}"
+        )
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    dv = weights.transpose(-2, -1) @ grad_out  # (..., S, Dv)
+    da = grad_out @ v.transpose(-2, -1)  # (..., L, S)
+    dz = weights * (da - (da * weights).sum(-1, keepdim=True))  # (..., L, S): softmax backward
+    dq = (dz @ k) * scale  # (..., L, Dk)
+    dk = (dz.transpose(-2, -1) @ q) * scale  # (..., S, Dk)
+    return dq, _sum_to(dk, k.shape), _sum_to(dv, v.shape)
+
+
+def _sum_to(grad: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    """Sum a gradient over the batch axes that were broadcast in the forward pass."""
+    while grad.dim() > len(shape):
+        grad = grad.sum(0)
+    for axis, size in enumerate(shape):
+        if size == 1 and grad.shape[axis] != 1:
+            grad = grad.sum(axis, keepdim=True)
+    return grad

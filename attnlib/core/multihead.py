@@ -1,0 +1,345 @@
+"""Multi-head attention: h heads, each with its own projections, concatenated and mixed by W_O.
+
+MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W_O,
+head_r = Attention(Q W_Q^(r), K W_K^(r), V W_V^(r)), with Dh = D / h per head.
+
+The heads are computed with one (D, D) projection per role whose output is reshaped into
+``(B, H, L, Dh)``; :func:`multihead_by_separate_heads` computes the same thing head by head
+with h separate (D, Dh) projections (C16), and :func:`one_wide_head` shows that one head of
+the full width is a different model (C17).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attnlib.core.attention import dot_product_attention
+from attnlib.util._checks import check_int, check_positive_int, check_probability, check_tensor
+
+__all__ = [
+    "MultiHeadAttention",
+    "split_heads",
+    "merge_heads",
+    "head_projection",
+    "multihead_by_separate_heads",
+    "one_wide_head",
+    "head_weight_maps",
+]
+
+
+def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """Reshape ``(B, L, D)`` into ``(B, H, L, Dh)``: head r gets features ``r*Dh : (r+1)*Dh``.
+
+    Args:
+        x: ``(B, L, D)`` with D divisible by ``num_heads``.
+        num_heads: H.
+
+    Returns:
+        ``(B, H, L, Dh)``, a view when possible.
+    """
+    check_tensor("x", x, ndim=3, floating=False)
+    check_positive_int("num_heads", num_heads)
+    batch, length, width = x.shape
+    if width % num_heads:
+        raise ValueError(
+            f"the width D={width} of x (shape {tuple(x.shape)}) is not divisible by "
+            f"num_heads={num_heads}"
+        )
+    return x.reshape(batch, length, num_heads, width // num_heads).transpose(1, 2)  # (B, H, L, Dh)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`split_heads`: ``(B, H, L, Dh)`` -> ``(B, L, H*Dh)`` (the concatenation).
+
+    Args:
+        x: ``(B, H, L, Dh)``.
+
+    Returns:
+        ``(B, L, D)`` with ``D = H * Dh``; head r occupies features ``r*Dh : (r+1)*Dh``.
+    """
+    check_tensor("x", x, ndim=4, floating=False)
+    batch, heads, length, head_dim = x.shape
+    return x.transpose(1, 2).reshape(batch, length, heads * head_dim)  # (B, L, D)
+
+
+def _check_head_mask(head_mask, batch: int, num_heads: int, device: torch.device) -> torch.Tensor:
+    """Validate a per-head multiplier and return it as ``(H,)`` or ``(B, H)``.
+
+    Args:
+        head_mask: ``(H,)`` (the same for every sequence) or ``(B, H)``; floating (a factor per
+            head) or boolean (True = keep the head).
+        batch: B; num_heads: H; device: where the attention runs.
+    """
+    if not isinstance(head_mask, torch.Tensor):
+        raise TypeError(f"head_mask must be a torch.Tensor, got {type(head_mask).__name__}")
+    if not (head_mask.is_floating_point() or head_mask.dtype == torch.bool):
+        raise TypeError(
+            f"head_mask must be floating (a factor per head) or boolean (True = keep), "
+            f"got dtype {head_mask.dtype}"
+        )
+    if tuple(head_mask.shape) not in ((num_heads,), (batch, num_heads)):
+        raise ValueError(
+            f"head_mask must have shape (H,) = ({num_heads},) or (B, H) = ({batch}, {num_heads}), "
+            f"got {tuple(head_mask.shape)}"
+        )
+    if head_mask.device != device:
+        raise ValueError(f"head_mask is on {head_mask.device} but the inputs are on {device}")
+    return head_mask
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with separate query/key/value/output projections.
+
+    Args:
+        d_model: D, the model width (input and output).
+        num_heads: H; must divide ``d_model``; each head has width ``Dh = D / H``.
+        bias: whether the four projections have biases.
+        dropout: dropout probability on the attention weights (training mode only).
+
+    Attributes:
+        w_q, w_k, w_v, w_o: ``nn.Linear(D, D)`` projections. Rows ``r*Dh:(r+1)*Dh`` of
+            ``w_q.weight`` are head r's own W_Q^(r) (transposed, as nn.Linear stores it).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, *, bias: bool = True, dropout: float = 0.0):
+        super().__init__()
+        check_positive_int("d_model", d_model)
+        check_positive_int("num_heads", num_heads)
+        if d_model % num_heads:
+            raise ValueError(
+                f"d_model={d_model} is not divisible by num_heads={num_heads}; each head needs "
+                f"an equal width Dh = d_model / num_heads"
+            )
+        check_probability("dropout", dropout)
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.head_dim = d_model // num_heads
+        self.dropout = dropout
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def _check_inputs(self, query, key, value) -> None:
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            check_tensor(name, x, ndim=3)
+            if x.shape[-1] != self.d_model:
+                raise ValueError(
+                    f"{name} has width {x.shape[-1]} but this MultiHeadAttention has "
+                    f"d_model={self.d_model} ({name} shape {tuple(x.shape)})"
+                )
+        if key.shape[:2] != value.shape[:2]:
+            raise ValueError(
+                f"key and value must have the same (B, S), got key {tuple(key.shape)} and "
+                f"value {tuple(value.shape)}"
+            )
+        if query.shape[0] != key.shape[0]:
+            raise ValueError(f"query has batch size {query.shape[0]} but key has {key.shape[0]}")
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        attn_mask: torch.Tensor | None = None,
+        *,
+        valid_lens: torch.Tensor | None = None,
+        is_causal: bool = False,
+        head_mask: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Attend from ``query`` to ``key``/``value`` with H heads.
+
+        Args:
+            query: ``(B, L, D)``.
+            key: ``(B, S, D)``.
+            value: ``(B, S, D)``.
+            attn_mask: optional mask, ``(L, S)``, ``(B, L, S)`` or ``(B, H, L, S)``: boolean
+                (True = may attend) or float (added to the scores).
+            valid_lens: optional integer ``(B,)`` or ``(B, L)``: keys past the length are padding.
+            is_causal: hide keys j > i.
+            head_mask: optional ``(H,)`` or ``(B, H)``, floating or boolean: each head's output
+                is multiplied by it before the heads are concatenated and mixed by W_O (1 or
+                True keeps a head, 0 or False removes it: an ablation).
+
+        Returns:
+            ``(out, weights)``: ``out (B, L, D)``; ``weights (B, H, L, S)``, one row of
+            weights per head and query (before dropout). ``head_mask`` does not touch the
+            weights: a removed head still looks where it looked; only what it passes on is gone.
+        """
+        self._check_inputs(query, key, value)
+        keep = None
+        if head_mask is not None:
+            keep = _check_head_mask(head_mask, query.shape[0], self.num_heads, query.device)
+        if attn_mask is not None and isinstance(attn_mask, torch.Tensor) and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(1)  # (B, 1, L, S): the same mask for every head
+        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
+        k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dh)
+        v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dh)
+        heads, weights = dot_product_attention(
+            q,
+            k,
+            v,
+            attn_mask,
+            valid_lens=valid_lens,
+            is_causal=is_causal,
+            dropout_p=self.dropout if self.training else 0.0,
+        )  # (B, H, L, Dh), (B, H, L, S)
+        if keep is not None:
+            heads = heads * keep.to(heads.dtype)[..., None, None]  # (B, H, L, Dh)
+        return self.w_o(merge_heads(heads)), weights  # (B, L, D), (B, H, L, S)
+
+    @classmethod
+    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
+        """Copy an ``nn.MultiheadAttention(batch_first=True)`` so both give the same outputs.
+
+        torch packs W_Q, W_K, W_V into ``in_proj_weight`` ``(3D, D)``; we split it. Note that
+        torch's ``key_padding_mask`` and boolean ``attn_mask`` mean True = *hidden*, the
+        opposite of ours: pass ``~mask`` to one of the two when comparing.
+
+        Args:
+            m: the torch module (``batch_first=True``, equal q/k/v widths, no ``add_bias_kv``,
+                no ``add_zero_attn``).
+
+        Returns:
+            A new :class:`MultiHeadAttention` on the same device and dtype as ``m``.
+        """
+        if not isinstance(m, nn.MultiheadAttention):
+            raise TypeError(f"m must be an nn.MultiheadAttention, got {type(m).__name__}")
+        if not m.batch_first:
+            raise ValueError("m must be built with batch_first=True (inputs (B, L, D))")
+        if not m._qkv_same_embed_dim:
+            raise ValueError(
+                f"m has kdim={m.kdim}, vdim={m.vdim} different from embed_dim={m.embed_dim}; "
+                "only equal widths are supported"
+            )
+        if m.bias_k is not None or m.add_zero_attn:
+            raise ValueError("add_bias_kv and add_zero_attn are not supported")
+        bias = m.in_proj_bias is not None
+        weight = m.in_proj_weight
+        new = cls(m.embed_dim, m.num_heads, bias=bias, dropout=m.dropout)
+        new = new.to(device=weight.device, dtype=weight.dtype)
+        d = m.embed_dim
+        with torch.no_grad():
+            for i, lin in enumerate((new.w_q, new.w_k, new.w_v)):
+                lin.weight.copy_(weight[i * d : (i + 1) * d])
+                if bias:
+                    lin.bias.copy_(m.in_proj_bias[i * d : (i + 1) * d])
+            new.w_o.weight.copy_(m.out_proj.weight)
+            if bias:
+                new.w_o.bias.copy_(m.out_proj.bias)
+        return new.train(m.training)
+
+
+def head_projection(
+    linear: nn.Linear,
+    head: int,
+    num_heads: int,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Head r's own projection cut out of a full ``(D, D)`` projection.
+
+    Args:
+        linear: ``nn.Linear(D, D)`` (e.g. ``mha.w_q``).
+        head: r in ``[0, num_heads)``.
+        num_heads: H.
+
+    Returns:
+        ``(weight (Dh, D), bias (Dh,) or None)``: ``F.linear(x, weight, bias)`` is head r's
+        ``x W^(r)``.
+    """
+    check_positive_int("num_heads", num_heads)
+    check_int("head", head, min=0, max=num_heads - 1)
+    width = linear.out_features
+    if width % num_heads:
+        raise ValueError(f"out_features={width} is not divisible by num_heads={num_heads}")
+    head_dim = width // num_heads
+    rows = slice(head * head_dim, (head + 1) * head_dim)
+    bias = None if linear.bias is None else linear.bias[rows]
+    return linear.weight[rows], bias
+
+
+def multihead_by_separate_heads(
+    mha: MultiHeadAttention,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Multi-head attention computed head by head with h separate small projections (C16).
+
+    Each head r projects with its own ``(D, Dh)`` matrices, attends on its own, and the h
+    outputs are concatenated and mixed by W_O. Equal to ``mha(query, key, value, attn_mask)``,
+    which uses one big projection reshaped into heads.
+
+    Args:
+        mha: the module whose weights to use.
+        query: ``(B, L, D)``; key, value: ``(B, S, D)``.
+        attn_mask: optional, broadcastable to ``(B, L, S)`` (boolean True = may attend, or float).
+
+    Returns:
+        ``(out (B, L, D), weights (B, H, L, S))``.
+    """
+    mha._check_inputs(query, key, value)
+    outs, weights = [], []
+    for r in range(mha.num_heads):
+        q = F.linear(query, *head_projection(mha.w_q, r, mha.num_heads))  # (B, L, Dh)
+        k = F.linear(key, *head_projection(mha.w_k, r, mha.num_heads))  # (B, S, Dh)
+        v = F.linear(value, *head_projection(mha.w_v, r, mha.num_heads))  # (B, S, Dh)
+        out_r, w_r = dot_product_attention(q, k, v, attn_mask)  # (B, L, Dh), (B, L, S)
+        outs.append(out_r)
+        weights.append(w_r)
+    concat = torch.cat(outs, dim=-1)  # (B, L, D)
+    return mha.w_o(concat), torch.stack(weights, dim=1)  # (B, L, D), (B, H, L, S)
+
+
+def one_wide_head(
+    mha: MultiHeadAttention,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same projections used as ONE head of width D instead of H heads of width D/H (C17).
+
+    Same parameter count, but each query gets a single row of weights (scale ``1/sqrt(D)``)
+    where H heads give it H rows, each computed from its own slice of the features.
+
+    Args:
+        mha: the module whose weights to use.
+        query: ``(B, L, D)``; key, value: ``(B, S, D)``.
+        attn_mask: optional, broadcastable to ``(B, L, S)``.
+
+    Returns:
+        ``(out (B, L, D), weights (B, L, S))``.
+    """
+    mha._check_inputs(query, key, value)
+    q, k, v = mha.w_q(query), mha.w_k(key), mha.w_v(value)  # (B, L, D), (B, S, D), (B, S, D)
+    out, weights = dot_product_attention(q, k, v, attn_mask, scale=1.0 / math.sqrt(mha.d_model))
+    return mha.w_o(out), weights  # (B, L, D), (B, L, S)
+
+
+def head_weight_maps(
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    num_heads: int,
+) -> torch.Tensor:
+    """Each head's self-attention weights when x W_Q and x W_K are cut into heads (C16, C17).
+
+    Args:
+        x: ``(1, L, D)`` input.
+        w_q, w_k: ``(D, D)`` projections in ``nn.Linear`` layout (``F.linear(x, w)`` = x Wᵀ).
+        num_heads: H, dividing D.
+
+    Returns:
+        ``(H, L, L)`` weights, head r from features ``r*Dh:(r+1)*Dh`` (scale ``1/sqrt(Dh)``).
+    """
+    check_tensor("x", x, ndim=3)
+    check_positive_int("num_heads", num_heads)
+    q = split_heads(F.linear(x, w_q), num_heads)  # (1, H, L, Dh)
+    k = split_heads(F.linear(x, w_k), num_heads)  # (1, H, S, Dh)
+    _, w = dot_product_attention(q, k, k)  # values do not change the weights
+    return w[0]  # (H, L, S)

@@ -1,0 +1,2 @@
+"""Notebook 08's tiny encoder-decoder: ``config`` (the settings), ``model``, ``toy_tasks`` (the
+generated data) and ``training``."""

@@ -1,0 +1,292 @@
+"""The head-view explorer: where each token of a real sentence looks, in all 72 heads of MiniLM.
+
+Teaches C44 and C46 on the pretrained encoder of notebook 10 (:mod:`attnlib.models.minilm`): pick a
+sentence, a token, a layer and a head. Four pictures, all drawn from
+:func:`attnlib.course.head_stats.head_view` (the encoder's own attention weights):
+
+* the head view as bertviz draws it: the sentence twice, queries on the left, keys on the right,
+  a line from the picked token to every key, as wide as its weight (faint grey: every other
+  token's lines in the same head, so a previous-token head shows as parallel slanted lines);
+* where the picked token looks in each of the layer's 12 heads (keys x heads heatmap);
+* the mean entropy of each head of the layer (bars) and of the picked token's row (dots), with
+  the uniform row's log n dashed;
+* the 12 heads of the layer as small multiples (rows: queries, columns: keys), the picked token's
+  row outlined and the picked head framed.
+
+Every sentence is run once, at build time (each sentence's frames are precomputed); the encoder is
+loaded once per kernel (:func:`minilm`). Sentences of different lengths are padded to the
+longest: padded cells are hatched, and a token position past the end of a shorter sentence shows
+its last token ([SEP]).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from attnlib.course import head_stats as hs
+from attnlib.course.scaling import entropy
+from attnlib.util._checks import check_int
+from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points, Segments, Text
+from attnlib.widgets.framework.controls import dropdown, int_slider
+from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
+
+__all__ = ["head_view_explorer", "minilm", "SENTENCES", "MAX_TOKENS"]
+
+#: The sentences the dropdown offers by default.
+SENTENCES = (
+    "The cat sat on the mat, and the dog slept by the door.",
+    "The animal did not cross the street because it was too tired.",
+    "She said that the old bridge would be closed next week.",
+    "Do you know where the nearest train station is?",
+)
+#: The longest sentence (in tokens, [CLS] and [SEP] included) the picture has room for.
+MAX_TOKENS = 24
+_LINE_PX = 12.0  # a weight of 1 is a 12-pixel line
+_FAINT_PX = 3.0  # the other tokens' lines
+
+
+@functools.lru_cache(maxsize=1)
+def minilm():
+    """The pretrained MiniLM encoder on the CPU in float32, loaded once per kernel (about 1 s)."""
+    from attnlib.models.minilm import load_minilm
+
+    return load_minilm("cpu", torch.float32)
+
+
+def _box(x0: float, x1: float, y0: float, y1: float) -> np.ndarray:
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]], dtype=np.float64)  # (5, 2)
+
+
+def head_view_explorer(
+    sentences=SENTENCES,
+    sentence: int = 0,
+    token: int = 3,
+    layer: int = 0,
+    head: int = 2,
+    *,
+    encoder=None,
+) -> Explorer:
+    """A sentence dropdown and token, layer and head sliders over MiniLM's attention weights.
+
+    Args:
+        sentences: 1 to 6 strings, each of 3 to ``MAX_TOKENS`` tokens ([CLS] and [SEP] included).
+        sentence: index of the sentence shown first.
+        token: position of the picked (query) token, 0 = [CLS].
+        layer: 0 ... 5; head: 0 ... 11.
+        encoder: a :class:`~attnlib.models.minilm.MiniLMEncoder` (default: :func:`minilm`, the
+            cached CPU float32 one; the defaults rebuild the same explorer).
+
+    Returns:
+        An :class:`~attnlib.widgets.framework.explorer.Explorer` with controls ``sentence``,
+        ``token``, ``layer``, ``head``; the readout gives the picked token, its top-3 keys and their
+        weights, the row's entropy, and the head's mean entropy and mean weight on the previous
+        token, on [CLS] and on [SEP] over this sentence's tokens.
+    """
+    if isinstance(sentences, str) or not isinstance(sentences, (list, tuple)):
+        raise TypeError(f"sentences must be a list of str, got {type(sentences).__name__}")
+    if not 1 <= len(sentences) <= 6:
+        raise ValueError(f"sentences must hold 1 to 6 strings, got {len(sentences)}")
+    for k, s in enumerate(sentences):
+        if not isinstance(s, str):
+            raise TypeError(f"sentences[{k}] must be a str, got {type(s).__name__} ({s!r})")
+    enc = minilm() if encoder is None else encoder
+    layers, heads = enc.config.num_layers, enc.config.num_heads
+    check_int("sentence", sentence, min=0, max=len(sentences) - 1)
+    check_int("layer", layer, min=0, max=layers - 1)
+    check_int("head", head, min=0, max=heads - 1)
+
+    views = [hs.head_view(enc, s) for s in sentences]
+    for k, v in enumerate(views):
+        if not 3 <= len(v.tokens) <= MAX_TOKENS:
+            raise ValueError(
+                f"sentences[{k}] has {len(v.tokens)} tokens ([CLS] and [SEP] included); "
+                f"the head view needs 3 to {MAX_TOKENS}: {sentences[k]!r}"
+            )
+    n_max = max(len(v.tokens) for v in views)
+    check_int("token", token, min=0, max=n_max - 1)
+
+    # Everything the controls pick from, per sentence, computed once (float64 numpy on the CPU).
+    data = []
+    for v in views:
+        n = len(v.tokens)
+        w = np.zeros((layers, heads, n_max, n_max))
+        w[:, :, :n, :n] = v.weights.double().numpy()  # (layers, H, N, N), 0 on padding
+        a = v.weights.double()[:, None]  # (layers, 1, H, n, n): a batch of one
+        lens = torch.tensor([n])
+        masks = hs.token_masks([list(v.tokens)], n)
+        pad = np.zeros((n_max, n_max), dtype=bool)
+        pad[n:, :] = True
+        pad[:, n:] = True
+        data.append(
+            dict(
+                tokens=list(v.tokens) + [""] * (n_max - n),
+                n=n,
+                w=w,
+                pad=pad,
+                row_entropy=entropy(v.weights.double()).numpy(),  # (layers, H, n)
+                head_entropy=hs.head_entropy(a, lens).numpy(),  # (layers, H)
+                prev=hs.offset_share(a, lens, -1).numpy(),  # (layers, H)
+                cls=hs.key_share(a, lens, masks["[CLS]"]).numpy(),  # (layers, H)
+                sep=hs.key_share(a, lens, masks["[SEP]"]).numpy(),  # (layers, H)
+            )
+        )
+
+    rows = np.arange(n_max, dtype=np.float64)
+    heads_x = np.arange(heads, dtype=np.float64)
+    faint_xy = np.array(
+        [[[0.0, i], [1.0, j]] for i in range(n_max) for j in range(n_max)]
+    )  # (N*N, 2, 2)
+    empty = np.zeros((5, 2)) - 0.5  # a zero-length outline: draws nothing
+
+    def compute(sentence, token, layer, head):
+        d = data[int(sentence)]
+        n = d["n"]
+        i = min(int(token), n - 1)  # past the end of a shorter sentence: its [SEP]
+        layer, head = int(layer), int(head)
+        w = d["w"][layer]  # (H, N, N)
+        row = w[head, i]  # (N,)
+        top = np.argsort(-row[:n], kind="stable")[:3]
+        tok = d["tokens"]
+        arrays = {
+            "faint_px": w[head].reshape(-1) * _FAINT_PX,  # (N*N,)
+            "lines": np.stack(
+                [
+                    np.stack([np.zeros(n_max), np.full(n_max, i)], 1),
+                    np.stack([np.ones(n_max), rows], 1),
+                ],
+                1,
+            ),  # (N, 2, 2)
+            "line_px": row * _LINE_PX,  # (N,)
+            "query": [[0.0, float(i)]],
+            "by_head": w[:, i, :].T,  # (N, H): keys x heads
+            "pad_kh": np.repeat(d["pad"][0][:, None], heads, 1),  # (N, H): padded keys
+            "head_col": _box(head - 0.5, head + 0.5, -0.5, n_max - 0.5),
+            "ent_bars": d["head_entropy"][layer],  # (H,)
+            "ent_row": np.stack([heads_x, d["row_entropy"][layer, :, i]], 1),  # (H, 2)
+            "ent_pick": [[float(head), float(d["row_entropy"][layer, head, i])]],
+            "uniform": [[-0.6, math.log(n)], [heads - 0.4, math.log(n)]],
+            "pad": d["pad"],  # (N, N)
+            "row_box": _box(-0.5, n_max - 0.5, i - 0.5, i + 0.5),
+        }
+        for h in range(heads):
+            arrays[f"w{h}"] = w[h]  # (N, N)
+            arrays[f"frame{h}"] = _box(-0.5, n_max - 0.5, -0.5, n_max - 0.5) if h == head else empty
+        texts = {f"t{j}": tok[j] for j in range(n_max)}
+        readout = {"query token": f"{tok[i]} (position {i})"}
+        for r, j in enumerate(top, 1):
+            readout[f"key {r}"] = f"{tok[j]} (position {j})"
+            readout[f"weight {r}"] = float(row[j])
+        readout.update(
+            {
+                "entropy of this row (nats)": float(d["row_entropy"][layer, head, i]),
+                "uniform row: log n": math.log(n),
+                "head: mean row entropy (nats)": float(d["head_entropy"][layer, head]),
+                "head: mean weight on previous token": float(d["prev"][layer, head]),
+                "head: mean weight on [CLS]": float(d["cls"][layer, head]),
+                "head: mean weight on [SEP]": float(d["sep"][layer, head]),
+            }
+        )
+        return Frame(arrays=arrays, readout=readout, texts=texts)
+
+    lines = Panel(
+        [
+            Segments(faint_xy, color="0.82", widths="faint_px"),
+            Segments("lines", color="C0", widths="line_px"),
+            Points("query", color="black", marker="s", size=4),
+        ]
+        + [Text(-0.06, float(j), key=f"t{j}", ha="right", size=9) for j in range(n_max)]
+        + [Text(1.06, float(j), key=f"t{j}", ha="left", size=9) for j in range(n_max)],
+        xlim=(-1.25, 2.25),
+        ylim=(n_max - 0.5, -0.5),
+        xticks=[],
+        yticks=[],
+        title="this head: the picked token (left) and its keys (right)",
+    )
+    by_head = Panel(
+        [Heatmap("by_head", hidden="pad_kh", colorbar=True, cmap="viridis")]
+        + [Text(-0.7, float(j), key=f"t{j}", ha="right", size=8) for j in range(n_max)]
+        + [Line("head_col", color="C3", width=2.0)],
+        xlim=(-5.5, heads - 0.5),
+        ylim=(n_max - 0.5, -0.5),
+        xticks=list(range(heads)),
+        xticklabels=[str(h) for h in range(heads)],
+        yticks=[],
+        xlabel="head",
+        title="the picked token in every head (rows: keys)",
+    )
+    log_n = math.log(n_max)
+    ent = Panel(
+        [
+            Bars("ent_bars", color="C0"),
+            Line("uniform", color="0.5", width=1.0, dash=True),
+            Points("ent_row", color="black", size=3.5),
+            Points("ent_pick", color="C3", size=6, marker="*"),
+        ],
+        xlim=(-0.6, heads - 0.4),
+        ylim=(0.0, 1.15 * log_n),
+        xticks=list(range(heads)),
+        xticklabels=[str(h) for h in range(heads)],
+        xlabel="head",
+        ylabel="nats",
+        title="entropy: bars each head, dots the picked token",
+    )
+    smalls = [
+        Panel(
+            [
+                Heatmap(f"w{h}", hidden="pad", cmap="viridis"),
+                Line("row_box", color="C3", width=1.0),
+                Line(f"frame{h}", color="C3", width=4.0),
+            ],
+            title=f"head {h}",
+            equal=True,
+            **{
+                **cells(n_max, n_max),
+                "xticks": [],
+                "yticks": [],
+                "xticklabels": [],
+                "yticklabels": [],
+            },
+        )
+        for h in range(heads)
+    ]
+    per_row = heads // 3
+    panels = [
+        lines,
+        *smalls[:per_row],
+        by_head,
+        *smalls[per_row : 2 * per_row],
+        ent,
+        *smalls[2 * per_row :],
+    ]
+    scene = Scene(
+        panels,
+        cols=per_row + 1,
+        width=980,
+        height=660,
+        col_widths=[2.6] + [1.0] * per_row,
+        row_heights=[1.45, 1.15, 0.9],
+    )
+    controls = {
+        "sentence": dropdown(
+            "sentence", [(s, k) for k, s in enumerate(sentences)], sentence, width="520px"
+        ),
+        "token": int_slider("token", 0, n_max - 1, token),
+        "layer": int_slider("layer", 0, layers - 1, layer, width="220px"),
+        "head": int_slider("head", 0, heads - 1, head, width="260px"),
+    }
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        name="head_view",
+        args=dict(
+            sentences=list(sentences), sentence=sentence, token=token, layer=layer, head=head
+        ),
+        title="Head view: all-MiniLM-L6-v2, 6 layers x 12 heads",
+        digits=3,
+    )

@@ -1,0 +1,206 @@
+"""The masking explorer: padding lengths per batch row, a causal switch, and a masking recipe x
+dtype switch.
+
+Teaches C11 (hidden positions get weight exactly 0), C25 (valid_lens per batch row; a row with
+valid_len 0 gives zero weights), C36 (the causal mask hides j > i), C37 (the two masks combine)
+and C12 (a fully hidden row: "a large negative number" fails differently per dtype). The recipe
+menu applies the recipes of :data:`attnlib.course.pitfalls.ROW_RECIPES` (additive ones *add* the
+padding mask and the causal mask, each with the sentinel) in float32, float16 or bfloat16.
+
+Cells: hatched = hidden and weight 0 (correct); a hidden key that received weight keeps its
+colour and number and gets an open orange square; a NaN weight is a hatched cell under a filled red
+square.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from attnlib.core.masks import causal_mask, padding_mask
+from attnlib.course.examples import DEFAULT_VALID_LENS, demo_batch
+from attnlib.course.pitfalls import classify_row, recipe_softmax
+from attnlib.widgets.framework.artists import Heatmap, Points
+from attnlib.widgets.framework.controls import dropdown, int_slider, toggle
+from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
+
+__all__ = ["masking_explorer", "RECIPES", "DTYPES"]
+
+#: Menu label -> key of :data:`attnlib.course.pitfalls.ROW_RECIPES`.
+RECIPES = {
+    "attnlib masked_softmax": "attnlib masked_softmax",
+    "add M = -inf (plain softmax)": "plain softmax, M = -inf",
+    "add M = -1e9": "add M = -1e9",
+    "add M = finfo(dtype).min": "add M = finfo(dtype).min",
+    "replace by -1e6 (d2l)": "replace by -1e6 (d2l)",
+    "add M = -1e6": "add M = -1e6",
+}
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+_OFF = -10.0  # where the markers of cells without a mark go: outside the panel (clipped)
+
+
+def _verdict(w: np.ndarray, s: torch.Tensor) -> str:
+    """:func:`~attnlib.course.pitfalls.classify_row`, plus "≈ as if unmasked" for a row whose scores
+    were rounded in the sum with the sentinel (-1e6 in float32: steps of 1/16, so each weight is off
+    by a factor within e^(±1/16), i.e. 7 %)."""
+    verdict = classify_row(torch.from_numpy(w), s)
+    if verdict == "other" and np.allclose(w, torch.softmax(s, -1).numpy(), rtol=0.07, atol=0.0):
+        return "≈ as if unmasked"
+    return verdict
+
+
+def _marks(cond: np.ndarray) -> np.ndarray:
+    """``(L*S, 2)`` marker positions: the ``(j, i)`` of every True cell, the rest
+    outside the panel.
+    """
+    L, S = cond.shape
+    jj, ii = np.meshgrid(np.arange(S, dtype=np.float64), np.arange(L, dtype=np.float64))
+    xy = np.stack([jj.ravel(), ii.ravel()], 1)  # (L*S, 2)
+    xy[~cond.ravel()] = _OFF
+    return xy
+
+
+def masking_explorer(
+    valid_lens=DEFAULT_VALID_LENS,
+    *,
+    causal: bool = False,
+    recipe: str = "attnlib masked_softmax",
+    dtype: str = "float32",
+    num_tokens: int = 6,
+    d_k: int = 8,
+    seed: int = 0,
+) -> Explorer:
+    """Sliders for each batch row's valid length, a causal toggle and recipe / dtype menus, over one
+    batch.
+
+    Args:
+        valid_lens: the starting length of each of the B = 3 batch rows, in ``[0, num_tokens]``.
+        causal: start with the causal mask on.
+        recipe: a key of :data:`RECIPES` (how the hidden scores are hidden).
+        dtype: ``"float32"``, ``"float16"`` or ``"bfloat16"``: the dtype the scores are masked
+            and softmaxed in.
+        num_tokens: L = S, tokens per row (2..10).
+        d_k: width of the random queries and keys.
+        seed: seed of the explorer's own generator for the random queries, keys and values.
+
+    Returns:
+        An :class:`~attnlib.widgets.framework.explorer.Explorer` with controls ``len0``, ``len1``,
+        ``len2``, ``causal``, ``recipe``, ``dtype`` and a readout of what each batch row's fully
+        hidden queries get, the largest weight on a hidden key, the NaN count, the fully hidden
+        query rows and the largest gap between the rows' weights and the exact masked softmax
+        (float64).
+    """
+    lens = tuple(int(n) for n in valid_lens)
+    if len(lens) != 3:
+        raise ValueError(f"valid_lens must give 3 lengths (one per batch row), got {valid_lens!r}")
+    if not 2 <= num_tokens <= 10:
+        raise ValueError(f"num_tokens must be in [2, 10], got {num_tokens}")
+    if any(not 0 <= n <= num_tokens for n in lens):
+        raise ValueError(f"valid_lens must lie in [0, num_tokens={num_tokens}], got {lens}")
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe must be one of {list(RECIPES)}, got {recipe!r}")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
+    B, L = 3, num_tokens
+    q, k, v = demo_batch(
+        batch=B, num_tokens=L, d_k=d_k, seed=seed
+    )  # (B, L, Dk), (B, S, Dk), (B, S, Dv)
+    scores = q @ k.transpose(-2, -1) / d_k**0.5  # (B, L, S) float64
+
+    controls = {
+        f"len{b}": int_slider(f"valid_len (row {b})", 0, L, lens[b], width="230px")
+        for b in range(B)
+    }
+    controls["causal"] = toggle("causal mask (hide j > i)", causal)
+    controls["recipe"] = dropdown("recipe", list(RECIPES), recipe, width="300px")
+    controls["dtype"] = dropdown("dtype", list(DTYPES), dtype, width="180px")
+
+    table: dict = {}  # (recipe, dtype, causal, n) -> per batch row results; filled on first use
+
+    def row_results(rec: str, dt: str, c: bool, n: int):
+        key = (rec, dt, c, n)
+        if key not in table:
+            pad = padding_mask(torch.full((B,), n), L)[:, None, :]  # (B, 1, S)
+            masks = [pad] + ([causal_mask(L)] if c else [])  # each broadcastable to (B, L, S)
+            visible = pad & causal_mask(L) if c else pad.expand(B, L, L)  # (B, L, S)
+            w = recipe_softmax(scores.to(DTYPES[dt]), masks, RECIPES[rec]).double()  # (B, L, S)
+            exact = recipe_softmax(scores, masks, "attnlib masked_softmax")  # (B, L, S) float64
+            table[key] = (w.numpy(), visible[0].numpy(), exact.numpy())
+        return table[key]
+
+    def compute(len0, len1, len2, causal, recipe, dtype):
+        arrays, readout = {}, {}
+        worst_hidden, nans, empty, gap = 0.0, 0, 0, 0.0
+        verdicts = []
+        for b, n in enumerate((len0, len1, len2)):
+            w_all, vis, exact_all = row_results(recipe, dtype, bool(causal), int(n))
+            w, exact = w_all[b], exact_all[b]  # (L, S)
+            isnan = np.isnan(w)
+            wf = np.where(isnan, 0.0, w)  # (L, S) drawn: NaN cells get a red square instead
+            hidden = ~vis
+            arrays[f"w{b}"] = wf
+            arrays[f"hid{b}"] = ((hidden & (wf == 0)) | isnan).astype(
+                np.float64
+            )  # hatched, no number
+            arrays[f"leak{b}"] = _marks(hidden & (wf > 0) & ~isnan)
+            arrays[f"nan{b}"] = _marks(isnan)
+            worst_hidden = max(worst_hidden, float(np.where(hidden, wf, 0.0).max()))
+            nans += int(isnan.sum())
+            rows = np.flatnonzero(~vis.any(-1))  # queries of this batch row with nothing visible
+            empty += len(rows)
+            gap = max(gap, float(np.abs(np.where(isnan, 0.0, w - exact)).max()))
+            # what the fully hidden queries got, judged on the keys the causal mask leaves (j <= i)
+            seen = [
+                _verdict(w[i, : (i + 1 if causal else L)], scores[b, i, : (i + 1 if causal else L)])
+                for i in rows.tolist()
+            ]
+            verdicts.append(" / ".join(dict.fromkeys(seen)) if seen else "(none)")
+        readout["valid_lens"] = [int(len0), int(len1), int(len2)]
+        for b in range(B):
+            readout[f"row {b}: a fully hidden query gets"] = verdicts[b]
+        readout["largest weight on a hidden key"] = worst_hidden
+        readout["NaN weights"] = nans
+        readout["fully hidden query rows"] = empty
+        readout["largest |w - exact| (non-NaN)"] = gap
+        return Frame(arrays=arrays, readout=readout)
+
+    panels = []
+    for b in range(B):
+        panels.append(
+            Panel(
+                [
+                    Heatmap(
+                        f"w{b}",
+                        hidden=f"hid{b}",
+                        annotate=True,
+                        colorbar=(b == B - 1),
+                        cmap="viridis",
+                    ),
+                    Points(f"leak{b}", color="#ff7f0e", marker="s", size=11, filled=False),
+                    Points(f"nan{b}", color="#d62728", marker="s", size=12),
+                ],
+                title=f"batch row {b}",
+                xlabel="key j",
+                ylabel="query i" if b == 0 else "",
+                **cells(L, L),
+            )
+        )
+    scene = Scene(panels, cols=B, width=900, height=300)
+    args = {
+        "valid_lens": list(lens),
+        "causal": bool(causal),
+        "recipe": recipe,
+        "dtype": dtype,
+        "num_tokens": num_tokens,
+        "d_k": d_k,
+        "seed": seed,
+    }
+    ex = Explorer(controls, compute, scene, name="masking", args=args, digits=3)
+    ex.data = {
+        "q": q,
+        "k": k,
+        "v": v,
+        "scores": scores,
+    }  # the inputs, for tests and curious readers
+    return ex

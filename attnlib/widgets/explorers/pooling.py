@@ -1,0 +1,209 @@
+"""Explorer for attention pooling: Nadaraya–Watson kernel regression.
+
+- :func:`kernel_regression_explorer` — 1-D data, a query slider, a kernel-width slider and a score
+  selector (Gaussian, −distance, dot, cosine, and the wrong +distance): the weight of every key,
+  the fitted curve, the prediction at the query, the train / true MSE of the current width and the
+  effective number of neighbours 1/Σα² (C19–C23).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from attnlib.core.pooling import attention_pooling, toy_function, toy_regression_data
+from attnlib.widgets.framework.artists import Bars, Line, Points
+from attnlib.widgets.framework.controls import dropdown, float_slider, log_slider
+from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.scene import Frame, Panel, Scene
+
+__all__ = ["kernel_regression_explorer", "SCORE_LABELS"]
+
+#: Dropdown labels for the score functions of :func:`attnlib.core.pooling.pooling_scores`
+#: (σ: kernel width).
+SCORE_LABELS = (
+    ("Gaussian: −(x−xᵢ)²/2σ²", "gaussian"),
+    ("−distance: −|x−xᵢ|/σ", "neg_euclidean"),
+    ("dot: x·xᵢ/σ", "dot"),
+    ("cosine: cos(x, xᵢ)/σ", "cosine"),
+    ("+distance (wrong): +|x−xᵢ|/σ", "distance (wrong)"),
+)
+_SCORES = tuple(v for _, v in SCORE_LABELS)
+
+
+def kernel_regression_explorer(
+    n_train: int = 40,
+    *,
+    seed: int = 0,
+    query: float = 2.5,
+    bandwidth: float = 0.5,
+    score: str = "gaussian",
+    noise: float = 0.5,
+    x_max: float = 5.0,
+) -> Explorer:
+    """Nadaraya–Watson regression on toy data with sliders for the query and the kernel width σ.
+
+    Top panel: the training points, the noiseless function (dashed), the range [min yᵢ, max yᵢ]
+    (dotted: a weighted mean of the yᵢ never leaves it), the fitted curve
+    ``f(x) = Σ_i α(x, x_i) y_i`` and the prediction at the query. Bottom panel: the weight
+    α(x, x_i) of every key at the key's position, divided by the largest weight (so narrow and
+    wide kernels both fill the panel; the largest weight itself is in the readout).
+
+    Args:
+        n_train: number of training points (keys/values).
+        seed: seed of the private generator that draws the data (the global one is untouched).
+        query: starting query x in ``[0, x_max]`` (on the 0.05 grid).
+        bandwidth: starting kernel width / temperature σ in ``[0.05, 5]``.
+        score: starting score, one of the values of :data:`SCORE_LABELS`.
+        noise: standard deviation of the noise on the targets.
+        x_max: the data and the query lie in ``[0, x_max]``.
+
+    Returns:
+        An :class:`~attnlib.widgets.framework.explorer.Explorer` with controls ``x``, ``width``,
+        ``score``.
+    """
+    if score not in _SCORES:
+        raise ValueError(f"score must be one of {list(_SCORES)}, got {score!r}")
+    g = torch.Generator().manual_seed(seed)
+    x_train, y_train = toy_regression_data(
+        n_train, x_max=x_max, noise=noise, generator=g, dtype=torch.float64
+    )  # (S,), (S,)
+    grid = torch.linspace(0.0, x_max, 201, dtype=torch.float64)  # (G,) where the curve is drawn
+    inside = torch.linspace(
+        float(x_train.min()), float(x_train.max()), 200, dtype=torch.float64
+    )  # (G',)
+    y_true, y_inside = toy_function(grid), toy_function(inside)  # (G,), (G',)
+    controls = {
+        "x": float_slider("query x", 0.0, x_max, float(query), step=0.05, width="280px"),
+        "width": log_slider(
+            "kernel width σ", -1.3, 0.7, float(bandwidth), step=0.05, width="280px"
+        ),
+        "score": dropdown("score", list(SCORE_LABELS), score, width="300px"),
+    }
+
+    step = 0.05
+    queries = [
+        round(i * step, 10) for i in range(int(round(x_max / step)) + 1)
+    ]  # the query slider's steps
+    q_all = torch.tensor(queries, dtype=torch.float64)  # (Q,)
+    # (σ, score) -> what the query does not change, and every slider query at once
+    per_width: dict = {}
+
+    def fit(width: float, score: str):
+        key = (width, score)
+        if key not in per_width:
+            if len(per_width) > 256:
+                per_width.clear()
+            curve = attention_pooling(grid, x_train, y_train, score, width)[0]  # (G,)
+            on_train = attention_pooling(x_train, x_train, y_train, score, width)[0]  # (S,)
+            on_inside = attention_pooling(inside, x_train, y_train, score, width)[0]  # (G',)
+            preds, weights = attention_pooling(
+                q_all, x_train, y_train, score, width
+            )  # (Q,), (Q, S)
+            per_width[key] = (
+                curve,
+                float(((on_train - y_train) ** 2).mean()),
+                float(((on_inside - y_inside) ** 2).mean()),
+                preds,
+                weights,
+            )
+        return per_width[key]
+
+    def compute(x, width, score):
+        x, width = float(x), float(width)
+        curve, mse_train, mse_true, preds, weights = fit(width, score)
+        i = round(x / step)
+        if (
+            0 <= i < len(queries) and abs(queries[i] - x) < 1e-9
+        ):  # a slider step: batched once per (σ, score)
+            pred, w = preds[i : i + 1], weights[i]  # (1,), (S,)
+        else:
+            pred, w = attention_pooling(
+                torch.tensor([x], dtype=torch.float64), x_train, y_train, score, width
+            )
+            w = w[0]  # (S,)
+        j = int(w.argmax())
+        return Frame(
+            arrays={
+                "fit": torch.stack([grid, curve], 1),  # (G, 2)
+                "bars": w / w[j],  # (S,)
+                "pred": [[x, float(pred[0])]],
+                "qline": [[x, -10.0], [x, 10.0]],
+            },
+            readout={
+                "prediction f(x)": pred[0],
+                "true f(x)": toy_function(torch.tensor(x, dtype=torch.float64)),
+                "largest weight": w[j],
+                "its key x_i": x_train[j],
+                "distance |x − x_i|": abs(x - float(x_train[j])),
+                "effective neighbours 1/Σα²": 1.0 / float((w**2).sum()),
+                "sum of weights": w.sum(),
+                "train MSE (this σ)": mse_train,
+                "MSE vs true f (this σ)": mse_true,
+            },
+        )
+
+    y_lo = float(min(y_train.min(), y_true.min())) - 0.5
+    y_hi = float(max(y_train.max(), y_true.max())) + 2.9  # legend room above max y_i
+    lo, hi = float(y_train.min()), float(y_train.max())
+    xl = (-0.1, x_max + 0.1)
+    top = Panel(
+        [
+            Line(
+                [[xl[0], lo], [xl[1], lo]],
+                color="0.6",
+                width=1,
+                dash=True,
+                label="min / max of y_i",
+            ),
+            Line([[xl[0], hi], [xl[1], hi]], color="0.6", width=1, dash=True),
+            Line(
+                torch.stack([grid, y_true], 1),
+                color="0.35",
+                width=1.2,
+                dash=True,
+                label="true f(x) = 2 sin x + x^0.8",
+            ),
+            Points(
+                torch.stack([x_train, y_train], 1),
+                color="C0",
+                size=3,
+                label="training points (x_i, y_i)",
+            ),
+            Line("qline", color="C3", width=1),
+            Line("fit", color="C1", width=2, label="fitted f(x)"),
+            Points("pred", color="C3", marker="*", size=6, label="prediction at the query"),
+        ],
+        xlim=xl,
+        ylim=(y_lo, y_hi),
+        title="Nadaraya–Watson: f(x) = Σ softmax_i(score(x, x_i)) y_i",
+        ylabel="y",
+        legend="upper right",
+    )
+    bottom = Panel(
+        [Bars("bars", x=x_train, width=0.05, color="C0"), Line("qline", color="C3", width=1)],
+        xlim=xl,
+        ylim=(0.0, 1.05),
+        xlabel="x (keys x_i at the bars)",
+        ylabel="α / largest α",
+    )
+    scene = Scene([top, bottom], cols=1, width=720, height=420, row_heights=[1.6, 1.0])
+    args = dict(
+        n_train=n_train,
+        seed=seed,
+        query=query,
+        bandwidth=bandwidth,
+        score=score,
+        noise=noise,
+        x_max=x_max,
+    )
+    ex = Explorer(
+        controls,
+        compute,
+        scene,
+        name="kernel_regression",
+        args=args,
+        title="Attention pooling on 1-D data",
+        digits=3,
+    )
+    ex.data = {"x_train": x_train, "y_train": y_train}  # for tests and curious readers
+    return ex

@@ -1,0 +1,163 @@
+"""Controls for explorers: thin factories over ipywidgets
+(keyboard: arrow keys, Home/End, PageUp/Down).
+
+Sliders (``float_slider``, ``int_slider``, ``log_slider``, ``selection_slider``) are *fast* by
+default: the explorer precomputes a frame for every step of their range and the browser switches
+among them while the hand drags (see :mod:`attnlib.widgets.framework.explorer`). Choose ``step`` so
+a slider has at most a few hundred steps (a 2-D grid of two sliders: at most ~60 x 60). ``toggle``
+and ``dropdown`` are *slow*: changing one asks the kernel to recompute the frames.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "float_slider",
+    "int_slider",
+    "log_slider",
+    "selection_slider",
+    "toggle",
+    "dropdown",
+    "STYLE",
+]
+
+STYLE = {"description_width": "initial"}
+
+
+def _layout(width):
+    import ipywidgets as w
+
+    return w.Layout(width=width)
+
+
+def _check_range(description, value, lo, hi):
+    if not lo <= value <= hi:
+        raise ValueError(
+            f"value={value} must lie in [min={lo}, max={hi}] for slider {description!r}"
+        )
+
+
+def float_slider(
+    description: str,
+    min: float,
+    max: float,
+    value: float,
+    *,
+    step: float = 0.05,
+    readout_format: str = ".2f",
+    width: str = "300px",
+    continuous_update: bool = True,
+):
+    """A ``FloatSlider`` with a description, a fixed range and live updates while dragging."""
+    import ipywidgets as w
+
+    _check_range(description, value, min, max)
+    if not step > 0:
+        raise ValueError(f"step must be > 0 for slider {description!r}, got {step}")
+    return w.FloatSlider(
+        value=value,
+        min=min,
+        max=max,
+        step=step,
+        description=description,
+        readout_format=readout_format,
+        continuous_update=continuous_update,
+        style=STYLE,
+        layout=_layout(width),
+    )
+
+
+def int_slider(
+    description: str,
+    min: int,
+    max: int,
+    value: int,
+    *,
+    step: int = 1,
+    width: str = "300px",
+    continuous_update: bool = True,
+):
+    """An ``IntSlider`` with a description and a fixed range."""
+    import ipywidgets as w
+
+    _check_range(description, value, min, max)
+    return w.IntSlider(
+        value=value,
+        min=min,
+        max=max,
+        step=step,
+        description=description,
+        continuous_update=continuous_update,
+        style=STYLE,
+        layout=_layout(width),
+    )
+
+
+def log_slider(
+    description: str,
+    min_exp: float,
+    max_exp: float,
+    value: float,
+    *,
+    base: float = 10.0,
+    step: float = 0.1,
+    readout_format: str = ".3g",
+    width: str = "300px",
+    continuous_update: bool = True,
+):
+    """A ``FloatLogSlider`` from ``base**min_exp`` to ``base**max_exp`` (steps in the exponent)."""
+    import ipywidgets as w
+
+    _check_range(description, value, base**min_exp, base**max_exp)
+    return w.FloatLogSlider(
+        value=value,
+        base=base,
+        min=min_exp,
+        max=max_exp,
+        step=step,
+        description=description,
+        readout_format=readout_format,
+        continuous_update=continuous_update,
+        style=STYLE,
+        layout=_layout(width),
+    )
+
+
+def selection_slider(
+    description: str, options, value=None, *, width: str = "300px", continuous_update: bool = True
+):
+    """A ``SelectionSlider`` over ``options`` (e.g. the widths 1, 2, 4, ..., 1024)."""
+    import ipywidgets as w
+
+    options = list(options)
+    value = options[0] if value is None else value
+    if value not in options:
+        raise ValueError(
+            f"value={value!r} is not one of the options {options} of slider {description!r}"
+        )
+    return w.SelectionSlider(
+        options=options,
+        value=value,
+        description=description,
+        continuous_update=continuous_update,
+        style=STYLE,
+        layout=_layout(width),
+    )
+
+
+def toggle(description: str, value: bool = False, *, width: str = "auto"):
+    """A ``Checkbox`` (on/off control)."""
+    import ipywidgets as w
+
+    return w.Checkbox(
+        value=value, description=description, indent=False, style=STYLE, layout=_layout(width)
+    )
+
+
+def dropdown(description: str, options, value=None, *, width: str = "260px"):
+    """A ``Dropdown`` over ``options`` (a list, or a list of ``(label, value)`` pairs)."""
+    import ipywidgets as w
+
+    kw = {} if value is None else {"value": value}
+    return w.Dropdown(
+        options=options, description=description, style=STYLE, layout=_layout(width), **kw
+    )

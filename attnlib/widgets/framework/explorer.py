@@ -1,0 +1,384 @@
+"""Explorers: controls + a pure ``compute`` + a static
+:class:`~attnlib.widgets.framework.scene.Scene`, drawn in the browser.
+
+How to write a builder (``attnlib/widgets/<concept>.py``)::
+
+    import torch
+    from attnlib.widgets.framework.artists import Bars, Line, Points
+    from attnlib.widgets.framework.controls import float_slider, toggle
+    from attnlib.widgets.framework.explorer import Explorer
+    from attnlib.widgets.framework.scene import Frame, Panel, Scene
+
+    def temperature_explorer(logits=(2.0, 1.0, 0.1), *, t: float = 1.0) -> Explorer:
+        z = torch.tensor(logits, dtype=torch.float64)                     # (S,)
+        ts = torch.linspace(0.1, 5.0, 50, dtype=torch.float64)
+        curve = torch.softmax(z / ts[:, None], -1)[:, 0]                   # static: computed once
+        controls = {"t": float_slider("temperature", 0.1, 5.0, t, step=0.05),
+                    "log": toggle("log scale", False)}
+
+        def compute(t, log):                                               # pure: values -> Frame
+            w = torch.softmax(z / t, -1)                                   # (S,)
+            return Frame(arrays={"w": w, "mark": [[t, float(w[0])]]},
+                         readout={"weights": w, "max weight": w.max()})
+
+        scene = Scene([
+            Panel([Bars("w")], xlim=(-0.6, len(z) - 0.4), ylim=(0, 1), title="softmax(z / t)",
+                  xticks=range(len(z)), xticklabels=["z1", "z2", "z3"]),
+            Panel([Line(torch.stack([ts, curve], 1)), Points("mark", color="black")],
+                  xlim=(0, 5), ylim=(0, 1), title="weight of z1", xlabel="t"),
+        ], cols=2, width=640, height=260)
+        return Explorer(controls, compute, scene, name="temperature", args=dict(logits=logits, t=t),
+                        columns=["z1", "z2", "z3"])
+
+Then add ``"temperature": temperature_explorer`` to ``BUILDERS`` in ``attnlib/widgets/__init__.py``
+and the notebook to ``tests/browser/specs.py``.
+
+How it runs. Every slider is *fast*: for each slider (or each ``grid=[("x", "y")]`` pair of
+sliders, precomputed as a 2-D grid) the kernel calls ``compute`` at every step of its range, at
+the current values of the other controls, and sends that *frame set* (float32 arrays + float64
+readout numbers, binary) to the browser once; the slider drives the front end directly
+(``ipywidgets.jsdlink``), which draws the frame of the slider's value, readout included, with
+no kernel round trip. Changing a *slow* control (toggle, dropdown, a slider named in ``slow=``)
+sends the frame at the new values at once, then the recomputed sets; sets are cached (LRU, by
+the values they depend on), so toggling back is instant. The kernel still learns every value:
+``values()`` and ``state()`` are always true. Keep a set under ``max_bytes`` (choose ``step``).
+
+From Python: ``ex.set(**values)`` (synchronous; returns ``state()``), ``ex.state()`` (the
+readout numbers, unrounded), ``ex.values()``, ``ex.compute(**values)`` (the pure function),
+``ex.state(**values)`` (the readout at other values, moving nothing), ``ex.frame()`` (the
+current :class:`Frame`), ``ex.figure()`` / ``ex.png()`` (a matplotlib
+picture of the current state, drawn from the same scene and frame). Displayed, the explorer's
+output carries the live widget *and* an ``image/png`` of its initial state for readers without a
+kernel. A notebook cell that shows numbers calls ``compute`` or a fresh explorer, never the
+displayed one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import html
+import itertools
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnlib.widgets.framework.frames import check_frame, pack_frames, readout_spec, slider_axis
+from attnlib.widgets.framework.readout import _py, readout_html
+from attnlib.widgets.framework.render import render, render_png
+from attnlib.widgets.framework.scene import Frame, Scene
+
+__all__ = ["Explorer", "Frame", "readout_html", "MAX_FAST"]
+
+MAX_FAST = 6  # fast sliders per explorer (front-end traits v0..v5)
+_ESM = Path(__file__).with_name("explorer.js")
+_TOKENS = itertools.count(1)
+
+
+def _view_class():
+    import anywidget
+    import traitlets
+
+    class ExplorerView(anywidget.AnyWidget):
+        """The front end: a <canvas> drawing the scene, and the readout (``explorer.js``)."""
+
+        _esm = _ESM
+        scene = traitlets.Dict().tag(sync=True)
+        fast = traitlets.List().tag(
+            sync=True
+        )  # per fast slider: {group, values} (the axis, as linked)
+        groups = traitlets.List().tag(sync=True)  # per group: the fast indices it holds
+        meta = traitlets.Dict().tag(sync=True)  # builder name, args (for the browser test), columns
+        v0, v1, v2, v3, v4, v5 = (traitlets.Any(None).tag(sync=True) for _ in range(MAX_FAST))
+
+    return ExplorerView
+
+
+_VIEW = None
+
+
+class Explorer:
+    """Controls, a pure ``compute(**values) -> Frame`` and a :class:`Scene` (see the module doc).
+
+    Args:
+        controls: ``{name: ipywidget}`` (from :mod:`attnlib.widgets.framework.controls`);
+            ``compute`` gets one keyword per name.
+        compute: pure function of the control values returning a :class:`Frame`: an array for
+            every dynamic key of ``scene`` (same shapes for every value) and the readout.
+        scene: the static picture (:class:`Scene`).
+        grid: tuples of sliders precomputed jointly (e.g. ``[("x", "y")]``: every (x, y) pair).
+        slow: sliders that are *not* precomputed (each move asks the kernel; use for costly ones).
+        name, args: the ``BUILDERS`` name and the builder's JSON-able keyword arguments (the
+            browser test rebuilds ``BUILDERS[name](**args)`` to check what the browser draws).
+        title: heading above the controls; columns: readout column headers; digits: decimals.
+        max_bytes: the largest frame set allowed (a clear error suggests a coarser step).
+        cache: frame sets kept per explorer (LRU).
+
+    Attributes:
+        data: the inputs the builder computed from (a dict of tensors, or the demo's own
+            result object), for tests and readers who want the numbers behind the picture;
+            an empty dict unless the builder fills it.
+    """
+
+    data: Any
+
+    def __init__(
+        self,
+        controls: Mapping[str, Any],
+        compute: Callable[..., Frame],
+        scene: Scene,
+        *,
+        grid: Sequence[Sequence[str]] = (),
+        slow: Sequence[str] = (),
+        name: str | None = None,
+        args: Mapping[str, Any] | None = None,
+        title: str | None = None,
+        columns: Sequence[str] | None = None,
+        digits: int = 3,
+        max_bytes: int = 3_000_000,
+        cache: int = 8,
+    ):
+        import ipywidgets as w
+
+        global _VIEW
+        if not isinstance(controls, Mapping) or not controls:
+            raise ValueError("controls must be a non-empty dict {name: ipywidget}")
+        if not callable(compute):
+            raise TypeError(f"compute must be callable, got {type(compute).__name__}")
+        if not isinstance(scene, Scene):
+            raise TypeError(f"scene must be a Scene, got {type(scene).__name__}")
+        self.controls = dict(controls)
+        self.data = {}
+        self._compute, self.scene, self.name, self.digits = compute, scene, name, digits
+        self.args = dict(args or {})
+        self.columns = list(columns) if columns is not None else None
+        self.max_bytes, self._cache_size = max_bytes, cache
+        named = [n for g in grid for n in g] + list(slow)
+        unknown = sorted(set(named) - set(self.controls))
+        if unknown:
+            raise KeyError(
+                f"grid/slow name unknown control(s) {unknown}; controls are {sorted(self.controls)}"
+            )
+        sliders = [
+            n for n, c in self.controls.items() if "Slider" in type(c).__name__ and n not in slow
+        ]
+        self.groups: list[tuple[str, ...]] = [tuple(g) for g in grid]
+        self.groups += [(n,) for n in sliders if n not in {m for g in grid for m in g}]
+        self.fast = [n for g in self.groups for n in g]
+        if len(self.fast) > MAX_FAST:
+            raise ValueError(
+                f"at most {MAX_FAST} fast sliders per explorer, got {self.fast}; list some in slow="
+            )
+        self._axes = {n: slider_axis(self.controls[n]) for n in self.fast}
+        self._sets: OrderedDict = (
+            OrderedDict()
+        )  # (group, outside values) -> (token, header, buffers)
+        self._sent: dict[int, int] = {}
+        self._want: dict[int, int] = {}
+        self._timer = None
+        self._hold = False
+        self._ready = False
+        first = self.frame()
+        check_frame(scene, first)
+        self._spec = readout_spec(first)
+
+        if _VIEW is None:
+            _VIEW = _view_class()
+        self.view = _VIEW(
+            scene=scene.to_json(),
+            fast=[
+                {"group": gi, "values": self._axes[n][2]}
+                for gi, g in enumerate(self.groups)
+                for n in g
+            ],
+            groups=[[self.fast.index(n) for n in g] for g in self.groups],
+            meta={"builder": name, "args": self.args, "columns": self.columns, "digits": digits},
+        )
+        self.view.add_class("attnlib-view")
+        self._links = []
+        for i, n in enumerate(self.fast):
+            attr = self._axes[n][0]
+            setattr(self.view, f"v{i}", getattr(self.controls[n], attr))
+            self._links.append(w.jsdlink((self.controls[n], attr), (self.view, f"v{i}")))
+        self.view.on_msg(self._on_msg)
+        for c in self.controls.values():
+            c.observe(self._on_change, names="value")
+        box = w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap"))
+        children = ([w.HTML(f"<b>{html.escape(title)}</b>")] if title else []) + [box, self.view]
+        self.widget = w.VBox(children)
+        self.widget.add_class("attnlib-explorer")
+
+    # -- Python API
+    def values(self) -> dict[str, Any]:
+        """The current control values ``{name: value}``."""
+        return {k: _py(c.value) for k, c in self.controls.items()}
+
+    def compute(self, **values) -> Frame:
+        """The pure function: the :class:`Frame` at these control values (missing ones: current)."""
+        return self._compute(**{**self.values(), **values})
+
+    def frame(self) -> Frame:
+        """The frame of the current control values."""
+        return self.compute()
+
+    def state(self, **values) -> dict[str, Any]:
+        """The readout numbers shown now (unrounded floats, ints, bools, str, nested lists).
+
+        With ``values``: the numbers the explorer *would* show there, moving nothing (for a
+        notebook cell that prints what the reader will see at another setting).
+        """
+        return {str(k): _py(v) for k, v in self.compute(**values).readout.items()}
+
+    def set(self, **values) -> dict[str, Any]:
+        """Set controls by name (sliders clip to their range), update the front end, return
+        :meth:`state`.
+        """
+        unknown = sorted(set(values) - set(self.controls))
+        if unknown:
+            raise KeyError(
+                f"unknown control(s) {unknown}; this explorer has {sorted(self.controls)}"
+            )
+        self._hold = True
+        try:
+            for k, v in values.items():
+                self.controls[k].value = v
+        finally:
+            self._hold = False
+        self._push()
+        return self.state()
+
+    def readout_html(self, frame: Frame | None = None) -> str:
+        """The readout of ``frame`` (default: the current state) as HTML, as the
+        browser shows it.
+        """
+        frame = self.frame() if frame is None else frame
+        return readout_html(frame.readout, columns=self.columns, digits=self.digits)
+
+    def figure(self):
+        """A matplotlib ``Figure`` of the current state
+        (the same scene and frame as the browser).
+        """
+        return render(self.scene, self.frame())
+
+    def png(self) -> bytes:
+        """:meth:`figure` as PNG bytes."""
+        return render_png(self.scene, self.frame())
+
+    def frame_set(self, group: int = 0) -> tuple[dict, list[bytes]]:
+        """The frame set of ``group`` at the current values, as sent: ``(header, [f32, f64])``."""
+        _, header, buffers = self._set_for(group)
+        return header, buffers
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["image/png"] = base64.b64encode(self.png()).decode("ascii")
+        bundle["text/plain"] = repr(self)
+        return bundle
+
+    def __repr__(self):
+        return f"<Explorer {self.name or '(unnamed)'} controls={list(self.controls)}>"
+
+    # -- frame sets
+    def _outside(self, gi: int) -> tuple:
+        inside = set(self.groups[gi])
+        return tuple(
+            (k, json.dumps(v, sort_keys=True, default=str))
+            for k, v in self.values().items()
+            if k not in inside
+        )
+
+    def _set_for(self, gi: int, token: int | None = None):
+        key = (gi, self._outside(gi))
+        if key in self._sets:
+            self._sets.move_to_end(key)
+            return self._sets[key]
+        names = self.groups[gi]
+        axes = [self._axes[n][1] for n in names]
+        base = {k: c.value for k, c in self.controls.items()}
+        frames = [
+            self._compute(**{**base, **dict(zip(names, combo))})
+            for combo in itertools.product(*axes)
+        ]
+        header, buffers = self._pack_frames(
+            frames, {k: _py(v) for k, v in base.items() if k not in names}
+        )
+        token = next(_TOKENS) if token is None else token
+        header.update(
+            group=gi,
+            token=token,
+            shape=[len(a) for a in axes],
+            names=list(names),
+            axes=[[_py(v) for v in a] for a in axes],
+            fixed_fast=[
+                [i, self._axis_index(n)] for i, n in enumerate(self.fast) if n not in names
+            ],
+        )
+        self._sets[key] = (token, header, buffers)
+        while len(self._sets) > self._cache_size:
+            self._sets.popitem(last=False)
+        return self._sets[key]
+
+    def _axis_index(self, n: str) -> int:
+        attr, _, seen = self._axes[n]
+        v = getattr(self.controls[n], attr)
+        return int(np.argmin([abs(float(v) - float(a)) for a in seen]))
+
+    def _pack_frames(self, frames: list[Frame], fixed: dict) -> tuple[dict, list[bytes]]:
+        return pack_frames(
+            self.scene, self._spec, frames, fixed, max_bytes=self.max_bytes, name=self.name
+        )
+
+    # -- the kernel side of the front end
+    def _on_msg(self, _widget, content, _buffers):
+        if isinstance(content, dict) and content.get("type") == "ready":
+            self._ready = True
+            self._sent.clear()
+            self._push()
+
+    def _on_change(self, change):
+        if self._hold:
+            return
+        name = change["owner"]
+        name = next(k for k, c in self.controls.items() if c is name)
+        if name in self.fast and len(self.groups) == 1:
+            return  # the browser plays this slider's frames; state() computes on demand
+        if name in self.fast:
+            # the other groups' sets depend on this value: recompute after the drag
+            self._debounce()
+        else:
+            self._push()
+
+    def _debounce(self):
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._push()
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_later(0.3, self._push)
+
+    def _push(self):
+        """Send the frame at the current values at once, then every frame set the
+        front end lacks.
+        """
+        self._timer = None
+        if not self._ready:
+            return
+        want = {}
+        for gi in range(len(self.groups)):  # a token for each current set, computed or not yet
+            hit = self._sets.get((gi, self._outside(gi)))
+            want[gi] = hit[0] if hit is not None else next(_TOKENS)
+        self._want = want
+        header, buffers = self._pack_frames([self.frame()], self.values())
+        header.update(type="now", want=want, group=-1, token=0, shape=[1])
+        self.view.send(header, buffers)
+        for gi, token in want.items():
+            if self._sent.get(gi) != token:
+                _, header, buffers = self._set_for(gi, token)
+                self.view.send({**header, "type": "set"}, buffers)
+                self._sent[gi] = token
