@@ -16,6 +16,8 @@ from attnlib.util._checks import (
 )
 
 __all__ = [
+    "default_scale",
+    "scaled_scores",
     "dot_score",
     "scaled_dot_score",
     "cosine_score",
@@ -27,6 +29,19 @@ __all__ = [
     "ScoreAsymmetry",
     "score_asymmetry",
 ]
+
+
+def default_scale(d_k: int) -> float:
+    """The scale of scaled dot-product attention, ``1 / sqrt(d_k)``: the one place it is written."""
+    return 1.0 / math.sqrt(d_k)
+
+
+def scaled_scores(q: torch.Tensor, k: torch.Tensor, scale: float | None = None) -> torch.Tensor:
+    """``q @ kᵀ · scale`` for every pair, ``(..., L, D), (..., S, D) -> (..., L, S)``; ``None``
+    means :func:`default_scale`. Unchecked: the public functions that call it check first.
+    """
+    scale = default_scale(q.shape[-1]) if scale is None else scale
+    return (q @ k.transpose(-2, -1)) * scale  # (..., L, S)
 
 
 def _check_pair(q: torch.Tensor, k: torch.Tensor) -> None:
