@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 
-from attnlib.core.masks import causal_mask
-from attnlib.core.softmax import masked_softmax
+from attnlib.core.masks import checked_attention_mask
+from attnlib.core.scoring import default_scale, scaled_scores
+from attnlib.core.softmax import _masked_softmax
 from attnlib.util._checks import (
     check_bool,
     check_has_keys,
     check_last_dim_match,
-    check_mask,
     check_probability,
     check_same_device,
     check_same_dtype,
@@ -83,22 +81,28 @@ def dot_product_attention(
     check_scale(scale)
     check_bool("is_causal", is_causal)
     dropout_p = check_probability("dropout_p", dropout_p)
-    num_queries, num_keys, d_k = q.shape[-2], k.shape[-2], q.shape[-1]
-    scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+    shape = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+    mask, may_be_empty = checked_attention_mask(shape, q.device, attn_mask, valid_lens, is_causal)
+    scale = default_scale(q.shape[-1]) if scale is None else float(scale)
+    return _attention(q, k, v, mask, scale, dropout_p, rows_may_be_empty=may_be_empty)
+
+
+def _attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None,
+    scale: float,
+    dropout_p: float = 0.0,
+    *,
+    rows_may_be_empty: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`dot_product_attention` unchecked, with the masks folded into one (see
+    :func:`attnlib.core.masks.checked_attention_mask`) and ``scale`` a number."""
     # Half precision: accumulate scores in float32 so large logits stay finite and exact enough.
     work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
-    scores = (q.to(work) @ k.to(work).transpose(-2, -1)) * scale  # (..., L, S)
-    if attn_mask is not None:
-        check_mask("attn_mask", attn_mask, scores.shape, scores.device)
-    if is_causal:
-        causal = causal_mask(num_queries, num_keys, device=q.device)  # (L, S)
-        if attn_mask is None:
-            attn_mask = causal
-        elif attn_mask.dtype == torch.bool:
-            attn_mask = attn_mask & causal
-        else:
-            attn_mask = attn_mask.to(work).masked_fill(~causal, float("-inf"))
-    weights = masked_softmax(scores, attn_mask, valid_lens=valid_lens)  # (..., L, S)
+    scores = scaled_scores(q.to(work), k.to(work), scale)  # (..., L, S)
+    weights = _masked_softmax(scores, mask, rows_may_be_empty=rows_may_be_empty)  # (..., L, S)
     mixing = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
     out = mixing @ v.to(work)  # (..., L, Dv)
     return out.to(q.dtype), weights.to(q.dtype)

@@ -4,26 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from attnlib.core.masks import padding_mask
-from attnlib.util._checks import check_has_keys, check_mask, check_tensor, check_valid_lens
+from attnlib.core.masks import checked_attention_mask, valid_lens_mask
+from attnlib.util._checks import check_has_keys, check_tensor
 
 __all__ = ["masked_softmax", "softmax_jacobian", "valid_lens_mask"]
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
-
-
-def valid_lens_mask(valid_lens: torch.Tensor, scores_shape: torch.Size) -> torch.Tensor:
-    """Turn ``valid_lens`` into a boolean mask that broadcasts to ``scores_shape``
-    ``(B, ..., L, S)``.
-
-    ``(B,)`` lengths give ``(B, 1, ..., 1, S)``; ``(B, L)`` lengths give ``(B, 1, ..., L, S)``.
-    """
-    *batch, num_queries, num_keys = scores_shape
-    mask = padding_mask(valid_lens, num_keys)  # (B, S) or (B, L, S)
-    if valid_lens.dim() == 1:
-        mask = mask.unsqueeze(-2)  # (B, 1, S)
-    middle = len(batch) - 1  # axes between B and L, e.g. heads
-    return mask.reshape(mask.shape[0], *([1] * middle), *mask.shape[1:])
 
 
 def masked_softmax(
@@ -59,30 +45,34 @@ def masked_softmax(
     """
     check_tensor("scores", scores, ndim_min=1)
     check_has_keys("scores", scores, dim=-1)
-    shape = scores.shape
-    visible = None
+    if valid_lens is not None and scores.dim() < 2:
+        raise ValueError(
+            f"valid_lens needs scores of shape (B, ..., L, S), got {tuple(scores.shape)}"
+        )
+    mask, _ = checked_attention_mask(scores.shape, scores.device, attn_mask, valid_lens)
+    return _masked_softmax(scores, mask)
+
+
+def _masked_softmax(
+    scores: torch.Tensor, mask: torch.Tensor | None = None, *, rows_may_be_empty: bool = True
+) -> torch.Tensor:
+    """:func:`masked_softmax` with the mask already checked and folded into one (None, boolean
+    or float); unchecked. ``rows_may_be_empty=False`` is the caller's promise that every row has
+    a visible key (no user mask, lengths >= 1): then no guard against 0 / 0 is needed.
+    """
     z = scores.float() if scores.dtype in _LOW_PRECISION else scores
-    if attn_mask is not None:
-        check_mask("attn_mask", attn_mask, shape, scores.device)
-        if attn_mask.dtype == torch.bool:
-            visible = attn_mask
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            z = z.masked_fill(~mask, float("-inf"))  # a new tensor: the input is untouched
         else:
-            z = z + attn_mask.to(z.dtype)  # a new tensor: the input is untouched
-    if valid_lens is not None:
-        if scores.dim() < 2:
-            raise ValueError(f"valid_lens needs scores of shape (B, ..., L, S), got {tuple(shape)}")
-        check_valid_lens(valid_lens, tuple(shape[:-2]), shape[-2], shape[-1], scores.device)
-        lens_visible = valid_lens_mask(valid_lens, shape)
-        visible = lens_visible if visible is None else visible & lens_visible
-    if visible is not None:
-        z = z.masked_fill(~visible, float("-inf"))
-    row_max = z.detach().amax(dim=-1, keepdim=True)  # (..., L, 1)
-    # A fully hidden row has max -inf; shift it by 0 so exp gives zeros instead of NaN.
-    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
-    e = torch.exp(z - row_max)  # hidden entries are exp(-inf) = 0
-    total = e.sum(dim=-1, keepdim=True)
-    weights = e / total.clamp_min(torch.finfo(e.dtype).tiny)  # 0 / tiny = 0 for empty rows
-    return weights.to(scores.dtype)
+            z = z + mask.to(z.dtype)
+    if not rows_may_be_empty:
+        return torch.softmax(z, dim=-1).to(scores.dtype)  # subtracts the row max first
+    # A fully hidden row has max -inf: softmax would compute 0 / 0 = NaN there. Give it the
+    # scores 0 (finite, so no NaN reaches the gradient either), then zero weights.
+    empty = torch.isneginf(z.detach().amax(dim=-1, keepdim=True))  # (..., L, 1)
+    weights = torch.softmax(z.masked_fill(empty, 0.0), dim=-1)  # (..., L, S)
+    return weights.masked_fill(empty, 0.0).to(scores.dtype)
 
 
 def softmax_jacobian(weights: torch.Tensor) -> torch.Tensor:

@@ -17,6 +17,9 @@ __all__ = [
     "check_last_dim_match",
     "check_mask",
     "check_valid_lens",
+    "check_valid_lens_shape",
+    "check_valid_lens_range",
+    "read_bounds",
     "check_positive_int",
     "check_scale",
     "check_number_above",
@@ -120,40 +123,125 @@ def check_mask(
 
 
 def check_valid_lens(
-    valid_lens, batch_shape: tuple, num_queries: int, num_keys: int, device: torch.device
+    valid_lens,
+    batch_shape: tuple | None,
+    num_queries: int | None,
+    num_keys: int,
+    device: torch.device | None,
+    *,
+    per_query: bool = True,
+    min_len: int = 0,
+    keys: str = "S",
+    keys_what: str = "the number of keys",
+    where: str = "the scores",
+) -> tuple[int, int]:
+    """The one check of ``valid_lens``: integers in ``[min_len, num_keys]``, shape ``(B,)`` (or
+    ``(B, L)``, one length per query, if ``per_query``) matching the batch.
+
+    It is :func:`check_valid_lens_shape`, one host read (:func:`read_bounds`), then
+    :func:`check_valid_lens_range`; a caller that also reads other tensors' bounds calls the
+    three itself, so that one transfer serves them all.
+
+    Args:
+        valid_lens: what the caller was given.
+        batch_shape: the scores' leading axes ``(B, ...)`` (``()``: no batch axis, an error);
+            ``None`` skips the batch check.
+        num_queries: L, which a ``(B, L)`` ``valid_lens`` must match (``None``: any L).
+        num_keys: the largest valid length (S, or L for a sequence of tokens).
+        device: where the lengths must be (``None``: anywhere).
+        per_query: allow ``(B, L)``; if False only ``(B,)``, one length per sequence.
+        min_len: the smallest valid length (1 where every sequence has a first token).
+        keys, keys_what, where: how the messages name the bound and the tensor compared with.
+
+    Returns:
+        ``(min, max)`` of the lengths (``(min_len, min_len)`` if empty), so a caller knows,
+        without another read, whether a row can be fully hidden (``min == 0``).
+    """
+    check_valid_lens_shape(
+        valid_lens, batch_shape, num_queries, device, per_query=per_query, where=where,
+        num_keys=num_keys,
+    )
+    (bounds,) = read_bounds(valid_lens)
+    return check_valid_lens_range(
+        bounds, num_keys, min_len=min_len, keys=keys, keys_what=keys_what
+    )
+
+
+def check_valid_lens_shape(
+    valid_lens,
+    batch_shape: tuple | None,
+    num_queries: int | None,
+    device: torch.device | None,
+    *,
+    per_query: bool = True,
+    where: str = "the scores",
+    num_keys: int | None = None,
 ) -> torch.Tensor:
-    """Check ``valid_lens``: integers in [0, S], shape ``(B,)`` or ``(B, L)`` matching the batch."""
+    """The part of :func:`check_valid_lens` that reads no value: type, dtype, device, shape."""
     if not isinstance(valid_lens, torch.Tensor):
         raise TypeError(f"valid_lens must be a torch.Tensor, got {type(valid_lens).__name__}")
     if valid_lens.is_floating_point() or valid_lens.is_complex() or valid_lens.dtype == torch.bool:
-        raise TypeError(f"valid_lens must hold integers, got dtype {valid_lens.dtype}")
-    if valid_lens.device != device:
-        raise ValueError(f"valid_lens is on {valid_lens.device} but the scores are on {device}")
-    if valid_lens.dim() not in (1, 2):
-        raise ValueError(
-            f"valid_lens must be 1-D (B,) or 2-D (B, L), got shape {tuple(valid_lens.shape)}"
+        raise TypeError(
+            f"valid_lens must hold integers, got dtype {valid_lens.dtype} (valid_lens must be "
+            "an integer tensor, e.g. int64)"
         )
-    if not batch_shape:
-        raise ValueError(
-            "valid_lens needs a batch axis: scores must be (B, ..., L, S), "
-            f"got (L, S) = ({num_queries}, {num_keys})"
-        )
-    if valid_lens.shape[0] != batch_shape[0]:
-        raise ValueError(
-            f"valid_lens has {valid_lens.shape[0]} rows but the batch size is {batch_shape[0]}"
-        )
-    if valid_lens.dim() == 2 and valid_lens.shape[1] != num_queries:
+    if device is not None and valid_lens.device != device:
+        raise ValueError(f"valid_lens is on {valid_lens.device} but {where} are on {device}")
+    if valid_lens.dim() != 1 and not (per_query and valid_lens.dim() == 2):
+        shape = tuple(valid_lens.shape)
+        if per_query:
+            raise ValueError(f"valid_lens must be 1-D (B,) or 2-D (B, L), got shape {shape}")
+        raise ValueError(f"valid_lens must have shape (B,), got {shape}: one length per sequence")
+    if batch_shape is not None:
+        if not batch_shape:
+            raise ValueError(
+                "valid_lens needs a batch axis: scores must be (B, ..., L, S), "
+                f"got (L, S) = ({num_queries}, {num_keys})"
+            )
+        if valid_lens.shape[0] != batch_shape[0]:
+            expected = f"({batch_shape[0]},)" + (f" or ({batch_shape[0]}, L)" if per_query else "")
+            raise ValueError(
+                f"valid_lens has {valid_lens.shape[0]} rows but the batch size is "
+                f"{batch_shape[0]} (expected shape {expected}, one length per sequence)"
+            )
+    if num_queries is not None and valid_lens.dim() == 2 and valid_lens.shape[1] != num_queries:
         raise ValueError(
             f"valid_lens of shape {tuple(valid_lens.shape)} gives one length per query, "
             f"but there are L={num_queries} queries"
         )
-    if valid_lens.numel():
-        lo, hi = int(valid_lens.min()), int(valid_lens.max())
-        if lo < 0:
-            raise ValueError(f"valid_lens must be >= 0, got {lo}")
-        if hi > num_keys:
-            raise ValueError(f"valid_lens must be <= S={num_keys} (the number of keys), got {hi}")
     return valid_lens
+
+
+def check_valid_lens_range(
+    bounds: tuple[int, int] | None,
+    num_keys: int,
+    *,
+    min_len: int = 0,
+    keys: str = "S",
+    keys_what: str = "the number of keys",
+) -> tuple[int, int]:
+    """The part of :func:`check_valid_lens` that needs the values: ``min_len <= lens <= num_keys``,
+    given the ``(min, max)`` that :func:`read_bounds` read (``None``: no lengths)."""
+    if bounds is None:
+        return min_len, min_len
+    lo, hi = bounds
+    limits = f"valid_lens must lie in [{min_len}, {keys}={num_keys}] ({keys_what})"
+    if lo < min_len:
+        raise ValueError(f"{limits}: valid_lens must be >= {min_len}, got {lo}")
+    if hi > num_keys:
+        raise ValueError(f"{limits}: valid_lens must be <= {keys}={num_keys}, got {hi}")
+    return lo, hi
+
+
+def read_bounds(*tensors: torch.Tensor | None) -> list[tuple[int, int] | None]:
+    """``(min, max)`` of each integer tensor (``None`` for an empty one or ``None``), read from the
+    device in ONE transfer: the only place a check waits for the device (on a GPU, a sync)."""
+    present = [t for t in tensors if t is not None and t.numel()]
+    if not present:
+        return [None] * len(tensors)
+    flat = torch.cat([torch.stack(torch.aminmax(t)).to(torch.int64) for t in present])
+    values = iter(flat.tolist())  # the one host read
+    return [(next(values), next(values)) if t is not None and t.numel() else None for t in tensors]
 
 
 def check_positive_int(name: str, value) -> int:
