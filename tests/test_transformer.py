@@ -123,7 +123,8 @@ def test_c35_decoder_block_matches_torch(device, norm_first):
             tgt_is_causal=True,
             memory_key_padding_mask=~padding_mask(mem_lens, 7),
         )
-    out, self_w, cross_w = ours(x, memory, memory_valid_lens=mem_lens)
+    res = ours(x, memory, memory_valid_lens=mem_lens)
+    out, self_w, cross_w = res.out, res.self_weights, res.cross_weights
     assert_close(out, expected, atol=1e-5, rtol=1e-5)
     assert self_w.shape == (3, 4, 5, 5) and cross_w.shape == (3, 4, 5, 7)
     assert torch.all(cross_w[1, :, :, 1:] == 0)
@@ -132,7 +133,7 @@ def test_c35_decoder_block_matches_torch(device, norm_first):
 def test_c35_decoder_output_layer_and_softmax_give_distributions():
     block = DecoderBlock(16, 4, 32)
     to_vocab = nn.Linear(16, 11)
-    out, _, _ = block(torch.randn(2, 4, 16), torch.randn(2, 3, 16))
+    out = block(torch.randn(2, 4, 16), torch.randn(2, 3, 16)).out
     probs = torch.softmax(to_vocab(out), dim=-1)  # (B, T, V)
     assert probs.shape == (2, 4, 11)
     assert_close(probs.sum(-1), torch.ones(2, 4))
@@ -152,8 +153,9 @@ def test_c36_future_tokens_do_not_change_earlier_outputs(seed, length, cut, norm
     memory = torch.randn(2, 3, 8, generator=gen, dtype=torch.float64)
     changed = x.clone()
     changed[:, cut + 1 :] = torch.randn(2, length - cut - 1, 8, generator=gen, dtype=torch.float64)
-    out, self_w, _ = block(x, memory)
-    out2, _, _ = block(changed, memory)
+    res = block(x, memory)
+    out, self_w = res.out, res.self_weights
+    out2 = block(changed, memory).out
     assert_close(out2[:, : cut + 1], out[:, : cut + 1])  # the past is untouched
     assert (out2[:, cut + 1 :] - out[:, cut + 1 :]).abs().max() > 1e-6  # the future did change
     assert torch.all(self_w[..., ~causal_mask(length)] == 0)
@@ -223,7 +225,7 @@ def test_c38_encoder_output_ignores_padding_and_batch(device):
 def test_c39_cross_attention_takes_queries_from_decoder_keys_values_from_encoder(device):
     block = DecoderBlock(8, 2, 16).to(device)
     x, memory = torch.randn(2, 4, 8, device=device), torch.randn(2, 6, 8, device=device)
-    _, _, cross_w = block(x, memory)
+    cross_w = block(x, memory).cross_weights
     assert cross_w.shape == (2, 2, 4, 6)  # [target length, source length] per head
     # Reproduce it from its definition: Q from the decoder state after the first sub-layer,
     # K and V from the encoder output, each with the cross-attention's own projections.
@@ -235,9 +237,10 @@ def test_c39_cross_attention_takes_queries_from_decoder_keys_values_from_encoder
     expected = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)
     assert_close(cross_w, expected)
     # Changing the encoder output changes the cross weights; the self-attention is not affected.
-    _, self_w2, cross_w2 = block(x, memory * 2)
+    res2 = block(x, memory * 2)
+    self_w2, cross_w2 = res2.self_weights, res2.cross_weights
     assert (cross_w2 - cross_w).abs().max() > 1e-3
-    assert_close(self_w2, block(x, memory)[1])
+    assert_close(self_w2, block(x, memory).self_weights)
 
 
 def test_bad_input_errors():
@@ -333,4 +336,4 @@ def test_decoder_block_from_torch_with_gelu_matches_torch_float64():
     x, memory = torch.randn(2, 4, 8, dtype=torch.float64), torch.randn(2, 5, 8, dtype=torch.float64)
     causal = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)  # torch: True = hidden
     assert ours.ffn.activation == "gelu"
-    assert_close(ours(x, memory)[0], ref(x, memory, tgt_mask=causal))
+    assert_close(ours(x, memory).out, ref(x, memory, tgt_mask=causal))

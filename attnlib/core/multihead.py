@@ -11,14 +11,20 @@ the full width is a different model (C17).
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib.core.attention import dot_product_attention
-from attnlib.util._checks import check_int, check_positive_int, check_probability, check_tensor
+from attnlib.core.attention import _attention, dot_product_attention
+from attnlib.core.masks import checked_attention_mask
+from attnlib.core.scoring import default_scale
+from attnlib.util._checks import (
+    check_bool,
+    check_int,
+    check_positive_int,
+    check_probability,
+    check_tensor,
+)
 
 __all__ = [
     "MultiHeadAttention",
@@ -49,6 +55,11 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
             f"the width D={width} of x (shape {tuple(x.shape)}) is not divisible by "
             f"num_heads={num_heads}"
         )
+    return _split_heads(x, num_heads)
+
+
+def _split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    batch, length, width = x.shape
     return x.reshape(batch, length, num_heads, width // num_heads).transpose(1, 2)  # (B, H, L, Dh)
 
 
@@ -62,6 +73,10 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
         ``(B, L, D)`` with ``D = H * Dh``; head r occupies features ``r*Dh : (r+1)*Dh``.
     """
     check_tensor("x", x, ndim=4, floating=False)
+    return _merge_heads(x)
+
+
+def _merge_heads(x: torch.Tensor) -> torch.Tensor:
     batch, heads, length, head_dim = x.shape
     return x.transpose(1, 2).reshape(batch, length, heads * head_dim)  # (B, L, D)
 
@@ -171,26 +186,50 @@ class MultiHeadAttention(nn.Module):
             weights: a removed head still looks where it looked; only what it passes on is gone.
         """
         self._check_inputs(query, key, value)
+        check_bool("is_causal", is_causal)
+        batch, num_queries, num_keys = query.shape[0], query.shape[1], key.shape[1]
         keep = None
         if head_mask is not None:
-            keep = _check_head_mask(head_mask, query.shape[0], self.num_heads, query.device)
-        if attn_mask is not None and isinstance(attn_mask, torch.Tensor) and attn_mask.dim() == 3:
+            keep = _check_head_mask(head_mask, batch, self.num_heads, query.device)
+        if isinstance(attn_mask, torch.Tensor) and attn_mask.dim() == 3:
             attn_mask = attn_mask.unsqueeze(1)  # (B, 1, L, S): the same mask for every head
-        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
-        k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dh)
-        v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dh)
-        heads, weights = dot_product_attention(
+        mask, may_be_empty = checked_attention_mask(
+            (batch, self.num_heads, num_queries, num_keys),
+            query.device,
+            attn_mask,
+            valid_lens,
+            is_causal,
+        )
+        return self._attend(query, key, value, mask, keep, rows_may_be_empty=may_be_empty)
+
+    def _attend(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None,
+        keep: torch.Tensor | None = None,
+        *,
+        rows_may_be_empty: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward` unchecked: ``mask`` (None, boolean or float) already folds
+        ``attn_mask``, ``valid_lens`` and ``is_causal`` and broadcasts to ``(B, H, L, S)``;
+        ``keep`` is a checked ``head_mask``. The blocks call this once they have checked."""
+        q = _split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
+        k = _split_heads(self.w_k(key), self.num_heads)  # (B, H, S, Dh)
+        v = _split_heads(self.w_v(value), self.num_heads)  # (B, H, S, Dh)
+        heads, weights = _attention(
             q,
             k,
             v,
-            attn_mask,
-            valid_lens=valid_lens,
-            is_causal=is_causal,
-            dropout_p=self.dropout if self.training else 0.0,
+            mask,
+            default_scale(self.head_dim),
+            self.dropout if self.training else 0.0,
+            rows_may_be_empty=rows_may_be_empty,
         )  # (B, H, L, Dh), (B, H, L, S)
         if keep is not None:
             heads = heads * keep.to(heads.dtype)[..., None, None]  # (B, H, L, Dh)
-        return self.w_o(merge_heads(heads)), weights  # (B, L, D), (B, H, L, S)
+        return self.w_o(_merge_heads(heads)), weights  # (B, L, D), (B, H, L, S)
 
     @classmethod
     def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
@@ -317,7 +356,7 @@ def one_wide_head(
     """
     mha._check_inputs(query, key, value)
     q, k, v = mha.w_q(query), mha.w_k(key), mha.w_v(value)  # (B, L, D), (B, S, D), (B, S, D)
-    out, weights = dot_product_attention(q, k, v, attn_mask, scale=1.0 / math.sqrt(mha.d_model))
+    out, weights = dot_product_attention(q, k, v, attn_mask, scale=default_scale(mha.d_model))
     return mha.w_o(out), weights  # (B, L, D), (B, L, S)
 
 

@@ -8,12 +8,16 @@ Both blocks copy their torch counterparts (``from_torch``) so the outputs can be
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib.core.multihead import MultiHeadAttention
+from attnlib.core._torch_layers import _block_from_torch
+from attnlib.core.masks import _causal_mask, checked_attention_mask
+from attnlib.core.multihead import MultiHeadAttention, _check_head_mask
 from attnlib.util._checks import check_positive_int, check_probability, check_tensor
 
 __all__ = [
@@ -21,6 +25,7 @@ __all__ = [
     "FeedForward",
     "EncoderBlock",
     "DecoderBlock",
+    "DecoderOutput",
 ]
 
 
@@ -122,70 +127,47 @@ def _check_width(name: str, x: torch.Tensor, d_model: int) -> None:
         )
 
 
-def _check_torch_layer(layer, cls) -> None:
-    if not isinstance(layer, cls):
-        raise TypeError(f"expected an nn.{cls.__name__}, got {type(layer).__name__}")
-    if not layer.self_attn.batch_first:
-        raise ValueError(f"the {cls.__name__} must be built with batch_first=True")
-
-
-def _torch_activation(layer) -> str:
-    """The FFN activation of a torch Transformer layer, as our name ("relu" or "gelu")."""
-    act = layer.activation
-    if act is F.relu or isinstance(act, nn.ReLU):
-        return "relu"
-    if act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none"):
-        return "gelu"  # the exact erf form; the tanh approximation is another function
-    raise ValueError(f"activation must be relu or gelu (exact), got {act!r}")
-
-
-def _copy_linear(dst: nn.Linear, src: nn.Linear) -> None:
-    dst.weight.copy_(src.weight)
-    if src.bias is not None:
-        dst.bias.copy_(src.bias)
-
-
-def _copy_norm(dst: nn.LayerNorm, src: nn.LayerNorm) -> None:
-    if src.weight is not None:
-        dst.weight.copy_(src.weight)
-    if src.bias is not None:
-        dst.bias.copy_(src.bias)
-
-
-def _block_from_torch(cls, layer, torch_cls, attention: dict[str, str], norms: tuple[str, ...]):
-    """Build a ``cls`` block with ``layer``'s sizes, device, dtype and mode, and copy its weights.
-
-    ``attention`` maps our attention attribute to torch's (e.g. ``cross_attn`` ->
-    ``multihead_attn``); ``norms`` names the LayerNorms, which both sides call alike.
-    """
-    _check_torch_layer(layer, torch_cls)
-    new = cls(
-        layer.self_attn.embed_dim,
-        layer.self_attn.num_heads,
-        layer.linear1.out_features,
-        dropout=layer.dropout.p,
-        norm_first=layer.norm_first,
-        eps=layer.norm1.eps,
-        bias=layer.linear1.bias is not None,
-        activation=_torch_activation(layer),
-    )
-    new = new.to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
-    for ours, theirs in attention.items():
-        setattr(new, ours, MultiHeadAttention.from_torch(getattr(layer, theirs)))
-    with torch.no_grad():
-        _copy_linear(new.ffn.linear1, layer.linear1)
-        _copy_linear(new.ffn.linear2, layer.linear2)
-        for name in norms:
-            _copy_norm(getattr(new, name), getattr(layer, name))
-    return new.train(layer.training)
-
-
 def _apply_norm(norm: nn.LayerNorm, x: torch.Tensor) -> torch.Tensor:
     """Our :func:`layer_norm` with the parameters an ``nn.LayerNorm`` holds."""
     return layer_norm(x, norm.weight, norm.bias, norm.eps)
 
 
-class EncoderBlock(nn.Module):
+class _Block(nn.Module):
+    """What both blocks share: their arguments (see :class:`EncoderBlock`), self-attention (and
+    cross-attention in the decoder), the FFN, one LayerNorm and one dropout per sub-layer, built
+    in this order (so a seed gives the same weights)."""
+
+    _cross: ClassVar[bool]  # the decoder's cross-attention sub-layer
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        *,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+        activation: str = "relu",
+    ):
+        super().__init__()
+        cross = self._cross
+        _check_block_args(d_model, num_heads, d_ff, dropout)
+        self.d_model = d_model
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        if cross:
+            self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)
+        sublayers = 3 if cross else 2
+        for i in range(1, sublayers + 1):
+            self.add_module(f"norm{i}", nn.LayerNorm(d_model, eps=eps, bias=bias))
+        for i in range(1, sublayers + 1):
+            self.add_module(f"dropout{i}", nn.Dropout(dropout))
+
+
+class EncoderBlock(_Block):
     """Self-attention and FFN, each with a residual connection and LayerNorm.
 
     Post-LN (``norm_first=False``)::
@@ -207,28 +189,7 @@ class EncoderBlock(nn.Module):
         activation: the FFN's ``"relu"`` (default) or ``"gelu"`` (BERT).
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        *,
-        dropout: float = 0.0,
-        norm_first: bool = False,
-        eps: float = 1e-5,
-        bias: bool = True,
-        activation: str = "relu",
-    ):
-        super().__init__()
-        _check_block_args(d_model, num_heads, d_ff, dropout)
-        self.d_model = d_model
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
-        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)
-        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
+    _cross = False
 
     def forward(
         self,
@@ -249,13 +210,33 @@ class EncoderBlock(nn.Module):
             ``(out (B, L, D), self_weights (B, H, L, L))``.
         """
         _check_width("x", x, self.d_model)
+        batch, length = x.shape[0], x.shape[1]
+        heads = self.self_attn.num_heads
+        keep = None if head_mask is None else _check_head_mask(head_mask, batch, heads, x.device)
+        mask, may_be_empty = checked_attention_mask(
+            (batch, heads, length, length), x.device, valid_lens=valid_lens
+        )
+        return self._forward(x, mask, keep, rows_may_be_empty=may_be_empty)
+
+    def _forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None,
+        keep: torch.Tensor | None = None,
+        *,
+        rows_may_be_empty: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward` unchecked: ``mask`` broadcasts to ``(B, H, L, L)`` (e.g. the
+        ``(B, 1, 1, L)`` padding of ``valid_lens``), ``keep`` is a checked ``head_mask``. A model
+        that checked its inputs once calls this for every layer."""
+        attend = self.self_attn._attend
         if self.norm_first:
             h = _apply_norm(self.norm1, x)
-            a, weights = self.self_attn(h, h, h, valid_lens=valid_lens, head_mask=head_mask)
+            a, weights = attend(h, h, h, mask, keep, rows_may_be_empty=rows_may_be_empty)
             x = x + self.dropout1(a)
             x = x + self.dropout2(self.ffn(_apply_norm(self.norm2, x)))
         else:
-            a, weights = self.self_attn(x, x, x, valid_lens=valid_lens, head_mask=head_mask)
+            a, weights = attend(x, x, x, mask, keep, rows_may_be_empty=rows_may_be_empty)
             x = _apply_norm(self.norm1, x + self.dropout1(a))
             x = _apply_norm(self.norm2, x + self.dropout2(self.ffn(x)))
         return x, weights  # (B, L, D), (B, H, L, L)
@@ -272,7 +253,22 @@ class EncoderBlock(nn.Module):
         )
 
 
-class DecoderBlock(nn.Module):
+@dataclass(frozen=True)
+class DecoderOutput:
+    """What :class:`DecoderBlock` returns (more than ``(out, weights)``, so named fields).
+
+    Attributes:
+        out: ``(B, T, D)`` the block's output.
+        self_weights: ``(B, H, T, T)`` the causal self-attention weights.
+        cross_weights: ``(B, H, T, S)`` the cross-attention weights over the encoder output.
+    """
+
+    out: torch.Tensor
+    self_weights: torch.Tensor
+    cross_weights: torch.Tensor
+
+
+class DecoderBlock(_Block):
     """Causal self-attention, cross-attention to the encoder output, and FFN.
 
     Post-LN (``norm_first=False``)::
@@ -285,31 +281,7 @@ class DecoderBlock(nn.Module):
     Args: as :class:`EncoderBlock`.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        *,
-        dropout: float = 0.0,
-        norm_first: bool = False,
-        eps: float = 1e-5,
-        bias: bool = True,
-        activation: str = "relu",
-    ):
-        super().__init__()
-        _check_block_args(d_model, num_heads, d_ff, dropout)
-        self.d_model = d_model
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
-        self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
-        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)
-        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm3 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-        self.dropout3 = nn.Dropout(dropout)
+    _cross = True
 
     def forward(
         self,
@@ -317,7 +289,7 @@ class DecoderBlock(nn.Module):
         memory: torch.Tensor,
         *,
         memory_valid_lens: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> DecoderOutput:
         """Decode ``x`` (causally) while attending to the encoder output ``memory``.
 
         Args:
@@ -326,25 +298,51 @@ class DecoderBlock(nn.Module):
             memory_valid_lens: optional integer ``(B,)``: real source lengths (padding hidden).
 
         Returns:
-            ``(out (B, T, D), self_weights (B, H, T, T), cross_weights (B, H, T, S))``.
+            A :class:`DecoderOutput`: ``out (B, T, D)``, ``self_weights (B, H, T, T)``,
+            ``cross_weights (B, H, T, S)``.
         """
         _check_width("x", x, self.d_model)
         _check_width("memory", memory, self.d_model)
+        if memory.shape[0] != x.shape[0]:
+            raise ValueError(
+                f"x has batch size {x.shape[0]} but memory has {memory.shape[0]} "
+                f"(x shape {tuple(x.shape)}, memory shape {tuple(memory.shape)})"
+            )
+        shape = (x.shape[0], self.cross_attn.num_heads, x.shape[1], memory.shape[1])
+        cross_mask, may_be_empty = checked_attention_mask(
+            shape, x.device, valid_lens=memory_valid_lens
+        )
+        return self._forward(x, memory, cross_mask, rows_may_be_empty=may_be_empty)
+
+    def _forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        cross_mask: torch.Tensor | None,
+        *,
+        rows_may_be_empty: bool = True,
+    ) -> DecoderOutput:
+        """:meth:`forward` unchecked: ``cross_mask`` broadcasts to ``(B, H, T, S)`` (e.g. the
+        ``(B, 1, 1, S)`` padding of the source); ``rows_may_be_empty`` is about it alone (the
+        causal self-attention always sees its own position)."""
+        causal = _causal_mask(x.shape[1], x.shape[1], x.device)  # (T, T)
+        self_attend, cross_attend = self.self_attn._attend, self.cross_attn._attend
+        empty = rows_may_be_empty
         if self.norm_first:
             h = _apply_norm(self.norm1, x)
-            a, self_w = self.self_attn(h, h, h, is_causal=True)
+            a, self_w = self_attend(h, h, h, causal, rows_may_be_empty=False)
             x = x + self.dropout1(a)
             h = _apply_norm(self.norm2, x)
-            c, cross_w = self.cross_attn(h, memory, memory, valid_lens=memory_valid_lens)
+            c, cross_w = cross_attend(h, memory, memory, cross_mask, rows_may_be_empty=empty)
             x = x + self.dropout2(c)
             x = x + self.dropout3(self.ffn(_apply_norm(self.norm3, x)))
         else:
-            a, self_w = self.self_attn(x, x, x, is_causal=True)
+            a, self_w = self_attend(x, x, x, causal, rows_may_be_empty=False)
             x = _apply_norm(self.norm1, x + self.dropout1(a))
-            c, cross_w = self.cross_attn(x, memory, memory, valid_lens=memory_valid_lens)
+            c, cross_w = cross_attend(x, memory, memory, cross_mask, rows_may_be_empty=empty)
             x = _apply_norm(self.norm2, x + self.dropout2(c))
             x = _apply_norm(self.norm3, x + self.dropout3(self.ffn(x)))
-        return x, self_w, cross_w  # (B, T, D), (B, H, T, T), (B, H, T, S)
+        return DecoderOutput(x, self_w, cross_w)  # (B, T, D), (B, H, T, T), (B, H, T, S)
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderBlock:

@@ -158,13 +158,16 @@ def check_valid_lens(
         without another read, whether a row can be fully hidden (``min == 0``).
     """
     check_valid_lens_shape(
-        valid_lens, batch_shape, num_queries, device, per_query=per_query, where=where,
+        valid_lens,
+        batch_shape,
+        num_queries,
+        device,
+        per_query=per_query,
+        where=where,
         num_keys=num_keys,
     )
     (bounds,) = read_bounds(valid_lens)
-    return check_valid_lens_range(
-        bounds, num_keys, min_len=min_len, keys=keys, keys_what=keys_what
-    )
+    return check_valid_lens_range(bounds, num_keys, min_len=min_len, keys=keys, keys_what=keys_what)
 
 
 def check_valid_lens_shape(

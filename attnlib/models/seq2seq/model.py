@@ -17,11 +17,18 @@ from typing import Any
 import torch
 from torch import nn
 
+from attnlib.core.masks import valid_lens_mask
 from attnlib.core.positional import PositionalEncoding
 from attnlib.core.transformer import DecoderBlock, EncoderBlock
 from attnlib.models.seq2seq.config import Seq2SeqConfig
 from attnlib.models.seq2seq.toy_tasks import BOS, EOS, PAD
-from attnlib.util._checks import check_positive_int, check_tensor
+from attnlib.util._checks import (
+    check_positive_int,
+    check_tensor,
+    check_valid_lens_range,
+    check_valid_lens_shape,
+    read_bounds,
+)
 
 __all__ = ["Seq2SeqOutput", "Seq2SeqTransformer", "eval_mode", "greedy_decode"]
 
@@ -77,7 +84,11 @@ class Seq2SeqTransformer(nn.Module):
         )
         self.output = nn.Linear(cfg.d_model, cfg.vocab_size)  # to one score per vocabulary id
 
-    def _check_tokens(self, name: str, tokens: torch.Tensor) -> None:
+    def _check_tokens(
+        self, name: str, tokens: torch.Tensor, valid_lens: torch.Tensor | None, num_keys: int
+    ) -> tuple[torch.Tensor | None, bool]:
+        """Check token ids and the source lengths (``num_keys`` = S) with one host read; return
+        the ``(B, 1, 1, S)`` padding mask for the blocks and whether a length is 0."""
         check_tensor(name, tokens, ndim=2, floating=False)
         if tokens.is_floating_point() or tokens.dtype == torch.bool:
             raise TypeError(f"{name} must hold integer token ids, got {tokens.dtype}")
@@ -85,8 +96,17 @@ class Seq2SeqTransformer(nn.Module):
             raise ValueError(
                 f"{name} has length {tokens.shape[1]} but max_positions={self.max_positions}"
             )
-        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.vocab_size):
+        if valid_lens is not None:
+            check_valid_lens_shape(
+                valid_lens, tokens.shape[:1], None, tokens.device, per_query=False
+            )
+        ids, lens = read_bounds(tokens, valid_lens)  # one transfer for both
+        if ids is not None and (ids[0] < 0 or ids[1] >= self.vocab_size):
             raise ValueError(f"{name} holds ids outside [0, {self.vocab_size})")
+        if valid_lens is None:
+            return None, False
+        lo, _ = check_valid_lens_range(lens, num_keys)
+        return valid_lens_mask(valid_lens, (tokens.shape[0], 1, 1, num_keys)), lo == 0
 
     def encode(
         self,
@@ -94,11 +114,11 @@ class Seq2SeqTransformer(nn.Module):
         src_valid_lens: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """``src (B, S)`` -> ``(memory (B, S, D), [self weights (B, H, S, S)] per layer)``."""
-        self._check_tokens("src", src)
+        mask, empty = self._check_tokens("src", src, src_valid_lens, src.shape[1])
         x = self.positions(self.src_embed(src))  # (B, S, D)
         weights = []
-        for block in self.encoder:
-            x, w = block(x, valid_lens=src_valid_lens)
+        for block in self.encoder:  # checked once above; the blocks run unchecked
+            x, w = block._forward(x, mask, rows_may_be_empty=empty)
             weights.append(w)
         return x, weights
 
@@ -109,13 +129,20 @@ class Seq2SeqTransformer(nn.Module):
         src_valid_lens: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
         """``tgt_in (B, T)`` -> ``(logits (B, T, V), self weights, cross weights)`` per layer."""
-        self._check_tokens("tgt_in", tgt_in)
+        check_tensor("memory", memory, ndim=3)
+        if memory.shape[0] != tgt_in.shape[0] or memory.shape[-1] != self.d_model:
+            raise ValueError(
+                f"memory must be (B, S, D) = ({tgt_in.shape[0]}, S, {self.d_model}), "
+                f"got {tuple(memory.shape)}"
+            )
+        mask, empty = self._check_tokens("tgt_in", tgt_in, src_valid_lens, memory.shape[1])
         y = self.positions(self.tgt_embed(tgt_in))  # (B, T, D)
         self_ws, cross_ws = [], []
-        for block in self.decoder:
-            y, sw, cw = block(y, memory, memory_valid_lens=src_valid_lens)
-            self_ws.append(sw)
-            cross_ws.append(cw)
+        for block in self.decoder:  # checked once above; the blocks run unchecked
+            step = block._forward(y, memory, mask, rows_may_be_empty=empty)
+            y = step.out
+            self_ws.append(step.self_weights)
+            cross_ws.append(step.cross_weights)
         return self.output(y), self_ws, cross_ws  # (B, T, V)
 
     def forward(
