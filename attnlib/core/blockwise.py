@@ -16,15 +16,15 @@ length instead of quadratically.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
 
 from attnlib.core.attention import check_qkv
-from attnlib.core.softmax import valid_lens_mask
-from attnlib.util._checks import check_mask, check_positive_int, check_scale, check_valid_lens
+from attnlib.core.masks import checked_attention_mask
+from attnlib.core.scoring import default_scale, scaled_scores
+from attnlib.util._checks import check_positive_int, check_scale
 
 __all__ = [
     "BlockwiseStep",
@@ -83,25 +83,11 @@ def _prepare(q, k, v, block_size, attn_mask, valid_lens, scale):
     check_qkv(q, k, v)
     check_positive_int("block_size", block_size)
     check_scale(scale)
-    num_queries, num_keys = q.shape[-2], k.shape[-2]
-    if num_keys == 0:
-        raise ValueError(
-            f"k and v must hold at least one key, got S = 0 (k shape {tuple(k.shape)})"
-        )
     lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    shape = (*lead, num_queries, num_keys)
-    if attn_mask is not None:
-        check_mask("attn_mask", attn_mask, shape, q.device)
-    if valid_lens is not None:
-        check_valid_lens(valid_lens, tuple(lead), num_queries, num_keys, q.device)
-        lens = valid_lens_mask(valid_lens, torch.Size(shape))  # (B, 1, ..., 1 or L, S)
-        if attn_mask is None:
-            attn_mask = lens
-        elif attn_mask.dtype == torch.bool:
-            attn_mask = attn_mask & lens
-        else:
-            attn_mask = attn_mask.masked_fill(~lens, float("-inf"))
-    return (1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)), attn_mask
+    shape = (*lead, q.shape[-2], k.shape[-2])
+    # is_causal stays out of the mask: the blocks build their causal part themselves.
+    mask, _ = checked_attention_mask(shape, q.device, attn_mask, valid_lens)
+    return (default_scale(q.shape[-1]) if scale is None else float(scale)), mask
 
 
 def _online_blocks(
@@ -114,7 +100,7 @@ def _online_blocks(
     """
     # Half precision: keep the running statistics in float32 so the sums stay accurate.
     work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
-    qs = q.to(work) * scale  # (..., L, Dk): scale once instead of once per block
+    qw = q.to(work)  # (..., L, Dk)
     lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     num_queries, num_keys = q.shape[-2], k.shape[-2]
     m = torch.full((*lead, num_queries), float("-inf"), dtype=work, device=q.device)  # (..., L)
@@ -123,7 +109,7 @@ def _online_blocks(
     rows = query_offset + torch.arange(num_queries, device=q.device).unsqueeze(-1)  # (L, 1)
     for block, start in enumerate(range(0, num_keys, block_size)):
         stop = min(start + block_size, num_keys)
-        s = qs @ k[..., start:stop, :].to(work).transpose(-2, -1)  # (..., L, s): never (L, S)
+        s = scaled_scores(qw, k[..., start:stop, :].to(work), scale)  # (..., L, s): never (L, S)
         hidden = None
         if attn_mask is not None:
             mb = attn_mask[..., start:stop]

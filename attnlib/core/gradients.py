@@ -3,11 +3,10 @@ in five backward lines (dV, dA, dZ, dQ, dK)."""
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from attnlib.core.attention import check_qkv
+from attnlib.core.scoring import default_scale
 from attnlib.util._checks import check_scale, check_tensor
 
 __all__ = ["attention_backward"]
@@ -48,7 +47,7 @@ def attention_backward(
             f"grad_out must be (..., L, Dv) = (..., {q.shape[-2]}, {v.shape[-1]}), "
             f"got {tuple(grad_out.shape)}"
         )
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = default_scale(q.shape[-1]) if scale is None else float(scale)
     dv = weights.transpose(-2, -1) @ grad_out  # (..., S, Dv)
     da = grad_out @ v.transpose(-2, -1)  # (..., L, S)
     dz = weights * (da - (da * weights).sum(-1, keepdim=True))  # (..., L, S): softmax backward

@@ -81,6 +81,18 @@ def _merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).reshape(batch, length, heads * head_dim)  # (B, L, D)
 
 
+def check_head_mask_type(head_mask) -> torch.Tensor:
+    """A ``head_mask`` is a floating (a factor per head) or boolean (True = keep) tensor."""
+    if not isinstance(head_mask, torch.Tensor):
+        raise TypeError(f"head_mask must be a torch.Tensor, got {type(head_mask).__name__}")
+    if not (head_mask.is_floating_point() or head_mask.dtype == torch.bool):
+        raise TypeError(
+            f"head_mask must be floating (a factor per head) or boolean (True = keep), "
+            f"got dtype {head_mask.dtype}"
+        )
+    return head_mask
+
+
 def _check_head_mask(head_mask, batch: int, num_heads: int, device: torch.device) -> torch.Tensor:
     """Validate a per-head multiplier and return it as ``(H,)`` or ``(B, H)``.
 
@@ -89,13 +101,7 @@ def _check_head_mask(head_mask, batch: int, num_heads: int, device: torch.device
             head) or boolean (True = keep the head).
         batch: B; num_heads: H; device: where the attention runs.
     """
-    if not isinstance(head_mask, torch.Tensor):
-        raise TypeError(f"head_mask must be a torch.Tensor, got {type(head_mask).__name__}")
-    if not (head_mask.is_floating_point() or head_mask.dtype == torch.bool):
-        raise TypeError(
-            f"head_mask must be floating (a factor per head) or boolean (True = keep), "
-            f"got dtype {head_mask.dtype}"
-        )
+    check_head_mask_type(head_mask)
     if tuple(head_mask.shape) not in ((num_heads,), (batch, num_heads)):
         raise ValueError(
             f"head_mask must have shape (H,) = ({num_heads},) or (B, H) = ({batch}, {num_heads}), "

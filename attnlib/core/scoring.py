@@ -54,13 +54,13 @@ def _check_pair(q: torch.Tensor, k: torch.Tensor) -> None:
 def dot_score(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """q · k for every pair: ``(..., L, D), (..., S, D) -> (..., L, S)``. Grows with |k|."""
     _check_pair(q, k)
-    return q @ k.transpose(-2, -1)  # (..., L, S)
+    return scaled_scores(q, k, 1.0)  # (..., L, S)
 
 
 def scaled_dot_score(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """q · k / sqrt(d_k): ``(..., L, D), (..., S, D) -> (..., L, S)``."""
     _check_pair(q, k)
-    return (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (..., L, S)
+    return scaled_scores(q, k)  # (..., L, S)
 
 
 def cosine_score(q: torch.Tensor, k: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from attnlib.core.scoring import scaled_scores
 from attnlib.course.memory import allocated_bytes
 from attnlib.util._checks import check_positive_int, check_tensor
 
@@ -231,8 +232,7 @@ def written_out_attention(
         ``(..., L, Dv)``.
     """
     check_tensor("q", q, ndim_min=2)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    scores = (q @ k.transpose(-2, -1)) * scale  # (..., L, S)
+    scores = scaled_scores(q, k, None if scale is None else float(scale))  # (..., L, S)
     return torch.softmax(scores, dim=-1) @ v  # (..., L, Dv)
 
 

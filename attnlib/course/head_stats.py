@@ -21,10 +21,12 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from attnlib.core.masks import _padding_mask
 from attnlib.core.multihead import split_heads
+from attnlib.core.scoring import scaled_scores
 from attnlib.course.scaling import entropy
 from attnlib.models.minilm import mean_pool
-from attnlib.util._checks import check_positive_int, check_tensor
+from attnlib.util._checks import check_positive_int, check_tensor, check_valid_lens
 
 __all__ = [
     "HeadView",
@@ -69,13 +71,11 @@ def stack_attentions(attentions) -> torch.Tensor:
 
 def real_token_mask(valid_lens: torch.Tensor, length: int) -> torch.Tensor:
     """``(B, L)`` boolean, True at the real tokens ``i < valid_lens[b]``."""
-    if not isinstance(valid_lens, torch.Tensor) or valid_lens.is_floating_point():
-        raise TypeError(f"valid_lens must be an integer tensor, got {valid_lens!r}")
-    if valid_lens.dim() != 1:
-        raise ValueError(f"valid_lens must have shape (B,), got {tuple(valid_lens.shape)}")
-    if valid_lens.numel() and (int(valid_lens.min()) < 1 or int(valid_lens.max()) > length):
-        raise ValueError(f"valid_lens must lie in [1, L={length}], got {valid_lens.tolist()}")
-    return torch.arange(length, device=valid_lens.device) < valid_lens.unsqueeze(1)  # (B, L)
+    what = "the sequence length"
+    check_valid_lens(
+        valid_lens, None, None, length, None, per_query=False, min_len=1, keys="L", keys_what=what
+    )
+    return _padding_mask(valid_lens, length)  # (B, L)
 
 
 def _checked(attentions, valid_lens) -> tuple[torch.Tensor, torch.Tensor]:
@@ -240,7 +240,7 @@ def qk_variance(encoder, ids: torch.Tensor, valid_lens: torch.Tensor) -> QKVaria
             attn = block.self_attn
             q = split_heads(attn.w_q(x), attn.num_heads).double()  # (B, H, L, Dh)
             k = split_heads(attn.w_k(x), attn.num_heads).double()  # (B, H, L, Dh)
-            scores = (q @ k.transpose(-2, -1)).transpose(0, 1)  # (H, B, L, L), unscaled
+            scores = scaled_scores(q, k, 1.0).transpose(0, 1)  # (H, B, L, L), unscaled
             measured.append(scores[:, pairs].var(dim=1) / attn.head_dim)  # (H,)
             qs, ks = q.transpose(0, 1)[:, real], k.transpose(0, 1)[:, real]  # (H, N, Dh)
             terms = qs.pow(2).mean(1) * ks.pow(2).mean(1) - qs.mean(1).pow(2) * ks.mean(1).pow(

@@ -12,12 +12,12 @@ and :func:`jacobian_norm`. The caller seeds: pass a ``torch.Generator`` for repe
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
+from attnlib.core.scoring import scaled_scores
 from attnlib.core.softmax import masked_softmax, softmax_jacobian
 from attnlib.util._checks import check_positive_int, check_tensor
 
@@ -260,8 +260,8 @@ def scores_for_widths(
         )
     out = []
     for d in d_ks:
-        s = q[..., :d] @ k[..., :d].transpose(-2, -1)  # (..., L, S)
-        out.append(s / math.sqrt(d) if scaled else s)
+        # (..., L, S); scaled: the default 1/sqrt(d) of width d
+        out.append(scaled_scores(q[..., :d], k[..., :d], None if scaled else 1.0))
     return torch.stack(out)  # (K, ..., L, S)
 
 

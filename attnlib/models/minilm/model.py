@@ -23,6 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from attnlib.core.masks import _padding_mask, valid_lens_mask
+from attnlib.core.multihead import check_head_mask_type
 from attnlib.core.transformer import EncoderBlock, layer_norm
 from attnlib.models.minilm.config import MiniLMConfig
 from attnlib.models.minilm.files import (
@@ -31,7 +33,12 @@ from attnlib.models.minilm.files import (
     minilm_dir,
     verify_model_files,
 )
-from attnlib.util._checks import check_tensor
+from attnlib.util._checks import (
+    check_tensor,
+    check_valid_lens_range,
+    check_valid_lens_shape,
+    read_bounds,
+)
 from attnlib.util._extras import require
 from attnlib.util.device import default_device
 
@@ -108,29 +115,22 @@ def mean_pool(hidden: torch.Tensor, valid_lens: torch.Tensor) -> torch.Tensor:
         ``(B, D)``.
     """
     check_tensor("hidden", hidden, ndim=3)
-    _check_valid_lens(valid_lens, hidden.shape[0], hidden.shape[1], hidden.device)
-    real = torch.arange(hidden.shape[1], device=hidden.device) < valid_lens.unsqueeze(1)  # (B, L)
+    _check_lengths(valid_lens, hidden.shape[0], hidden.shape[1], hidden.device, where="hidden")
+    real = _padding_mask(valid_lens, hidden.shape[1])  # (B, L)
     summed = (hidden * real.unsqueeze(-1).to(hidden.dtype)).sum(dim=1)  # (B, D)
     return summed / valid_lens.unsqueeze(1).to(hidden.dtype)  # (B, D)
 
 
-def _check_valid_lens(valid_lens, batch: int, length: int, device: torch.device) -> None:
-    if not isinstance(valid_lens, torch.Tensor):
-        raise TypeError(f"valid_lens must be a torch.Tensor, got {type(valid_lens).__name__}")
-    if valid_lens.is_floating_point() or valid_lens.is_complex() or valid_lens.dtype == torch.bool:
-        raise TypeError(f"valid_lens must hold integers, got dtype {valid_lens.dtype}")
-    if tuple(valid_lens.shape) != (batch,):
-        raise ValueError(
-            f"valid_lens must have shape ({batch},), one length per sequence, "
-            f"got {tuple(valid_lens.shape)}"
-        )
-    if valid_lens.device != device:
-        raise ValueError(f"valid_lens is on {valid_lens.device} but ids are on {device}")
-    lo, hi = int(valid_lens.min()), int(valid_lens.max())
-    if hi > length:
-        raise ValueError(f"valid_lens must be <= the sequence length L={length}, got {hi}")
-    if lo < 1:
-        raise ValueError(f"valid_lens must be >= 1 (every sequence has at least [CLS]), got {lo}")
+def _check_lengths(valid_lens, batch: int, length: int, device: torch.device, *, where: str):
+    """``valid_lens`` of a batch of sequences: ``(B,)`` integers in ``[1, L]``."""
+    check_valid_lens_shape(valid_lens, (batch,), None, device, per_query=False, where=where)
+    (bounds,) = read_bounds(valid_lens)
+    _check_lengths_range(bounds, length)
+
+
+def _check_lengths_range(bounds: tuple[int, int] | None, length: int) -> None:
+    what = "the sequence length; every text has its [CLS]"
+    check_valid_lens_range(bounds, length, min_len=1, keys="L", keys_what=what)
 
 
 class MiniLMEncoder(nn.Module):
@@ -227,16 +227,12 @@ class MiniLMEncoder(nn.Module):
         Returns:
             An :class:`EncoderOutput`.
         """
-        self._check_ids(ids)
-        if valid_lens is not None:
-            _check_valid_lens(valid_lens, ids.shape[0], ids.shape[1], ids.device)
-        if head_mask is not None:
-            self._check_head_mask(head_mask, ids.shape[0], ids.device)
+        mask = self._check_inputs(ids, valid_lens, head_mask)  # the checks, once
         x = self.embeddings(ids)  # (B, L, D)
         states, attentions = [x], []
-        for layer, block in enumerate(self.layers):
+        for layer, block in enumerate(self.layers):  # checked above: the blocks run unchecked
             keep = None if head_mask is None else head_mask[..., layer, :]  # (H,) or (B, H)
-            x, weights = block(x, valid_lens=valid_lens, head_mask=keep)  # (B, L, D), (B, H, L, L)
+            x, weights = block._forward(x, mask, keep, rows_may_be_empty=False)  # lens >= 1
             states.append(x)
             attentions.append(weights)
         return EncoderOutput(x, tuple(states), tuple(attentions))
@@ -262,8 +258,7 @@ class MiniLMEncoder(nn.Module):
             return F.normalize(mean_pool(hidden, batch.valid_lens), dim=-1)  # (B, D)
 
     def _check_head_mask(self, head_mask, batch: int, device: torch.device) -> None:
-        if not isinstance(head_mask, torch.Tensor):
-            raise TypeError(f"head_mask must be a torch.Tensor, got {type(head_mask).__name__}")
+        check_head_mask_type(head_mask)
         shape = (self.config.num_layers, self.config.num_heads)
         if tuple(head_mask.shape) not in (shape, (batch, *shape)):
             raise ValueError(
@@ -273,6 +268,28 @@ class MiniLMEncoder(nn.Module):
             )
         if head_mask.device != device:
             raise ValueError(f"head_mask is on {head_mask.device} but ids are on {device}")
+
+    def _check_inputs(self, ids, valid_lens, head_mask) -> torch.Tensor | None:
+        """Check a forward's arguments with ONE host read (the ids' and the lengths' bounds);
+        return the ``(B, 1, 1, L)`` padding mask of ``valid_lens`` (None without)."""
+        self._check_ids(ids)
+        batch, length = ids.shape
+        if valid_lens is not None:
+            check_valid_lens_shape(
+                valid_lens, (batch,), None, ids.device, per_query=False, where="ids"
+            )
+        if head_mask is not None:
+            self._check_head_mask(head_mask, batch, ids.device)
+        (lo, hi), lens = read_bounds(ids, valid_lens)  # the one transfer
+        if lo < 0 or hi >= self.config.vocab_size:
+            raise ValueError(
+                f"ids must lie in [0, {self.config.vocab_size}) (the vocabulary), "
+                f"got {lo if lo < 0 else hi}"
+            )
+        if valid_lens is None:
+            return None
+        _check_lengths_range(lens, length)
+        return valid_lens_mask(valid_lens, (batch, 1, 1, length))  # (B, 1, 1, L)
 
     def _check_ids(self, ids) -> None:
         if not isinstance(ids, torch.Tensor):
@@ -287,12 +304,6 @@ class MiniLMEncoder(nn.Module):
         if ids.shape[1] > limit:
             raise ValueError(
                 f"ids have L={ids.shape[1]} tokens, more than the model's {limit} positions"
-            )
-        lo, hi = int(ids.min()), int(ids.max())
-        if lo < 0 or hi >= self.config.vocab_size:
-            bad = lo if lo < 0 else hi
-            raise ValueError(
-                f"ids must lie in [0, {self.config.vocab_size}) (the vocabulary), got {bad}"
             )
 
 
