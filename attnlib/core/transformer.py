@@ -57,9 +57,9 @@ def layer_norm(
                 f"{name} must have shape ({width},) to match x {tuple(x.shape)}, "
                 f"got {tuple(p.shape)}"
             )
-    mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
-    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # (..., 1), biased
-    y = (x - mean) / torch.sqrt(var + eps)  # (..., D)
+    centred = x - x.mean(dim=-1, keepdim=True)  # (..., D)
+    var = (centred**2).mean(dim=-1, keepdim=True)  # (..., 1), biased
+    y = centred / torch.sqrt(var + eps)  # (..., D)
     if weight is not None:
         y = y * weight
     if bias is not None:
