@@ -18,6 +18,27 @@ __all__ = ["masking_combined_figure"]
 NUM_TOKENS, VALID_LEN = 6, 4
 
 
+def _hatched_heatmap(ax, values, visible, **kwargs):
+    """A (query, key) heatmap with the hidden cells (``visible`` False) hatched on top."""
+    n_q, n_k = visible.shape[-2:]
+    plotting.heatmap(
+        values,
+        ax=ax,
+        vmin=kwargs.pop("vmin", 0.0),
+        vmax=1.0,
+        xlabel="key j",
+        ylabel="query i",
+        **kwargs,
+    )
+    ax.imshow(
+        plotting.hatch_overlay(visible),
+        extent=(-0.5, n_k - 0.5, n_q - 0.5, -0.5),
+        interpolation="nearest",
+        aspect="auto",
+        zorder=3,
+    )
+
+
 @register_figure("masking_combined", formats=("png", "svg"))
 def masking_combined_figure(fig=None):
     """Padding mask, causal mask, their AND, and the weights under it (hidden cells hatched).
@@ -46,45 +67,11 @@ def masking_combined_figure(fig=None):
         (causal, "causal mask (j ≤ i)"),
         (both, "padding AND causal"),
     ]
-    extent = (-0.5, L - 0.5, L - 0.5, -0.5)
     for ax, (m, title) in zip(axes, panels):
-        plotting.heatmap(
-            m.double(),
-            ax=ax,
-            cmap="Greys_r",
-            vmin=-0.3,
-            vmax=1.0,
-            colorbar=False,
-            title=title,
-            xlabel="key j",
-            ylabel="query i",
-        )
-        ax.imshow(
-            plotting.hatch_overlay(m),
-            extent=extent,
-            interpolation="nearest",
-            aspect="auto",
-            zorder=3,
-        )
+        _hatched_heatmap(ax, m.double(), m, cmap="Greys_r", vmin=-0.3, colorbar=False, title=title)
         plotting.cell_labels(ax, m.double(), fmt="{:.0f}", threshold=0.5)
     ax = axes[3]
-    plotting.heatmap(
-        w[0],
-        ax=ax,
-        mask=both,
-        vmin=0.0,
-        vmax=1.0,
-        title="weights (hidden: hatched)",
-        xlabel="key j",
-        ylabel="query i",
-    )
-    ax.imshow(
-        plotting.hatch_overlay(both),
-        extent=extent,
-        interpolation="nearest",
-        aspect="auto",
-        zorder=3,
-    )
+    _hatched_heatmap(ax, w[0], both, mask=both, title="weights (hidden: hatched)")
     plotting.cell_labels(
         ax, plotting.masked(w[0], both).filled(float("nan")), fmt="{:.2f}", fontsize=7
     )
