@@ -14,15 +14,15 @@ from attnlib.models.seq2seq.toy_tasks import BOS
 
 @pytest.fixture
 def model(device):
-    # Two decoder layers so the per-layer lists are exercised; untrained is enough here.
-    cfg = Seq2SeqConfig(d_model=32, num_heads=4, d_ff=64, num_decoder_layers=2)
-    return Seq2SeqTransformer(cfg).to(device).eval()
+    # Two decoder layers so the per-layer tuples are exercised; untrained is enough here.
+    config = Seq2SeqConfig(d_model=32, num_heads=4, d_ff=64, num_decoder_layers=2)
+    return Seq2SeqTransformer(config).to(device).eval()
 
 
 def test_trace_tokens_equal_greedy_decode(model, device):
     src = torch.tensor([6, 3, 8, 5, 4], device=device)
     trace = trace_greedy_decoding(model, src)
-    tokens, _ = greedy_decode(model, src.unsqueeze(0))
+    tokens = greedy_decode(model, src.unsqueeze(0)).tokens
     assert isinstance(trace, DecodingTrace)
     assert torch.equal(trace.tokens, tokens[0])
     assert trace.num_steps == 6
@@ -35,11 +35,12 @@ def test_c36_trace_rows_equal_step_by_step_decoding(model, device):
     """Row t of the one-pass trace is exactly what step t saw when decoding incrementally."""
     src = torch.tensor([[7, 9, 3, 12, 5, 6]], device=device)
     trace = trace_greedy_decoding(model, src)
-    memory, _ = model.encode(src)
+    memory = model.encode(src).memory
     tgt = torch.full((1, 1), BOS, dtype=torch.long, device=device)
     with torch.no_grad():
         for t in range(trace.num_steps):
-            logits, self_ws, cross_ws = model.decode(tgt, memory)  # only steps 0..t exist
+            step = model.decode(tgt, memory)  # only steps 0..t exist
+            logits, self_ws, cross_ws = step.logits, step.self_weights, step.cross_weights
             assert int(logits[0, -1].argmax()) == int(trace.tokens[t])
             for layer in range(2):
                 torch.testing.assert_close(

@@ -17,8 +17,8 @@ SMALL = Seq2SeqConfig(vocab_size=10, d_model=32, num_heads=2, d_ff=64)
 
 
 def test_model_shapes_and_attention_maps(device):
-    cfg = replace(SMALL, num_encoder_layers=2, num_decoder_layers=2)
-    model = Seq2SeqTransformer(cfg).to(device)
+    config = replace(SMALL, num_encoder_layers=2, num_decoder_layers=2)
+    model = Seq2SeqTransformer(config).to(device)
     batch = make_batch("reverse", 3, 5, 10, min_len=2, device=device)
     out = model(batch.src, batch.tgt_in, src_valid_lens=batch.src_valid_lens)
     assert out.logits.shape == (3, 6, 10)
@@ -32,14 +32,14 @@ def test_model_shapes_and_attention_maps(device):
 
 
 def test_the_config_sets_the_modules():
-    cfg = Seq2SeqConfig()
-    model = Seq2SeqTransformer(cfg)
-    assert model.config is cfg
-    assert model.output.weight.shape == (cfg.vocab_size, cfg.d_model)
-    assert len(model.encoder) == cfg.num_encoder_layers
-    assert len(model.decoder) == cfg.num_decoder_layers
-    assert model.encoder[0].self_attn.num_heads == cfg.num_heads
-    assert model.positions.max_positions == cfg.max_positions
+    config = Seq2SeqConfig()
+    model = Seq2SeqTransformer(config)
+    assert model.config is config
+    assert model.output.weight.shape == (config.vocab_size, config.d_model)
+    assert len(model.encoder) == config.num_encoder_layers
+    assert len(model.decoder) == config.num_decoder_layers
+    assert model.encoder[0].self_attn.num_heads == config.num_heads
+    assert model.positions.max_positions == config.max_positions
 
 
 def _untrained_float64(device):
@@ -71,7 +71,8 @@ def test_c36_greedy_tokens_are_the_argmax_of_one_teacher_forced_pass(make, devic
     EOS greedy_decode writes PAD.
     """
     model, batch, max_len = make(device)
-    tokens, cross = greedy_decode(model, batch.src, batch.src_valid_lens, max_len=max_len)
+    decoded = greedy_decode(model, batch.src, batch.src_valid_lens, max_len=max_len)
+    tokens, cross = decoded.tokens, decoded.cross_weights
     B, T = tokens.shape
     assert T == (max_len or batch.src.shape[1] + 1)
     assert cross[-1].shape == (B, model.encoder[0].self_attn.num_heads, T, batch.src.shape[1])
@@ -95,8 +96,8 @@ def test_eval_mode_is_used_and_restored():
     with eval_mode(model) as m:
         assert m is model and not model.training
     assert model.training
-    a, _ = greedy_decode(model, src)
-    b, _ = greedy_decode(model, src)
+    a = greedy_decode(model, src).tokens
+    b = greedy_decode(model, src).tokens
     assert torch.equal(a, b)  # no dropout while decoding
     assert model.training
     with pytest.raises(RuntimeError):
