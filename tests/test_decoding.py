@@ -3,6 +3,8 @@ anti-diagonal."""
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
+
 import pytest
 import torch
 
@@ -53,6 +55,15 @@ def test_c36_trace_rows_equal_step_by_step_decoding(model, device):
                     trace.cross_weights[layer][:, t], cross_ws[layer][0, :, t], atol=1e-5, rtol=1e-5
                 )
             tgt = torch.cat([tgt, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+
+
+def test_trace_is_frozen_and_holds_tuples(model, device):
+    trace = trace_greedy_decoding(model, torch.tensor([3, 4, 5], device=device))
+    assert not isinstance(trace, tuple)
+    with pytest.raises(FrozenInstanceError):
+        trace.tokens = trace.tokens[:1]
+    for per_layer in (trace.self_weights, trace.cross_weights):
+        assert isinstance(per_layer, tuple) and len(per_layer) == 2  # two decoder layers
 
 
 def test_c39_trace_shapes_are_target_by_source(model, device):

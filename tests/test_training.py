@@ -134,6 +134,14 @@ def test_trainer_rejects_a_model_that_cannot_hold_the_task():
         train_seq2seq(Seq2SeqTransformer(SMALL), {"steps": 3})
 
 
+def test_the_train_config_is_passed_as_config():
+    config = replace(TRAIN, steps=1, eval_every=1, eval_size=4, batch_size=4)
+    history = train_seq2seq(Seq2SeqTransformer(SMALL), config=config, progress=False)
+    assert history.steps == 1 and history.eval_steps == (1,)  # the settings passed were used
+    with pytest.raises(TypeError, match="cfg"):  # the old name is not silently accepted
+        train_seq2seq(Seq2SeqTransformer(SMALL), cfg=config, progress=False)
+
+
 def test_num_threads_sets_and_restores():
     before = torch.get_num_threads()
     with num_threads(1):
