@@ -52,12 +52,14 @@ def masking_combined_figure(fig=None):
     from matplotlib.figure import Figure
 
     L = NUM_TOKENS
-    q, k, v = demo_batch(batch=1, num_tokens=L)  # (1, L, Dk), (1, S, Dk), (1, S, Dv)
+    demo = demo_batch(batch=1, num_tokens=L)  # q (1, L, Dk), k (1, S, Dk), v (1, S, Dv)
     lens = torch.tensor([VALID_LEN])
     pad = padding_mask(lens, L).expand(L, L)  # (L, S): the same keys hidden for every query
     causal = causal_mask(L)  # (L, S)
     both = pad & causal  # (L, S)
-    _, w = dot_product_attention(q, k, v, valid_lens=lens, is_causal=True)  # (1, L, S)
+    _, w = dot_product_attention(
+        demo.q, demo.k, demo.v, valid_lens=lens, is_causal=True
+    )  # (1, L, S)
 
     if fig is None:
         fig = Figure(figsize=(12.0, 3.3), layout="constrained")
