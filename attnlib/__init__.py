@@ -9,15 +9,37 @@ Names: functions take ``q, k, v``; a module's ``forward`` takes ``query, key, va
 ``ValueError``, both naming the argument.
 
 Results: an attention call returns the pair ``(out, weights)``, a plain tuple because it is
-always unpacked at once. Anything with more or other parts (a table, a trace, a demo's inputs)
-is a frozen dataclass: its fields are read by name, it cannot be changed by accident, and it
-prints itself. We chose dataclasses over NamedTuples because such a result is never unpacked
-positionally, and a NamedTuple would let ``table[2]`` silently mean whichever field is third.
+always unpacked at once. Anything with more or other parts (a table, a trace, a demo's inputs, a
+model's pass) is a frozen dataclass: its fields are read by name, it cannot be changed by
+accident, and it prints itself; a field that holds one tensor per layer is a tuple, not a list.
+We chose dataclasses over NamedTuples because such a result is never unpacked positionally, and a
+NamedTuple would let ``table[2]`` silently mean whichever field is third. The results:
 
-Layers, each importing only those below it: the math modules (``masks``, ``softmax``,
-``attention``, ``scoring``, ``pooling``, ``scaling``, ...) and ``examples`` (the course's demo
-inputs); ``plotting`` (drawing from data, no math); ``figures`` (one key picture each) and
-``widgets`` (the interactive explorers); the notebooks on top.
+- ``core``: ``ScoreAsymmetry``, ``NormContextChange``, ``BlockwiseStep``,
+  ``OnlineSoftmaxTrace``;
+- ``models.seq2seq``: ``Seq2SeqOutput`` (the forward), ``EncodeOutput`` (``encode``),
+  ``DecodeOutput`` (``decode``), ``GreedyDecode`` (``greedy_decode``), ``ToyBatch``,
+  ``TrainHistory``; ``models.minilm``: ``TokenBatch``, ``EncoderOutput``;
+- ``course``: ``DemoProjections``, ``DemoBatch`` (``examples``), ``VarianceTable``,
+  ``SharpnessTable``, ``SpreadJacobians`` (``scaling``), ``MaskedRowCase`` (``pitfalls``),
+  ``TheoreticalCosts``, ``CostRow`` (``costs``), ``QKVariance``, ``HeadView`` (``head_stats``),
+  ``DecodingTrace`` (``decoding``).
+
+The configs (``Seq2SeqConfig``, ``TrainConfig``, ``MiniLMConfig``) are frozen dataclasses too,
+and every model or trainer takes its one as ``config``. The other plain tuples follow a
+convention their caller already knows and unpacks at once: kernel regression's ``(prediction,
+weights)`` is an attention call's pair, ``attention_backward`` gives ``(dq, dk, dv)`` in
+``torch.autograd.grad``'s order, ``head_projection`` ``(weight, bias)`` as ``nn.Linear`` holds
+them; data comes as ``(x, y)``, an estimate as ``(value, stderr)``, a fit as ``(sigma, losses)``.
+Mutable on purpose: ``plotting``'s artists (matplotlib handles, changed after drawing) and the
+explorers' scene parts (built up, then sent).
+
+Layers, each importing only those below it (``tests/test_layering.py`` checks it): ``util``
+(private checks, devices, rounding) < ``core`` (masks, softmax, scoring, attention, heads,
+positions, blocks) < ``models`` (the toy encoder-decoder and MiniLM, each with its config) <
+``course`` (the notebooks' experiments and demo inputs) < ``plotting`` (drawing from data, no
+math) < ``figures`` (one key picture each) and ``widgets`` (the explorers: ``framework`` and
+``explorers``); the notebooks on top.
 """
 
 from attnlib.core.additive import AdditiveAttention
@@ -72,7 +94,15 @@ from attnlib.course.costs import (
 from attnlib.course.decoding import DecodingTrace, anti_diagonal_mass, trace_greedy_decoding
 from attnlib.course.memory import allocated_bytes
 from attnlib.models.seq2seq.config import Seq2SeqConfig, TrainConfig
-from attnlib.models.seq2seq.model import Seq2SeqOutput, Seq2SeqTransformer, eval_mode, greedy_decode
+from attnlib.models.seq2seq.model import (
+    DecodeOutput,
+    EncodeOutput,
+    GreedyDecode,
+    Seq2SeqOutput,
+    Seq2SeqTransformer,
+    eval_mode,
+    greedy_decode,
+)
 from attnlib.models.seq2seq.toy_tasks import ToyBatch, make_batch, token_labels
 from attnlib.models.seq2seq.training import TrainHistory, evaluate, sequence_accuracy, train_seq2seq
 from attnlib.util.device import default_device, set_seed

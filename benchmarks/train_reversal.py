@@ -39,8 +39,8 @@ WEIGHTS_PATH = Path(attnlib.__file__).resolve().parent / REVERSAL_WEIGHTS
 
 def write_weights(
     model: Seq2SeqTransformer,
-    model_cfg: Seq2SeqConfig,
-    train_cfg: TrainConfig,
+    model_config: Seq2SeqConfig,
+    train_config: TrainConfig,
     path: Path = WEIGHTS_PATH,
 ) -> None:
     """Save the float32 state_dict and the configs it was trained with."""
@@ -49,7 +49,11 @@ def write_weights(
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
-        {"model_config": asdict(model_cfg), "train_config": asdict(train_cfg), "state_dict": state},
+        {
+            "model_config": asdict(model_config),
+            "train_config": asdict(train_config),
+            "state_dict": state,
+        },
         path,
     )
 
@@ -63,11 +67,11 @@ def main() -> int:
     )
     args = parser.parse_args()
     device = torch.device(args.device)
-    model_cfg, train_cfg = Seq2SeqConfig(), TrainConfig()
-    attnlib.set_seed(train_cfg.seed)
+    model_config, train_config = Seq2SeqConfig(), TrainConfig()
+    attnlib.set_seed(train_config.seed)
     with num_threads(1):  # a model this small trains fastest on one thread
-        model = Seq2SeqTransformer(model_cfg).to(device)
-        history = train_seq2seq(model, train_cfg, progress=not args.no_progress)
+        model = Seq2SeqTransformer(model_config).to(device)
+        history = train_seq2seq(model, train_config, progress=not args.no_progress)
     print(
         f"device={device}, torch {torch.__version__}, parameters="
         f"{sum(p.numel() for p in model.parameters())}"
@@ -76,13 +80,18 @@ def main() -> int:
     for step, acc in zip(history.eval_steps, history.accuracies, strict=True):
         print(f"{step:>6} | {history.losses[step - 1]:>7.4f} | {acc:>17.4f}")
     test = make_batch(
-        train_cfg.task, 512, train_cfg.seq_len, model_cfg.vocab_size, split="test", device=device
+        train_config.task,
+        512,
+        train_config.seq_len,
+        model_config.vocab_size,
+        split="test",
+        device=device,
     )
-    tokens, maps = greedy_decode(model, test.src, test.src_valid_lens)
-    accuracy = sequence_accuracy(tokens, test.tgt_out)
-    mass = anti_diagonal_mass(maps[-1], test.src_valid_lens)
+    decoded = greedy_decode(model, test.src, test.src_valid_lens)
+    accuracy = sequence_accuracy(decoded.tokens, test.tgt_out)
+    mass = anti_diagonal_mass(decoded.cross_weights[-1], test.src_valid_lens)
     print(f"fresh held-out accuracy (512 sequences): {accuracy:.4f}")
-    target = train_cfg.target_accuracy
+    target = train_config.target_accuracy
     if not history.reached:
         print(
             f"did NOT reach {target:.0%} exact-sequence accuracy in {history.seconds:.1f} s "
@@ -94,7 +103,7 @@ def main() -> int:
         f"({history.steps} steps); anti-diagonal cross-attention mass: {mass:.3f}"
     )
     if args.write_weights:
-        write_weights(model, model_cfg, train_cfg)
+        write_weights(model, model_config, train_config)
         print(f"wrote {WEIGHTS_PATH} ({WEIGHTS_PATH.stat().st_size / 1024:.0f} KiB)")
     return 0
 

@@ -347,7 +347,8 @@ for name, m in [("padding", pad.expand(L6, L6)), ("causal", causal), ("combined"
 
 # %%
 # C37: valid_lens + is_causal give the same weights as the combined mask, and they differ from either alone
-q6, k6, v6 = (t.float().to(device) for t in demo_batch(batch=1, num_tokens=L6))   # the key picture's inputs (seed 0)
+demo6 = demo_batch(batch=1, num_tokens=L6)                                        # the key picture's inputs (seed 0)
+q6, k6, v6 = (t.float().to(device) for t in (demo6.q, demo6.k, demo6.v))
 _, w_both = dot_product_attention(q6, k6, v6, valid_lens=torch.tensor([4]).to(device), is_causal=True)
 _, w_comb = dot_product_attention(q6, k6, v6, combined.to(device))
 _, w_pad = dot_product_attention(q6, k6, v6, valid_lens=torch.tensor([4]).to(device))

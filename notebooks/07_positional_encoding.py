@@ -373,7 +373,7 @@ print(f"trained on length {train_cfg.seq_len}; its position table covers {model_
 for n in (4, 6, 8):
     batch = make_batch(train_cfg.task, 100, n, model_cfg.vocab_size, split="test",
                        generator=torch.Generator().manual_seed(10), device=device)
-    tokens, _ = greedy_decode(model, batch.src, batch.src_valid_lens)
+    tokens = greedy_decode(model, batch.src, batch.src_valid_lens).tokens
     print(f"source length {n}: share of the 100 reversed exactly right = {sequence_accuracy(tokens, batch.tgt_out):.2f}")
 
 # %% [markdown]

@@ -445,7 +445,8 @@ sum_err = (probs.sum(-1) - 1).abs().max().item()
 print(f"output layer: probabilities over the vocabulary, shape (B, T, V) = {tuple(probs.shape)}; "
       f"max |sum - 1| {'<' if sum_err < 1e-5 else '>='} 1e-5")
 for name, m in (("untrained", untrained_reversal_model(device=device)), ("trained", model)):
-    tokens, cross_maps = greedy_decode(m, held_out.src, held_out.src_valid_lens)
+    decoded = greedy_decode(m, held_out.src, held_out.src_valid_lens)
+    tokens, cross_maps = decoded.tokens, decoded.cross_weights
     print(f"{name:9s}: exact-sequence accuracy on 1000 fresh held-out sequences {sequence_accuracy(tokens, held_out.tgt_out):.2f}, "
           f"mean cross-attention weight on the anti-diagonal {anti_diagonal_mass(cross_maps[-1], held_out.src_valid_lens):.2f}")
 print("(a uniform map would put 1/6 = 0.17 on the anti-diagonal)")
@@ -467,8 +468,8 @@ print("map shape [steps T, source S]:", list(trace.cross_weights[-1].shape[-2:])
 # %%
 # C36 at work: row t of one teacher-forced pass equals the row step t computed from its prefix alone
 with torch.no_grad():
-    memory_enc, _ = model.encode(example_src[None])                     # (1, S, D)
-    step_rows = [model.decode(trace.tgt_in[None, : t + 1], memory_enc)[2][-1][0, :, t]   # (H, S): last row
+    memory_enc = model.encode(example_src[None]).memory                 # (1, S, D)
+    step_rows = [model.decode(trace.tgt_in[None, : t + 1], memory_enc).cross_weights[-1][0, :, t]   # (H, S): last row
                  for t in range(trace.num_steps)]
 step_err = (torch.stack(step_rows, dim=1) - trace.cross_weights[-1]).abs().max().item()    # (H, T, S)
 print(f"{trace.num_steps} prefix passes vs one teacher-forced pass: max |diff| of the cross-attention rows "
@@ -486,7 +487,8 @@ print("length    right (of 1000)  (all letters)         right  at output t = 0, 
 for n in (4, 5, 6, 7, 8):
     batch = make_batch(train_cfg.task, 1000, n, model_cfg.vocab_size, split="test",
                        generator=torch.Generator().manual_seed(10), device=device)
-    tokens, cross_maps = greedy_decode(model, batch.src, batch.src_valid_lens)
+    decoded = greedy_decode(model, batch.src, batch.src_valid_lens)
+    tokens, cross_maps = decoded.tokens, decoded.cross_weights
     right = (tokens[:, :n] == batch.tgt_out[:, :n]).float()              # (B, n) letter by letter
     # per sequence the source position with the most weight (average of heads), then its most common value
     read = cross_maps[-1].mean(1)[:, :n].argmax(-1).mode(0).values       # (n,)

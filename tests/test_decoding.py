@@ -3,6 +3,8 @@ anti-diagonal."""
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
+
 import pytest
 import torch
 
@@ -14,15 +16,15 @@ from attnlib.models.seq2seq.toy_tasks import BOS
 
 @pytest.fixture
 def model(device):
-    # Two decoder layers so the per-layer lists are exercised; untrained is enough here.
-    cfg = Seq2SeqConfig(d_model=32, num_heads=4, d_ff=64, num_decoder_layers=2)
-    return Seq2SeqTransformer(cfg).to(device).eval()
+    # Two decoder layers so the per-layer tuples are exercised; untrained is enough here.
+    config = Seq2SeqConfig(d_model=32, num_heads=4, d_ff=64, num_decoder_layers=2)
+    return Seq2SeqTransformer(config).to(device).eval()
 
 
 def test_trace_tokens_equal_greedy_decode(model, device):
     src = torch.tensor([6, 3, 8, 5, 4], device=device)
     trace = trace_greedy_decoding(model, src)
-    tokens, _ = greedy_decode(model, src.unsqueeze(0))
+    tokens = greedy_decode(model, src.unsqueeze(0)).tokens
     assert isinstance(trace, DecodingTrace)
     assert torch.equal(trace.tokens, tokens[0])
     assert trace.num_steps == 6
@@ -35,11 +37,12 @@ def test_c36_trace_rows_equal_step_by_step_decoding(model, device):
     """Row t of the one-pass trace is exactly what step t saw when decoding incrementally."""
     src = torch.tensor([[7, 9, 3, 12, 5, 6]], device=device)
     trace = trace_greedy_decoding(model, src)
-    memory, _ = model.encode(src)
+    memory = model.encode(src).memory
     tgt = torch.full((1, 1), BOS, dtype=torch.long, device=device)
     with torch.no_grad():
         for t in range(trace.num_steps):
-            logits, self_ws, cross_ws = model.decode(tgt, memory)  # only steps 0..t exist
+            step = model.decode(tgt, memory)  # only steps 0..t exist
+            logits, self_ws, cross_ws = step.logits, step.self_weights, step.cross_weights
             assert int(logits[0, -1].argmax()) == int(trace.tokens[t])
             for layer in range(2):
                 torch.testing.assert_close(
@@ -52,6 +55,15 @@ def test_c36_trace_rows_equal_step_by_step_decoding(model, device):
                     trace.cross_weights[layer][:, t], cross_ws[layer][0, :, t], atol=1e-5, rtol=1e-5
                 )
             tgt = torch.cat([tgt, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+
+
+def test_trace_is_frozen_and_holds_tuples(model, device):
+    trace = trace_greedy_decoding(model, torch.tensor([3, 4, 5], device=device))
+    assert not isinstance(trace, tuple)
+    with pytest.raises(FrozenInstanceError):
+        trace.tokens = trace.tokens[:1]
+    for per_layer in (trace.self_weights, trace.cross_weights):
+        assert isinstance(per_layer, tuple) and len(per_layer) == 2  # two decoder layers
 
 
 def test_c39_trace_shapes_are_target_by_source(model, device):

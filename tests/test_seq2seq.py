@@ -3,22 +3,33 @@ input."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
+from dataclasses import FrozenInstanceError, fields, replace
 
 import pytest
 import torch
+from torch import nn
 from torch.testing import assert_close
 
+from attnlib.core.transformer import DecoderBlock, EncoderBlock
 from attnlib.course.examples import Seq2SeqConfig, trained_reversal_model
-from attnlib.models.seq2seq.model import Seq2SeqTransformer, eval_mode, greedy_decode
+from attnlib.models.seq2seq.model import (
+    DecodeOutput,
+    EncodeOutput,
+    GreedyDecode,
+    Seq2SeqOutput,
+    Seq2SeqTransformer,
+    eval_mode,
+    greedy_decode,
+)
 from attnlib.models.seq2seq.toy_tasks import BOS, EOS, PAD, make_batch
 
 SMALL = Seq2SeqConfig(vocab_size=10, d_model=32, num_heads=2, d_ff=64)
 
 
 def test_model_shapes_and_attention_maps(device):
-    cfg = replace(SMALL, num_encoder_layers=2, num_decoder_layers=2)
-    model = Seq2SeqTransformer(cfg).to(device)
+    config = replace(SMALL, num_encoder_layers=2, num_decoder_layers=2)
+    model = Seq2SeqTransformer(config).to(device)
     batch = make_batch("reverse", 3, 5, 10, min_len=2, device=device)
     out = model(batch.src, batch.tgt_in, src_valid_lens=batch.src_valid_lens)
     assert out.logits.shape == (3, 6, 10)
@@ -32,14 +43,14 @@ def test_model_shapes_and_attention_maps(device):
 
 
 def test_the_config_sets_the_modules():
-    cfg = Seq2SeqConfig()
-    model = Seq2SeqTransformer(cfg)
-    assert model.config is cfg
-    assert model.output.weight.shape == (cfg.vocab_size, cfg.d_model)
-    assert len(model.encoder) == cfg.num_encoder_layers
-    assert len(model.decoder) == cfg.num_decoder_layers
-    assert model.encoder[0].self_attn.num_heads == cfg.num_heads
-    assert model.positions.max_positions == cfg.max_positions
+    config = Seq2SeqConfig()
+    model = Seq2SeqTransformer(config)
+    assert model.config is config
+    assert model.output.weight.shape == (config.vocab_size, config.d_model)
+    assert len(model.encoder) == config.num_encoder_layers
+    assert len(model.decoder) == config.num_decoder_layers
+    assert model.encoder[0].self_attn.num_heads == config.num_heads
+    assert model.positions.max_positions == config.max_positions
 
 
 def _untrained_float64(device):
@@ -71,7 +82,8 @@ def test_c36_greedy_tokens_are_the_argmax_of_one_teacher_forced_pass(make, devic
     EOS greedy_decode writes PAD.
     """
     model, batch, max_len = make(device)
-    tokens, cross = greedy_decode(model, batch.src, batch.src_valid_lens, max_len=max_len)
+    decoded = greedy_decode(model, batch.src, batch.src_valid_lens, max_len=max_len)
+    tokens, cross = decoded.tokens, decoded.cross_weights
     B, T = tokens.shape
     assert T == (max_len or batch.src.shape[1] + 1)
     assert cross[-1].shape == (B, model.encoder[0].self_attn.num_heads, T, batch.src.shape[1])
@@ -95,8 +107,8 @@ def test_eval_mode_is_used_and_restored():
     with eval_mode(model) as m:
         assert m is model and not model.training
     assert model.training
-    a, _ = greedy_decode(model, src)
-    b, _ = greedy_decode(model, src)
+    a = greedy_decode(model, src).tokens
+    b = greedy_decode(model, src).tokens
     assert torch.equal(a, b)  # no dropout while decoding
     assert model.training
     with pytest.raises(RuntimeError):
@@ -119,3 +131,132 @@ def test_bad_input_errors():
         greedy_decode(model, torch.full((1, 3), 3), max_len=20)
     with pytest.raises(TypeError, match="Seq2SeqTransformer"):
         greedy_decode(torch.nn.Linear(2, 2), torch.full((1, 3), 3))
+
+
+# ----- the results: frozen dataclasses with tuple fields, equal to torch's own layers ------------
+
+
+def _sinusoids(length: int, width: int) -> torch.Tensor:
+    """The original Transformer's table, written out: PE[p, 2i] = sin(p / 10000^(2i/D)), cos."""
+    pe = torch.zeros(length, width, dtype=torch.float64)
+    for p in range(length):
+        for i in range(0, width, 2):
+            angle = p / 10000 ** (i / width)
+            pe[p, i] = math.sin(angle)
+            pe[p, i + 1] = math.cos(angle)
+    return pe
+
+
+def _torch_twin(device):
+    """A float64 model whose two blocks are copies of torch's own layers, and those layers."""
+    torch.manual_seed(0)
+    layer = dict(dropout=0.0, batch_first=True, dtype=torch.float64, device=device)
+    D, H, F = SMALL.d_model, SMALL.num_heads, SMALL.d_ff
+    enc = nn.TransformerEncoderLayer(D, H, F, **layer).eval()
+    dec = nn.TransformerDecoderLayer(D, H, F, **layer).eval()
+    model = Seq2SeqTransformer(SMALL).to(device, torch.float64).eval()
+    model.encoder[0] = EncoderBlock.from_torch(enc)
+    model.decoder[0] = DecoderBlock.from_torch(dec)
+    return model, enc, dec
+
+
+def test_encode_decode_and_forward_equal_torchs_layers(device):
+    """EncodeOutput, DecodeOutput and Seq2SeqOutput hold what torch's own encoder and decoder
+    layers compute from the embeddings plus the written-out sinusoids (float64, padded source)."""
+    model, enc, dec = _torch_twin(device)
+    batch = make_batch("reverse", 3, 5, SMALL.vocab_size, min_len=2, device=device)
+    src, tgt_in, lens = batch.src, batch.tgt_in, batch.src_valid_lens
+    S, T = src.shape[1], tgt_in.shape[1]
+    hidden_keys = torch.arange(S, device=device) >= lens[:, None]  # torch: True = ignored
+    future = torch.ones(T, T, dtype=torch.bool, device=device).triu(1)  # torch: True = hidden
+    pe = _sinusoids(max(S, T), SMALL.d_model).to(device)
+    x = model.src_embed.weight[src] + pe[:S]  # (B, S, D)
+    y = model.tgt_embed.weight[tgt_in] + pe[:T]  # (B, T, D)
+    weights = dict(need_weights=True, average_attn_weights=False)
+    memory = enc(x, src_key_padding_mask=hidden_keys)
+    enc_w = enc.self_attn(x, x, x, key_padding_mask=hidden_keys, **weights)[1]  # (B, H, S, S)
+    out = dec(y, memory, tgt_mask=future, memory_key_padding_mask=hidden_keys, tgt_is_causal=True)
+    logits = out @ model.output.weight.T + model.output.bias  # (B, T, V)
+    sa, self_w = dec.self_attn(y, y, y, attn_mask=future, **weights)  # Post-LN: on y itself
+    h = dec.norm1(y + sa)
+    cross_w = dec.multihead_attn(h, memory, memory, key_padding_mask=hidden_keys, **weights)[1]
+
+    encoded = model.encode(src, lens)
+    assert isinstance(encoded, EncodeOutput)
+    assert_close(encoded.memory, memory)
+    assert_close(encoded.weights, (enc_w,))
+    decoded = model.decode(tgt_in, encoded.memory, lens)
+    assert isinstance(decoded, DecodeOutput)
+    assert_close(decoded.logits, logits)
+    assert_close(decoded.self_weights, (self_w,))
+    assert_close(decoded.cross_weights, (cross_w,))
+    whole = model(src, tgt_in, src_valid_lens=lens)
+    assert isinstance(whole, Seq2SeqOutput)
+    assert_close(whole.logits, logits)
+    assert_close(whole.encoder_weights, (enc_w,))
+    assert_close(whole.decoder_self_weights, (self_w,))
+    assert_close(whole.cross_weights, (cross_w,))
+
+
+def test_greedy_decode_equals_a_step_by_step_argmax_loop(device):
+    """GreedyDecode's tokens are the argmax of the model's forward on each prefix, PAD after the
+    first EOS; its cross_weights are the forward's on the finished prefix."""
+    model = trained_reversal_model(device)
+    batch = make_batch("reverse", 32, 6, 13, min_len=3, split="test", device=device)
+    src, lens, max_len = batch.src, batch.src_valid_lens, 9
+    decoded = greedy_decode(model, src, lens, max_len=max_len)
+    assert isinstance(decoded, GreedyDecode)
+
+    tgt = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=device)
+    with torch.no_grad():
+        for _ in range(max_len):  # one forward pass on the prefix per step
+            logits = model(src, tgt, src_valid_lens=lens).logits  # (B, t, V)
+            tgt = torch.cat([tgt, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+        last = model(src, tgt[:, :-1], src_valid_lens=lens)  # what the last step saw
+    expected = tgt[:, 1:].tolist()
+    for row in expected:  # PAD strictly after the first EOS, by hand
+        if EOS in row:
+            first = row.index(EOS)
+            row[first + 1 :] = [PAD] * (len(row) - first - 1)
+    assert decoded.tokens.tolist() == expected
+    assert any(EOS in row[:-1] for row in expected)  # the PAD path ran (shorter sources)
+    assert_close(decoded.cross_weights, last.cross_weights)
+
+
+def _results(device):
+    model = Seq2SeqTransformer(replace(SMALL, num_encoder_layers=2, num_decoder_layers=2))
+    model = model.to(device).eval()
+    batch = make_batch("copy", 2, 4, SMALL.vocab_size, device=device)
+    encoded = model.encode(batch.src)
+    with torch.no_grad():
+        return [
+            model(batch.src, batch.tgt_in),
+            encoded,
+            model.decode(batch.tgt_in, encoded.memory),
+            greedy_decode(model, batch.src),
+        ]
+
+
+def test_results_are_frozen_read_by_name_and_hold_tuples(device):
+    for result in _results(device):
+        name = type(result).__name__
+        assert not isinstance(result, tuple), name
+        with pytest.raises(TypeError):  # no positional unpacking
+            first, *rest = result
+        first_field = fields(result)[0].name
+        with pytest.raises(FrozenInstanceError):
+            setattr(result, first_field, None)
+        per_layer = [getattr(result, f.name) for f in fields(result)[1:]]
+        assert per_layer, name
+        for value in per_layer:  # one tensor per layer, in a tuple (not a list)
+            assert isinstance(value, tuple) and len(value) == 2, name
+            assert all(isinstance(w, torch.Tensor) for w in value), name
+
+
+def test_the_config_is_passed_as_config():
+    model = Seq2SeqTransformer(config=SMALL)
+    assert model.config is SMALL
+    with pytest.raises(TypeError, match="cfg"):  # the old name is not silently accepted
+        Seq2SeqTransformer(cfg=SMALL)
+    with pytest.raises(TypeError, match="config must be an attnlib.models.seq2seq"):
+        Seq2SeqTransformer(config={"d_model": 32})

@@ -18,6 +18,7 @@ from attnlib import blockwise_attention
 from attnlib.course.costs import (
     CostRow,
     fitted_slope,
+    layer_costs,
     score_bytes,
     theoretical_costs,
     written_out_attention,
@@ -141,3 +142,25 @@ def test_measured_cost_panels_draw_every_row():
 def test_registered_figure_builds():
     fig = sequence_costs_figure()
     assert len(fig.axes) == 2
+
+
+def test_cost_rows_are_frozen_and_count_what_torch_counts():
+    """A row of layer_costs cannot be edited, and its FLOPs are torch's FlopCounterMode count of
+    the same layer's forward (attention: its two matmuls; CNN: the convolution)."""
+    n, d, k = 8, 4, 3
+    rows = {r.layer: r for r in layer_costs([n], d_model=d, kernel_size=k, repeats=1)}
+    assert set(rows) == {"self-attention", "RNN", "CNN"}
+    row = rows["self-attention"]
+    assert not isinstance(row, tuple)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.seconds = 0.0
+    x = torch.randn(1, n, d)
+    with FlopCounterMode(display=False) as counter:
+        written_out_attention(x, x, x)
+    assert row.flops == counter.get_total_flops()
+    conv = nn.Conv1d(d, d, k, padding=k // 2)
+    with FlopCounterMode(display=False) as counter:
+        conv(x.transpose(1, 2))
+    assert rows["CNN"].flops == counter.get_total_flops()
+    assert row.largest_intermediate_bytes == torch.empty(n, n).nbytes  # the score matrix
+    assert row.peak_bytes >= row.largest_intermediate_bytes

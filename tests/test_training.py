@@ -45,14 +45,14 @@ def test_c40_tiny_model_learns_reversal(trained):
     # that (measured 0.9990-1.0 on three fresh draws, on the default and the AVX2 CPU kernels);
     # 0.99 is 4 binomial standard errors (sqrt(0.995 * 0.005 / 2000) = 0.0016) below 0.995.
     test = make_batch("reverse", 2000, TRAIN.seq_len, MODEL.vocab_size, split="test")
-    tokens, _ = greedy_decode(model, test.src, test.src_valid_lens)
+    tokens = greedy_decode(model, test.src, test.src_valid_lens).tokens
     assert sequence_accuracy(tokens, test.tgt_out) >= 0.99
 
 
 def test_c40_cross_attention_is_anti_diagonal(trained):
     model, _ = trained
     test = make_batch("reverse", 256, TRAIN.seq_len, MODEL.vocab_size, split="test")
-    _, maps = greedy_decode(model, test.src, test.src_valid_lens)
+    maps = greedy_decode(model, test.src, test.src_valid_lens).cross_weights
     assert maps[-1].shape == (256, MODEL.num_heads, TRAIN.seq_len + 1, TRAIN.seq_len)  # C39
     mass = anti_diagonal_mass(maps[-1], test.src_valid_lens)
     assert mass > 0.5  # most of the weight sits on the anti-diagonal
@@ -61,7 +61,7 @@ def test_c40_cross_attention_is_anti_diagonal(trained):
     diagonal = torch.stack([avg[t, t] for t in range(TRAIN.seq_len)]).mean()
     assert mass > 3 * float(diagonal)
     # ... and learned: the same model before training is near uniform (1/6) there.
-    _, before = greedy_decode(untrained_reversal_model(), test.src, test.src_valid_lens)
+    before = greedy_decode(untrained_reversal_model(), test.src, test.src_valid_lens).cross_weights
     assert mass > 2 * anti_diagonal_mass(before[-1], test.src_valid_lens)
 
 
@@ -69,8 +69,8 @@ def test_training_is_repeatable_given_the_seed():
     def run():
         attnlib.set_seed(7)
         model = Seq2SeqTransformer(SMALL)
-        cfg = replace(TRAIN, steps=6, eval_every=3, eval_size=32)
-        return train_seq2seq(model, cfg, progress=False).losses
+        config = replace(TRAIN, steps=6, eval_every=3, eval_size=32)
+        return train_seq2seq(model, config, progress=False).losses
 
     assert run() == run()
 
@@ -78,8 +78,8 @@ def test_training_is_repeatable_given_the_seed():
 def test_trainer_shows_progress_and_leaves_threads_alone(capsys):
     with num_threads(2):
         model = Seq2SeqTransformer(SMALL)
-        cfg = replace(TRAIN, steps=2, eval_every=1, eval_size=8)
-        history = train_seq2seq(model, cfg, progress=True)
+        config = replace(TRAIN, steps=2, eval_every=1, eval_size=8)
+        history = train_seq2seq(model, config, progress=True)
         assert torch.get_num_threads() == 2  # the caller decides the threads
     assert "training on 'reverse'" in capsys.readouterr().err
     assert len(history.accuracies) == 2 and not model.training
@@ -88,7 +88,7 @@ def test_trainer_shows_progress_and_leaves_threads_alone(capsys):
 def test_evaluate_is_sequence_accuracy_of_greedy_decoding():
     model = Seq2SeqTransformer(SMALL).train()
     batch = make_batch("copy", 16, 4, 10)
-    tokens, _ = greedy_decode(model, batch.src, batch.src_valid_lens, max_len=5)
+    tokens = greedy_decode(model, batch.src, batch.src_valid_lens, max_len=5).tokens
     assert evaluate(model, batch) == sequence_accuracy(tokens, batch.tgt_out)
     assert model.training  # evaluation ran in eval mode and gave the mode back
 
@@ -132,6 +132,14 @@ def test_trainer_rejects_a_model_that_cannot_hold_the_task():
         train_seq2seq(torch.nn.Linear(2, 2))
     with pytest.raises(TypeError, match="TrainConfig"):
         train_seq2seq(Seq2SeqTransformer(SMALL), {"steps": 3})
+
+
+def test_the_train_config_is_passed_as_config():
+    config = replace(TRAIN, steps=1, eval_every=1, eval_size=4, batch_size=4)
+    history = train_seq2seq(Seq2SeqTransformer(SMALL), config=config, progress=False)
+    assert history.steps == 1 and history.eval_steps == (1,)  # the settings passed were used
+    with pytest.raises(TypeError, match="cfg"):  # the old name is not silently accepted
+        train_seq2seq(Seq2SeqTransformer(SMALL), cfg=config, progress=False)
 
 
 def test_num_threads_sets_and_restores():

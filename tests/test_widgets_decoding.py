@@ -28,7 +28,7 @@ def _reference(model, src):
     """Greedy decode with the library's batched decoder, then one teacher-forced pass:
     (tokens, self, cross, probs).
     """
-    tokens, _ = greedy_decode(model, src[None])  # (1, T)
+    tokens = greedy_decode(model, src[None]).tokens  # (1, T)
     tgt_in = torch.cat([torch.tensor([[BOS]]), tokens[:, :-1]], 1)  # (1, T)
     with torch.no_grad():
         out = model(src[None], tgt_in)

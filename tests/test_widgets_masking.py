@@ -170,10 +170,10 @@ def test_hatch_overlay_marks_only_hidden_cells():
 
 def test_demo_batch_leaves_global_generator_alone():
     before = torch.random.get_rng_state()
-    q, k, v = demo_batch()
+    demo = demo_batch()
     assert torch.equal(torch.random.get_rng_state(), before)
-    assert q.shape == (3, 6, 8) and k.shape == (3, 6, 8) and v.shape == (3, 6, 4)
-    assert torch.equal(demo_batch()[0], q)
+    assert demo.q.shape == (3, 6, 8) and demo.k.shape == (3, 6, 8) and demo.v.shape == (3, 6, 4)
+    assert torch.equal(demo_batch().q, demo.q)
 
 
 def test_bad_input():

@@ -236,7 +236,7 @@ def written_out_attention(
     return torch.softmax(scores, dim=-1) @ v  # (..., L, Dv)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CostRow:
     """One measurement of :func:`layer_costs`.
 

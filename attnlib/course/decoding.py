@@ -37,8 +37,8 @@ class DecodingTrace:
     src: torch.Tensor
     tgt_in: torch.Tensor
     tokens: torch.Tensor
-    self_weights: list[torch.Tensor]
-    cross_weights: list[torch.Tensor]
+    self_weights: tuple[torch.Tensor, ...]
+    cross_weights: tuple[torch.Tensor, ...]
 
     @property
     def num_steps(self) -> int:
@@ -76,17 +76,16 @@ def trace_greedy_decoding(
     if bool((src == PAD).any()):
         raise ValueError("src must hold real tokens only (no PAD); cut it to its valid length")
     batch = src.unsqueeze(0)  # (1, S)
-    tokens, _ = greedy_decode(model, batch, max_len=max_len)  # (1, T)
+    tokens = greedy_decode(model, batch, max_len=max_len).tokens  # (1, T)
     tgt_in = torch.cat([torch.full_like(tokens[:, :1], BOS), tokens[:, :-1]], dim=1)  # (1, T)
     with eval_mode(model):
         out = model(batch, tgt_in)  # per layer (1, H, T, T) and (1, H, T, S) weights
-    self_ws, cross_ws = out.decoder_self_weights, out.cross_weights
     return DecodingTrace(
         src=src.clone(),
         tgt_in=tgt_in[0],
         tokens=tokens[0],
-        self_weights=[w[0] for w in self_ws],
-        cross_weights=[w[0] for w in cross_ws],
+        self_weights=tuple(w[0] for w in out.decoder_self_weights),
+        cross_weights=tuple(w[0] for w in out.cross_weights),
     )
 
 

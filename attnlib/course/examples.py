@@ -32,6 +32,7 @@ __all__ = [
     "sentence_embeddings",
     # a padded batch (notebook 05, the masking explorer)
     "DEFAULT_VALID_LENS",
+    "DemoBatch",
     "demo_batch",
     # the toy encoder-decoder of notebook 08: its settings, weights and demo source
     "DEFAULT_SOURCE",
@@ -132,7 +133,24 @@ def demo_projections(
 DEFAULT_VALID_LENS = (4, 6, 2)
 
 
-def demo_batch(*, batch: int = 3, num_tokens: int = 6, d_k: int = 8, d_v: int = 4, seed: int = 0):
+@dataclass(frozen=True)
+class DemoBatch:
+    """What :func:`demo_batch` returns: a random self-attention batch, in float64.
+
+    Attributes:
+        q: ``(B, L, Dk)`` queries.
+        k: ``(B, S, Dk)`` keys (S = L).
+        v: ``(B, S, Dv)`` values.
+    """
+
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+
+
+def demo_batch(
+    *, batch: int = 3, num_tokens: int = 6, d_k: int = 8, d_v: int = 4, seed: int = 0
+) -> DemoBatch:
     """A random self-attention batch, from its own seeded generator.
 
     Args:
@@ -143,13 +161,14 @@ def demo_batch(*, batch: int = 3, num_tokens: int = 6, d_k: int = 8, d_v: int = 
         seed: seed of a private ``torch.Generator`` (the global generator is not touched).
 
     Returns:
-        ``(q (B, L, Dk), k (B, L, Dk), v (B, L, Dv))`` in float64.
+        A :class:`DemoBatch`: ``q (B, L, Dk)``, ``k (B, L, Dk)`` and ``v (B, L, Dv)``, entries
+        N(0, 1), in float64 (drawn in that order).
     """
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(batch, num_tokens, d_k, generator=gen, dtype=torch.float64)  # (B, L, Dk)
     k = torch.randn(batch, num_tokens, d_k, generator=gen, dtype=torch.float64)  # (B, S, Dk)
     v = torch.randn(batch, num_tokens, d_v, generator=gen, dtype=torch.float64)  # (B, S, Dv)
-    return q, k, v
+    return DemoBatch(q, k, v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,7 +181,7 @@ def demo_batch(*, batch: int = 3, num_tokens: int = 6, d_k: int = 8, d_v: int = 
 DEFAULT_SOURCE = (4, 9, 3, 7, 12, 6)
 
 
-#: The trained reversal model's weights, written by ``python -m attnlib.models.seq2seq.training
+#: The trained reversal model's weights, written by ``python benchmarks/train_reversal.py
 #: --write-weights``.
 REVERSAL_WEIGHTS = "data/reversal.pt"
 
@@ -193,7 +212,7 @@ def trained_reversal_model(device: torch.device | str | None = None):
             raise ValueError(
                 f"{REVERSAL_WEIGHTS} was trained with {key}={saved.get(key)} but the current "
                 f"setting is {want}; re-create it with "
-                "`python -m attnlib.models.seq2seq.training --write-weights`"
+                "`python benchmarks/train_reversal.py --write-weights`"
             )
     model = Seq2SeqTransformer(Seq2SeqConfig())
     model.load_state_dict(saved["state_dict"])

@@ -18,6 +18,27 @@ __all__ = ["masking_combined_figure"]
 NUM_TOKENS, VALID_LEN = 6, 4
 
 
+def _hatched_heatmap(ax, values, visible, **kwargs):
+    """A (query, key) heatmap with the hidden cells (``visible`` False) hatched on top."""
+    n_q, n_k = visible.shape[-2:]
+    plotting.heatmap(
+        values,
+        ax=ax,
+        vmin=kwargs.pop("vmin", 0.0),
+        vmax=1.0,
+        xlabel="key j",
+        ylabel="query i",
+        **kwargs,
+    )
+    ax.imshow(
+        plotting.hatch_overlay(visible),
+        extent=(-0.5, n_k - 0.5, n_q - 0.5, -0.5),
+        interpolation="nearest",
+        aspect="auto",
+        zorder=3,
+    )
+
+
 @register_figure("masking_combined", formats=("png", "svg"))
 def masking_combined_figure(fig=None):
     """Padding mask, causal mask, their AND, and the weights under it (hidden cells hatched).
@@ -31,12 +52,14 @@ def masking_combined_figure(fig=None):
     from matplotlib.figure import Figure
 
     L = NUM_TOKENS
-    q, k, v = demo_batch(batch=1, num_tokens=L)  # (1, L, Dk), (1, S, Dk), (1, S, Dv)
+    demo = demo_batch(batch=1, num_tokens=L)  # q (1, L, Dk), k (1, S, Dk), v (1, S, Dv)
     lens = torch.tensor([VALID_LEN])
     pad = padding_mask(lens, L).expand(L, L)  # (L, S): the same keys hidden for every query
     causal = causal_mask(L)  # (L, S)
     both = pad & causal  # (L, S)
-    _, w = dot_product_attention(q, k, v, valid_lens=lens, is_causal=True)  # (1, L, S)
+    _, w = dot_product_attention(
+        demo.q, demo.k, demo.v, valid_lens=lens, is_causal=True
+    )  # (1, L, S)
 
     if fig is None:
         fig = Figure(figsize=(12.0, 3.3), layout="constrained")
@@ -46,45 +69,11 @@ def masking_combined_figure(fig=None):
         (causal, "causal mask (j ≤ i)"),
         (both, "padding AND causal"),
     ]
-    extent = (-0.5, L - 0.5, L - 0.5, -0.5)
     for ax, (m, title) in zip(axes, panels):
-        plotting.heatmap(
-            m.double(),
-            ax=ax,
-            cmap="Greys_r",
-            vmin=-0.3,
-            vmax=1.0,
-            colorbar=False,
-            title=title,
-            xlabel="key j",
-            ylabel="query i",
-        )
-        ax.imshow(
-            plotting.hatch_overlay(m),
-            extent=extent,
-            interpolation="nearest",
-            aspect="auto",
-            zorder=3,
-        )
+        _hatched_heatmap(ax, m.double(), m, cmap="Greys_r", vmin=-0.3, colorbar=False, title=title)
         plotting.cell_labels(ax, m.double(), fmt="{:.0f}", threshold=0.5)
     ax = axes[3]
-    plotting.heatmap(
-        w[0],
-        ax=ax,
-        mask=both,
-        vmin=0.0,
-        vmax=1.0,
-        title="weights (hidden: hatched)",
-        xlabel="key j",
-        ylabel="query i",
-    )
-    ax.imshow(
-        plotting.hatch_overlay(both),
-        extent=extent,
-        interpolation="nearest",
-        aspect="auto",
-        zorder=3,
-    )
+    _hatched_heatmap(ax, w[0], both, mask=both, title="weights (hidden: hatched)")
     plotting.cell_labels(
         ax, plotting.masked(w[0], both).filled(float("nan")), fmt="{:.2f}", fontsize=7
     )

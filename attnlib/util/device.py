@@ -59,7 +59,7 @@ def num_threads(n: int):
     2-core CPU two threads made each step about ten times slower. The caller decides::
 
         with num_threads(1):
-            history = train_seq2seq(model, cfg)
+            history = train_seq2seq(model, config)
     """
     check_positive_int("n", n)
     old = torch.get_num_threads()

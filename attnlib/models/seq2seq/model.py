@@ -11,7 +11,7 @@ step-by-step decoding traces in :mod:`attnlib.course.decoding`.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -30,12 +30,20 @@ from attnlib.util._checks import (
     read_bounds,
 )
 
-__all__ = ["Seq2SeqOutput", "Seq2SeqTransformer", "eval_mode", "greedy_decode"]
+__all__ = [
+    "DecodeOutput",
+    "EncodeOutput",
+    "GreedyDecode",
+    "Seq2SeqOutput",
+    "Seq2SeqTransformer",
+    "eval_mode",
+    "greedy_decode",
+]
 
 
 @dataclass(frozen=True)
 class Seq2SeqOutput:
-    """What :class:`Seq2SeqTransformer` returns.
+    """What :class:`Seq2SeqTransformer` returns (its teacher-forced forward).
 
     Attributes:
         logits: ``(B, T, V)`` scores over the vocabulary for each target position.
@@ -45,9 +53,52 @@ class Seq2SeqOutput:
     """
 
     logits: torch.Tensor
-    encoder_weights: list[torch.Tensor] = field(default_factory=list)
-    decoder_self_weights: list[torch.Tensor] = field(default_factory=list)
-    cross_weights: list[torch.Tensor] = field(default_factory=list)
+    encoder_weights: tuple[torch.Tensor, ...] = ()
+    decoder_self_weights: tuple[torch.Tensor, ...] = ()
+    cross_weights: tuple[torch.Tensor, ...] = ()
+
+
+@dataclass(frozen=True)
+class EncodeOutput:
+    """What :meth:`Seq2SeqTransformer.encode` returns.
+
+    Attributes:
+        memory: ``(B, S, D)`` the last encoder block's states, which the decoder reads.
+        weights: per encoder layer, ``(B, H, S, S)`` self-attention weights.
+    """
+
+    memory: torch.Tensor
+    weights: tuple[torch.Tensor, ...] = ()
+
+
+@dataclass(frozen=True)
+class DecodeOutput:
+    """What :meth:`Seq2SeqTransformer.decode` returns (the whole decoder stack and its output
+    layer; one block's result is :class:`~attnlib.core.transformer.DecoderBlock`'s own).
+
+    Attributes:
+        logits: ``(B, T, V)`` scores over the vocabulary for each target position.
+        self_weights: per decoder layer, ``(B, H, T, T)`` causal self-attention weights.
+        cross_weights: per decoder layer, ``(B, H, T, S)`` cross-attention weights.
+    """
+
+    logits: torch.Tensor
+    self_weights: tuple[torch.Tensor, ...] = ()
+    cross_weights: tuple[torch.Tensor, ...] = ()
+
+
+@dataclass(frozen=True)
+class GreedyDecode:
+    """What :func:`greedy_decode` returns.
+
+    Attributes:
+        tokens: ``(B, max_len)`` the generated ids, PAD after each row's first EOS.
+        cross_weights: per decoder layer, ``(B, H, max_len, S)`` cross-attention weights; row t
+            is the attention used to produce token t.
+    """
+
+    tokens: torch.Tensor
+    cross_weights: tuple[torch.Tensor, ...] = ()
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -55,34 +106,36 @@ class Seq2SeqTransformer(nn.Module):
     output layer to the vocabulary (softmax is left to the loss / argmax).
 
     Args:
-        cfg: a :class:`~attnlib.models.seq2seq.config.Seq2SeqConfig` (``Seq2SeqConfig()`` is
-        notebook 08's).
+        config: a :class:`~attnlib.models.seq2seq.config.Seq2SeqConfig` (``Seq2SeqConfig()`` is
+            notebook 08's); kept as ``model.config``.
     """
 
-    def __init__(self, cfg: Seq2SeqConfig):
+    def __init__(self, config: Seq2SeqConfig):
         super().__init__()
-        if not isinstance(cfg, Seq2SeqConfig):
+        if not isinstance(config, Seq2SeqConfig):
             raise TypeError(
-                "cfg must be an attnlib.models.seq2seq.config.Seq2SeqConfig, got "
-                f"{type(cfg).__name__}"
+                "config must be an attnlib.models.seq2seq.config.Seq2SeqConfig, got "
+                f"{type(config).__name__}"
             )
-        self.config = cfg
-        self.vocab_size = cfg.vocab_size
-        self.d_model = cfg.d_model
-        self.max_positions = cfg.max_positions
-        self.src_embed = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=PAD)
-        self.tgt_embed = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=PAD)
-        self.positions = PositionalEncoding(cfg.d_model, cfg.max_positions, dropout=cfg.dropout)
-        block: dict[str, Any] = dict(dropout=cfg.dropout, norm_first=cfg.norm_first)
+        self.config = config
+        self.vocab_size = config.vocab_size
+        self.d_model = config.d_model
+        self.max_positions = config.max_positions
+        self.src_embed = nn.Embedding(config.vocab_size, config.d_model, padding_idx=PAD)
+        self.tgt_embed = nn.Embedding(config.vocab_size, config.d_model, padding_idx=PAD)
+        self.positions = PositionalEncoding(
+            config.d_model, config.max_positions, dropout=config.dropout
+        )
+        block: dict[str, Any] = dict(dropout=config.dropout, norm_first=config.norm_first)
         self.encoder = nn.ModuleList(
-            EncoderBlock(cfg.d_model, cfg.num_heads, cfg.d_ff, **block)
-            for _ in range(cfg.num_encoder_layers)
+            EncoderBlock(config.d_model, config.num_heads, config.d_ff, **block)
+            for _ in range(config.num_encoder_layers)
         )
         self.decoder = nn.ModuleList(
-            DecoderBlock(cfg.d_model, cfg.num_heads, cfg.d_ff, **block)
-            for _ in range(cfg.num_decoder_layers)
+            DecoderBlock(config.d_model, config.num_heads, config.d_ff, **block)
+            for _ in range(config.num_decoder_layers)
         )
-        self.output = nn.Linear(cfg.d_model, cfg.vocab_size)  # to one score per vocabulary id
+        self.output = nn.Linear(config.d_model, config.vocab_size)  # to one score per vocabulary id
 
     def _check_tokens(
         self, name: str, tokens: torch.Tensor, valid_lens: torch.Tensor | None, num_keys: int
@@ -112,23 +165,25 @@ class Seq2SeqTransformer(nn.Module):
         self,
         src: torch.Tensor,
         src_valid_lens: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """``src (B, S)`` -> ``(memory (B, S, D), [self weights (B, H, S, S)] per layer)``."""
+    ) -> EncodeOutput:
+        """``src (B, S)`` -> an :class:`EncodeOutput`: ``memory (B, S, D)`` and, per layer, the
+        self-attention weights ``(B, H, S, S)``."""
         mask, empty = self._check_tokens("src", src, src_valid_lens, src.shape[1])
         x = self.positions(self.src_embed(src))  # (B, S, D)
         weights = []
         for block in self.encoder:  # checked once above; the blocks run unchecked
             x, w = block._forward(x, mask, rows_may_be_empty=empty)
             weights.append(w)
-        return x, weights
+        return EncodeOutput(x, tuple(weights))
 
     def decode(
         self,
         tgt_in: torch.Tensor,
         memory: torch.Tensor,
         src_valid_lens: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        """``tgt_in (B, T)`` -> ``(logits (B, T, V), self weights, cross weights)`` per layer."""
+    ) -> DecodeOutput:
+        """``tgt_in (B, T)`` and ``memory (B, S, D)`` -> a :class:`DecodeOutput`: ``logits
+        (B, T, V)`` and, per layer, the self- and cross-attention weights."""
         check_tensor("memory", memory, ndim=3)
         if memory.shape[0] != tgt_in.shape[0] or memory.shape[-1] != self.d_model:
             raise ValueError(
@@ -143,7 +198,7 @@ class Seq2SeqTransformer(nn.Module):
             y = step.out
             self_ws.append(step.self_weights)
             cross_ws.append(step.cross_weights)
-        return self.output(y), self_ws, cross_ws  # (B, T, V)
+        return DecodeOutput(self.output(y), tuple(self_ws), tuple(cross_ws))  # logits (B, T, V)
 
     def forward(
         self, src: torch.Tensor, tgt_in: torch.Tensor, *, src_valid_lens: torch.Tensor | None = None
@@ -158,9 +213,9 @@ class Seq2SeqTransformer(nn.Module):
         Returns:
             A :class:`Seq2SeqOutput` with ``logits (B, T, V)`` and all attention weights.
         """
-        memory, enc_w = self.encode(src, src_valid_lens)
-        logits, self_w, cross_w = self.decode(tgt_in, memory, src_valid_lens)
-        return Seq2SeqOutput(logits, enc_w, self_w, cross_w)
+        enc = self.encode(src, src_valid_lens)
+        dec = self.decode(tgt_in, enc.memory, src_valid_lens)
+        return Seq2SeqOutput(dec.logits, enc.weights, dec.self_weights, dec.cross_weights)
 
 
 @contextmanager
@@ -181,7 +236,7 @@ def greedy_decode(
     src_valid_lens: torch.Tensor | None = None,
     *,
     max_len: int | None = None,
-) -> tuple[torch.Tensor, list[torch.Tensor]]:
+) -> GreedyDecode:
     """Decode by always taking the most likely next token (in eval mode, restored after).
 
     Args:
@@ -191,9 +246,9 @@ def greedy_decode(
         max_len: how many tokens to generate (default ``S + 1``: the sequence and its EOS).
 
     Returns:
-        ``(tokens (B, max_len), cross_weights)``: generated ids, PAD after the first EOS;
-        ``cross_weights`` per decoder layer ``(B, H, max_len, S)``, where row t is the
-        attention used to produce token t.
+        A :class:`GreedyDecode`: ``tokens (B, max_len)``, the generated ids with PAD after the
+        first EOS, and ``cross_weights`` per decoder layer ``(B, H, max_len, S)``, where row t is
+        the attention used to produce token t.
     """
     if not isinstance(model, Seq2SeqTransformer):
         raise TypeError(f"model must be a Seq2SeqTransformer, got {type(model).__name__}")
@@ -203,13 +258,13 @@ def greedy_decode(
             f"max_len={max_len} exceeds the model's max_positions={model.max_positions}"
         )
     with eval_mode(model):
-        memory, _ = model.encode(src, src_valid_lens)  # (B, S, D)
+        memory = model.encode(src, src_valid_lens).memory  # (B, S, D)
         tgt = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)  # (B, 1)
         for _ in range(max_len):
-            logits, _, cross = model.decode(tgt, memory, src_valid_lens)  # (B, t, V)
-            tgt = torch.cat([tgt, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+            step = model.decode(tgt, memory, src_valid_lens)  # logits (B, t, V)
+            tgt = torch.cat([tgt, step.logits[:, -1].argmax(-1, keepdim=True)], dim=1)
     tokens = tgt[:, 1:]  # (B, max_len)
     is_eos = (tokens == EOS).long()
     after_eos = is_eos.cumsum(1) - is_eos > 0  # (B, max_len): strictly past the first EOS
     # The causal decoder's last pass already holds the weights used for every position.
-    return tokens.masked_fill(after_eos, PAD), cross
+    return GreedyDecode(tokens.masked_fill(after_eos, PAD), step.cross_weights)

@@ -1,9 +1,9 @@
 """Train a :class:`~attnlib.models.seq2seq.model.Seq2SeqTransformer` on a toy task, and score it.
 
-``train_seq2seq(model, cfg)`` runs Adam on fresh batches of the "train" split and measures the
+``train_seq2seq(model, config)`` runs Adam on fresh batches of the "train" split and measures the
 exact-sequence accuracy of greedy decoding on a fixed batch of the held-out "test" split every
-``cfg.eval_every`` steps, stopping once it reaches ``cfg.target_accuracy``. All randomness comes
-from torch's global generator: the caller seeds (``attnlib.set_seed(cfg.seed)``), and then
+``config.eval_every`` steps, stopping once it reaches ``config.target_accuracy``. All randomness
+comes from torch's global generator: the caller seeds (``attnlib.set_seed(config.seed)``), and then
 training is repeatable on a given machine. Thread counts are the caller's choice too (a model
 this small runs fastest on one CPU thread: ``with attnlib.util.device.num_threads(1): ...``).
 """
@@ -79,20 +79,21 @@ def sequence_accuracy(pred: torch.Tensor, tgt_out: torch.Tensor) -> float:
 
 def evaluate(model: Seq2SeqTransformer, batch: ToyBatch) -> float:
     """Exact-sequence accuracy of greedy decoding on ``batch``."""
-    pred, _ = greedy_decode(model, batch.src, batch.src_valid_lens, max_len=batch.tgt_out.shape[1])
-    return sequence_accuracy(pred, batch.tgt_out)
+    decoded = greedy_decode(model, batch.src, batch.src_valid_lens, max_len=batch.tgt_out.shape[1])
+    return sequence_accuracy(decoded.tokens, batch.tgt_out)
 
 
 def train_seq2seq(
-    model: Seq2SeqTransformer, cfg: TrainConfig | None = None, *, progress: bool = True
+    model: Seq2SeqTransformer, config: TrainConfig | None = None, *, progress: bool = True
 ) -> TrainHistory:
     """Train ``model`` in place on a generated toy task with Adam, stopping once it is good enough.
 
     Args:
-        model: the :class:`~attnlib.models.seq2seq.model.Seq2SeqTransformer` to train; its device is
-        used. cfg: a :class:`~attnlib.models.seq2seq.config.TrainConfig` (None: ``TrainConfig()``,
-        notebook 08's). progress: show a ``tqdm.auto`` progress bar (text in a terminal, a widget in
-        JupyterLab)
+        model: the :class:`~attnlib.models.seq2seq.model.Seq2SeqTransformer` to train; its device
+            is used.
+        config: a :class:`~attnlib.models.seq2seq.config.TrainConfig` (None: ``TrainConfig()``,
+            notebook 08's).
+        progress: show a ``tqdm.auto`` progress bar (text in a terminal, a widget in JupyterLab)
             with the loss and the held-out accuracy.
 
     Returns:
@@ -100,31 +101,41 @@ def train_seq2seq(
     """
     if not isinstance(model, Seq2SeqTransformer):
         raise TypeError(f"model must be a Seq2SeqTransformer, got {type(model).__name__}")
-    cfg = TrainConfig() if cfg is None else cfg
-    if not isinstance(cfg, TrainConfig):
+    config = TrainConfig() if config is None else config
+    if not isinstance(config, TrainConfig):
         raise TypeError(
-            f"cfg must be an attnlib.models.seq2seq.config.TrainConfig, got {type(cfg).__name__}"
+            "config must be an attnlib.models.seq2seq.config.TrainConfig, got "
+            f"{type(config).__name__}"
         )
-    check_task_args(cfg.task, cfg.batch_size, cfg.seq_len, model.vocab_size, cfg.min_len)
-    if cfg.seq_len + 1 > model.max_positions:
+    check_task_args(
+        config.task, config.batch_size, config.seq_len, model.vocab_size, config.min_len
+    )
+    if config.seq_len + 1 > model.max_positions:
         raise ValueError(
-            f"seq_len={cfg.seq_len} needs seq_len + 1 = {cfg.seq_len + 1} positions (the target "
-            f"ends with EOS) but the model has max_positions={model.max_positions}"
+            f"seq_len={config.seq_len} needs seq_len + 1 = {config.seq_len + 1} positions (the "
+            f"target ends with EOS) but the model has max_positions={model.max_positions}"
         )
     device = next(model.parameters()).device
-    draw: dict[str, Any] = dict(min_len=cfg.min_len, device=device)
+    draw: dict[str, Any] = dict(min_len=config.min_len, device=device)
     held_out = make_batch(
-        cfg.task, cfg.eval_size, cfg.seq_len, model.vocab_size, split="test", **draw
+        config.task, config.eval_size, config.seq_len, model.vocab_size, split="test", **draw
     )
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     losses, eval_steps, accuracies, reached, step = [], [], [], False, 0
     model.train()
     start = time.perf_counter()
-    bar = tqdm(total=cfg.steps, desc=f"training on {cfg.task!r}", disable=not progress, leave=True)
+    bar = tqdm(
+        total=config.steps, desc=f"training on {config.task!r}", disable=not progress, leave=True
+    )
     try:
-        for step in range(1, cfg.steps + 1):
+        for step in range(1, config.steps + 1):
             batch = make_batch(
-                cfg.task, cfg.batch_size, cfg.seq_len, model.vocab_size, split="train", **draw
+                config.task,
+                config.batch_size,
+                config.seq_len,
+                model.vocab_size,
+                split="train",
+                **draw,
             )
             logits = model(
                 batch.src, batch.tgt_in, src_valid_lens=batch.src_valid_lens
@@ -134,17 +145,17 @@ def train_seq2seq(
             )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            if cfg.grad_clip is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            if config.grad_clip is not None:
+                nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
             optimizer.step()
             losses.append(float(loss.detach()))
             bar.update(1)
-            if step % cfg.eval_every == 0 or step == cfg.steps:
+            if step % config.eval_every == 0 or step == config.steps:
                 acc = evaluate(model, held_out)
                 eval_steps.append(step)
                 accuracies.append(acc)
                 bar.set_postfix(loss=f"{losses[-1]:.3f}", acc=f"{acc:.3f}")
-                if acc >= cfg.target_accuracy:
+                if acc >= config.target_accuracy:
                     reached = True
                     break
     finally:
@@ -157,5 +168,5 @@ def train_seq2seq(
         steps=step,
         seconds=time.perf_counter() - start,
         reached=reached,
-        target_accuracy=float(cfg.target_accuracy),
+        target_accuracy=float(config.target_accuracy),
     )

@@ -103,9 +103,8 @@ def masking_explorer(
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
     B, L = 3, num_tokens
-    q, k, v = demo_batch(
-        batch=B, num_tokens=L, d_k=d_k, seed=seed
-    )  # (B, L, Dk), (B, S, Dk), (B, S, Dv)
+    demo = demo_batch(batch=B, num_tokens=L, d_k=d_k, seed=seed)
+    q, k, v = demo.q, demo.k, demo.v  # (B, L, Dk), (B, S, Dk), (B, S, Dv)
     scores = q @ k.transpose(-2, -1) / d_k**0.5  # (B, L, S) float64
 
     controls = {
