@@ -272,7 +272,8 @@ for norm_first in (False, True):
     torch_layer = nn.TransformerDecoderLayer(D, heads, dim_feedforward=d_ff, dropout=0.0,
                                              batch_first=True, norm_first=norm_first).to(device).eval()
     decoder_block = DecoderBlock.from_torch(torch_layer)
-    out, self_w, cross_w = decoder_block(y_in, memory, memory_valid_lens=mem_valid)
+    res = decoder_block(y_in, memory, memory_valid_lens=mem_valid)  # a DecoderOutput
+    out, self_w, cross_w = res.out, res.self_weights, res.cross_weights
     out_ref = torch_layer(y_in, memory, tgt_mask=~causal_mask(T, device=device), tgt_is_causal=True,
                           memory_key_padding_mask=~padding_mask(mem_valid, S))
     name = "Pre-LN " if norm_first else "Post-LN"

@@ -160,11 +160,14 @@ class _Block(nn.Module):
         if cross:
             self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ffn = FeedForward(d_model, d_ff, dropout=dropout, bias=bias, activation=activation)
-        sublayers = 3 if cross else 2
-        for i in range(1, sublayers + 1):
-            self.add_module(f"norm{i}", nn.LayerNorm(d_model, eps=eps, bias=bias))
-        for i in range(1, sublayers + 1):
-            self.add_module(f"dropout{i}", nn.Dropout(dropout))
+        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        if cross:
+            self.norm3 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+        if cross:
+            self.dropout3 = nn.Dropout(dropout)
 
 
 class EncoderBlock(_Block):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -232,7 +233,8 @@ class MiniLMEncoder(nn.Module):
         states, attentions = [x], []
         for layer, block in enumerate(self.layers):  # checked above: the blocks run unchecked
             keep = None if head_mask is None else head_mask[..., layer, :]  # (H,) or (B, H)
-            x, weights = block._forward(x, mask, keep, rows_may_be_empty=False)  # lens >= 1
+            run = cast(EncoderBlock, block)._forward
+            x, weights = run(x, mask, keep, rows_may_be_empty=False)  # every length >= 1
             states.append(x)
             attentions.append(weights)
         return EncoderOutput(x, tuple(states), tuple(attentions))
@@ -280,8 +282,9 @@ class MiniLMEncoder(nn.Module):
             )
         if head_mask is not None:
             self._check_head_mask(head_mask, batch, ids.device)
-        (lo, hi), lens = read_bounds(ids, valid_lens)  # the one transfer
-        if lo < 0 or hi >= self.config.vocab_size:
+        bounds, lens = read_bounds(ids, valid_lens)  # the one transfer
+        if bounds is not None and (bounds[0] < 0 or bounds[1] >= self.config.vocab_size):
+            lo, hi = bounds
             raise ValueError(
                 f"ids must lie in [0, {self.config.vocab_size}) (the vocabulary), "
                 f"got {lo if lo < 0 else hi}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -172,7 +172,7 @@ class Seq2SeqTransformer(nn.Module):
         x = self.positions(self.src_embed(src))  # (B, S, D)
         weights = []
         for block in self.encoder:  # checked once above; the blocks run unchecked
-            x, w = block._forward(x, mask, rows_may_be_empty=empty)
+            x, w = cast(EncoderBlock, block)._forward(x, mask, rows_may_be_empty=empty)
             weights.append(w)
         return EncodeOutput(x, tuple(weights))
 
@@ -194,7 +194,7 @@ class Seq2SeqTransformer(nn.Module):
         y = self.positions(self.tgt_embed(tgt_in))  # (B, T, D)
         self_ws, cross_ws = [], []
         for block in self.decoder:  # checked once above; the blocks run unchecked
-            step = block._forward(y, memory, mask, rows_may_be_empty=empty)
+            step = cast(DecoderBlock, block)._forward(y, memory, mask, rows_may_be_empty=empty)
             y = step.out
             self_ws.append(step.self_weights)
             cross_ws.append(step.cross_weights)

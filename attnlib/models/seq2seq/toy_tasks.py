@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from attnlib.core.masks import _padding_mask
 from attnlib.util._checks import check_positive_int
 
 __all__ = ["PAD", "BOS", "EOS", "NUM_SPECIAL", "TASKS", "ToyBatch", "make_batch", "token_labels"]
@@ -83,7 +84,7 @@ def _sample_sources(batch_size, seq_len, vocab_size, min_len, split, generator):
     def draw(n):
         tokens = torch.randint(NUM_SPECIAL, vocab_size, (n, seq_len), generator=generator)  # (n, S)
         lens = torch.randint(min_len, seq_len + 1, (n,), generator=generator)  # (n,)
-        pad = torch.arange(seq_len) >= lens.unsqueeze(1)  # (n, S)
+        pad = ~_padding_mask(lens, seq_len)  # (n, S): True past each length
         return tokens.masked_fill(pad, PAD), lens
 
     src, lens = draw(batch_size)
@@ -105,7 +106,7 @@ def _sample_sources(batch_size, seq_len, vocab_size, min_len, split, generator):
 def _targets(task: str, src: torch.Tensor, lens: torch.Tensor) -> torch.Tensor:
     """``(B, S)`` task output, PAD after each length."""
     positions = torch.arange(src.shape[1], device=src.device)  # (S,)
-    pad = positions >= lens.unsqueeze(1)  # (B, S)
+    pad = ~_padding_mask(lens, src.shape[1])  # (B, S): True past each length
     if task == "copy":
         return src.clone()
     if task == "reverse":
