@@ -41,7 +41,9 @@ def scaled_scores(q: torch.Tensor, k: torch.Tensor, scale: float | None = None) 
     means :func:`default_scale`. Unchecked: the public functions that call it check first.
     """
     scale = default_scale(q.shape[-1]) if scale is None else scale
-    return (q @ k.transpose(-2, -1)) * scale  # (..., L, S)
+    scores = q @ k.transpose(-2, -1)  # (..., L, S)
+    # In place: the product is new and its backward needs only q and k, so no copy is needed.
+    return scores if scale == 1.0 else scores.mul_(scale)
 
 
 def _check_pair(q: torch.Tensor, k: torch.Tensor) -> None:
