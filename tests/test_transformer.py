@@ -337,3 +337,40 @@ def test_decoder_block_from_torch_with_gelu_matches_torch_float64():
     causal = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)  # torch: True = hidden
     assert ours.ffn.activation == "gelu"
     assert_close(ours(x, memory).out, ref(x, memory, tgt_mask=causal))
+
+
+def test_decoder_block_returns_a_frozen_decoder_output_not_a_tuple():
+    import dataclasses
+
+    from attnlib.core.transformer import DecoderOutput
+
+    block = DecoderBlock(8, 2, 16)
+    x, memory = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+    res = block(x, memory)
+    assert isinstance(res, DecoderOutput)
+    assert [f.name for f in dataclasses.fields(res)] == ["out", "self_weights", "cross_weights"]
+    assert res.out.shape == (2, 3, 8)
+    assert res.self_weights.shape == (2, 2, 3, 3) and res.cross_weights.shape == (2, 2, 3, 5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.out = x  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        _, _, _ = res  # type: ignore[misc]  # no positional unpacking: read the fields by name
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_blocks_with_a_zero_length_give_zero_weights_and_finite_outputs(norm_first):
+    # A sequence of length 0 hides every key: its rows must be exactly 0 (not NaN, not uniform),
+    # whether the block is called directly or the check ran once in a model above it.
+    enc = EncoderBlock(8, 2, 16, norm_first=norm_first).double()
+    dec = DecoderBlock(8, 2, 16, norm_first=norm_first).double()
+    x = torch.randn(2, 4, 8, dtype=torch.float64, requires_grad=True)
+    lens = torch.tensor([0, 3])
+    out, w = enc(x, valid_lens=lens)
+    assert torch.equal(w[0], torch.zeros_like(w[0]))  # every weight of the empty sequence
+    assert torch.equal(w[1, ..., 3:], torch.zeros_like(w[1, ..., 3:]))  # its padding
+    assert_close(w[1].sum(-1), torch.ones(2, 4, dtype=torch.float64))
+    res = dec(x, x, memory_valid_lens=lens)
+    assert torch.equal(res.cross_weights[0], torch.zeros_like(res.cross_weights[0]))
+    (grad,) = torch.autograd.grad(out.sum() + res.out.sum(), x)
+    assert torch.isfinite(out).all() and torch.isfinite(res.out).all()
+    assert torch.isfinite(grad).all()

@@ -100,7 +100,7 @@ def _online_blocks(
     """
     # Half precision: keep the running statistics in float32 so the sums stay accurate.
     work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
-    qw = q.to(work)  # (..., L, Dk)
+    qs = q.to(work) * scale  # (..., L, Dk): scale the queries once instead of every block
     lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     num_queries, num_keys = q.shape[-2], k.shape[-2]
     m = torch.full((*lead, num_queries), float("-inf"), dtype=work, device=q.device)  # (..., L)
@@ -109,7 +109,8 @@ def _online_blocks(
     rows = query_offset + torch.arange(num_queries, device=q.device).unsqueeze(-1)  # (L, 1)
     for block, start in enumerate(range(0, num_keys, block_size)):
         stop = min(start + block_size, num_keys)
-        s = scaled_scores(qw, k[..., start:stop, :].to(work), scale)  # (..., L, s): never (L, S)
+        # (..., L, s), never (L, S): q kᵀ · scale, with the scale already in qs
+        s = scaled_scores(qs, k[..., start:stop, :].to(work), 1.0)
         hidden = None
         if attn_mask is not None:
             mb = attn_mask[..., start:stop]

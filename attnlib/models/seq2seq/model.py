@@ -184,11 +184,16 @@ class Seq2SeqTransformer(nn.Module):
     ) -> DecodeOutput:
         """``tgt_in (B, T)`` and ``memory (B, S, D)`` -> a :class:`DecodeOutput`: ``logits
         (B, T, V)`` and, per layer, the self- and cross-attention weights."""
-        check_tensor("memory", memory, ndim=3)
-        if memory.shape[0] != tgt_in.shape[0] or memory.shape[-1] != self.d_model:
+        check_tensor("memory", memory, ndim=3)  # what each decoder block would check
+        if memory.shape[-1] != self.d_model:
             raise ValueError(
-                f"memory must be (B, S, D) = ({tgt_in.shape[0]}, S, {self.d_model}), "
-                f"got {tuple(memory.shape)}"
+                f"memory has width {memory.shape[-1]} but the block has d_model={self.d_model} "
+                f"(memory shape {tuple(memory.shape)})"
+            )
+        if memory.shape[0] != tgt_in.shape[0]:
+            raise ValueError(
+                f"tgt_in has batch size {tgt_in.shape[0]} but memory has {memory.shape[0]} "
+                f"(memory shape {tuple(memory.shape)})"
             )
         mask, empty = self._check_tokens("tgt_in", tgt_in, src_valid_lens, memory.shape[1])
         y = self.positions(self.tgt_embed(tgt_in))  # (B, T, D)
