@@ -48,32 +48,33 @@ def check_tensor(
     return x
 
 
+def _first_mismatch(attr: str, tensors: dict) -> tuple[str, torch.Tensor, str, torch.Tensor] | None:
+    """The first tensor (``None`` ignored) whose ``attr`` differs from the first one's."""
+    items = [(n, t) for n, t in tensors.items() if isinstance(t, torch.Tensor)]
+    for name, t in items[1:]:
+        if getattr(t, attr) != getattr(items[0][1], attr):
+            return (*items[0], name, t)
+    return None
+
+
 def check_same_device(**tensors: torch.Tensor | None) -> None:
     """Check that all given tensors (``None`` ignored) live on one device."""
-    items = [(n, t) for n, t in tensors.items() if isinstance(t, torch.Tensor)]
-    if not items:
-        return
-    first_name, first = items[0]
-    for name, t in items[1:]:
-        if t.device != first.device:
-            raise ValueError(
-                f"{first_name} is on {first.device} but {name} is on {t.device}; "
-                f"move them to one device (e.g. {name}.to({first_name}.device))"
-            )
+    if bad := _first_mismatch("device", tensors):
+        first_name, first, name, t = bad
+        raise ValueError(
+            f"{first_name} is on {first.device} but {name} is on {t.device}; "
+            f"move them to one device (e.g. {name}.to({first_name}.device))"
+        )
 
 
 def check_same_dtype(**tensors: torch.Tensor | None) -> None:
     """Check that all given floating tensors (``None`` ignored) share one dtype."""
-    items = [(n, t) for n, t in tensors.items() if isinstance(t, torch.Tensor)]
-    if not items:
-        return
-    first_name, first = items[0]
-    for name, t in items[1:]:
-        if t.dtype != first.dtype:
-            raise TypeError(
-                f"{first_name} has dtype {first.dtype} but {name} has dtype {t.dtype}; "
-                f"use one dtype for all inputs"
-            )
+    if bad := _first_mismatch("dtype", tensors):
+        first_name, first, name, t = bad
+        raise TypeError(
+            f"{first_name} has dtype {first.dtype} but {name} has dtype {t.dtype}; "
+            "use one dtype for all inputs"
+        )
 
 
 def check_last_dim_match(
