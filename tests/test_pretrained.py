@@ -116,6 +116,23 @@ def test_c43_padded_batch_equals_reference_on_real_tokens(enc, reference):
     _compare(out, _reference_run(reference, batch.ids, batch.valid_lens), batch.valid_lens)
 
 
+def test_forward_without_attentions_keeps_only_the_last_states(enc, reference):
+    # Like transformers' default: only the last hidden state, which still equals the reference's.
+    batch = enc.tokenize(SENTENCES)
+    lean = enc(
+        batch.ids, valid_lens=batch.valid_lens, output_attentions=False, output_hidden_states=False
+    )
+    assert lean.attentions == () and lean.hidden_states == ()
+    mask = torch.arange(batch.ids.shape[1])[None] < batch.valid_lens[:, None]  # (B, L) by hand
+    with torch.no_grad():
+        ref = reference[0](input_ids=batch.ids, attention_mask=mask.long()).last_hidden_state
+    assert torch.allclose(lean.hidden[mask], ref[mask], atol=1e-4, rtol=0)
+    full = enc(batch.ids, valid_lens=batch.valid_lens)
+    assert torch.equal(lean.hidden, full.hidden)  # the same arithmetic, in the same order
+    with pytest.raises(TypeError, match="output_attentions"):
+        enc(batch.ids, output_attentions="no")
+
+
 @pytest.mark.claim("C43")
 def test_c43_padding_keys_get_exactly_zero_weight(enc):
     batch = enc.tokenize(SENTENCES)

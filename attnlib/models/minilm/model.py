@@ -35,6 +35,7 @@ from attnlib.models.minilm.files import (
     verify_model_files,
 )
 from attnlib.util._checks import (
+    check_bool,
     check_tensor,
     check_valid_lens_range,
     check_valid_lens_shape,
@@ -75,8 +76,10 @@ class EncoderOutput:
 
     Attributes:
         hidden: ``(B, L, D)`` the last layer's states.
-        hidden_states: ``num_layers + 1`` tensors ``(B, L, D)``: the embeddings, then each layer.
-        attentions: ``num_layers`` tensors ``(B, H, L, L)``; exactly 0 on padding keys.
+        hidden_states: ``num_layers + 1`` tensors ``(B, L, D)``: the embeddings, then each layer
+            (empty with ``output_hidden_states=False``).
+        attentions: ``num_layers`` tensors ``(B, H, L, L)``; exactly 0 on padding keys (empty
+            with ``output_attentions=False``).
     """
 
     hidden: torch.Tensor
@@ -212,6 +215,8 @@ class MiniLMEncoder(nn.Module):
         *,
         valid_lens: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
+        output_attentions: bool = True,
+        output_hidden_states: bool = True,
     ) -> EncoderOutput:
         """Encode token ids; keys past ``valid_lens`` (padding) get no attention.
 
@@ -224,10 +229,16 @@ class MiniLMEncoder(nn.Module):
                 ablation; 1 or True keeps it). Build one with
                 :func:`attnlib.course.head_stats.head_mask_without`. It leaves each head's own
                 weights as they are (later layers' weights change, since their inputs do).
+            output_attentions, output_hidden_states: keep every layer's attention weights and
+                hidden states in the result (the default, what the course looks at); ``False``
+                leaves that field an empty tuple, so each layer's ``(B, H, L, L)`` weights are
+                freed as soon as the next layer has used them (as transformers' default does).
 
         Returns:
             An :class:`EncoderOutput`.
         """
+        check_bool("output_attentions", output_attentions)
+        check_bool("output_hidden_states", output_hidden_states)
         mask = self._check_inputs(ids, valid_lens, head_mask)  # the checks, once
         x = self.embeddings(ids)  # (B, L, D)
         states, attentions = [x], []
@@ -235,9 +246,12 @@ class MiniLMEncoder(nn.Module):
             keep = None if head_mask is None else head_mask[..., layer, :]  # (H,) or (B, H)
             run = cast(EncoderBlock, block)._forward
             x, weights = run(x, mask, keep, rows_may_be_empty=False)  # every length >= 1
-            states.append(x)
-            attentions.append(weights)
-        return EncoderOutput(x, tuple(states), tuple(attentions))
+            if output_hidden_states:
+                states.append(x)
+            if output_attentions:
+                attentions.append(weights)
+            del weights
+        return EncoderOutput(x, tuple(states) if output_hidden_states else (), tuple(attentions))
 
     def sentence_embeddings(
         self, texts: list[str], *, head_mask: torch.Tensor | None = None
