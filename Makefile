@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	--nbval-cell-timeout 300
 # Everything: the core (torch, numpy, tqdm) and every extra (see pyproject.toml).
-EXTRAS := widgets,pretrained,lab,dev
+EXTRAS := widgets,pretrained,lab,site,dev
 HOST ?= 127.0.0.1
 PORT ?= 8888
 # The lab's own settings, kept in the project (nothing is written to ~): jupyter_config/labconfig/
