@@ -242,6 +242,12 @@ async function mount(host, explorer) {
   explorer.render({ model, el });
   if (fallback) fallback.remove();
   host.dataset.ready = "1";
+  const root = el.querySelector(".attnlib-canvas");
+  const seen = () => {
+    if (root && root.dataset.frames !== "0") host.dataset.drawnAt = String(performance.now());
+    else requestAnimationFrame(seen);
+  };
+  requestAnimationFrame(seen);
 }
 
 const src = document.getElementById("attnlib-explorer-js").textContent;

@@ -1,0 +1,190 @@
+"""The course as a static site (``make site``, ``tools/site.py``), checked in Chromium from disk.
+
+The site is built into a temporary folder. Every page is opened from ``file://`` with every
+request that is not for a local file (``file:``, ``data:``, ``blob:``) aborted and counted: the
+count must be 0. On every page: math is MathML and no raw ``$`` TeX is left in the prose, every
+``<img>`` has alt text, every explorer is drawn and fits in 620 px of height. Every control of
+every explorer is changed the way a hand does (ArrowRight on a slider, the next option of a
+menu, a click on a checkbox): the canvas pixels must change, and what the page draws and shows
+must equal a fresh ``BUILDERS[name](**args).compute(**values)`` in Python at the values the page
+reports (the independent reference: the kernel-side computation, not the page's stored frames).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+from harness import chromium, missing_browser  # noqa: E402
+
+PAGES = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NUMBER = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|-?inf|True|False")
+HEIGHT = 620  # px: what a 1280x720 browser leaves for a notebook (issue 16)
+
+pytestmark = pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
+
+HASH = """(c) => { const d = new Uint32Array(c.getContext('2d')
+  .getImageData(0, 0, c.width, c.height).data.buffer);
+  let h = 2166136261; for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 16777619);
+  return h >>> 0; }"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "site.py"), "build", "--out", str(out)],
+        check=True,
+        cwd=ROOT,
+        env={**__import__("os").environ, "OMP_NUM_THREADS": "1"},
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+def _numbers(text: str) -> list[str]:
+    return [n.replace("−", "-") for n in NUMBER.findall(text)]
+
+
+def _html_numbers(value: str) -> list[str]:
+    return _numbers(html.unescape(re.sub(r"<[^>]+>", " ", value)))
+
+
+def _readout_floats(frame) -> np.ndarray:
+    """The numeric readout entries of ``frame`` flattened in order (strings left out)."""
+    parts = []
+    for v in frame.readout.values():
+        if hasattr(v, "detach"):
+            v = v.detach().cpu().double().numpy()
+        if isinstance(v, str):
+            continue
+        parts.append(np.asarray(v, dtype=np.float64).reshape(-1))
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _check_against_python(name, ref, snap, shown_text):
+    frame = ref.compute(**snap["values"])
+    for key, drawn in snap["arrays"].items():
+        want = np.asarray(frame.arrays[key], dtype=np.float64).astype(np.float32).reshape(-1)
+        # float32 casts of float64 numbers: equal up to 2 float32 ulps should the build's
+        # float64 differ from this process's in its last bits
+        np.testing.assert_allclose(
+            np.asarray(drawn, dtype=np.float32), want, rtol=2.0**-22, atol=0, err_msg=f"{name} {key}"
+        )
+    np.testing.assert_allclose(
+        snap["nums"], _readout_floats(frame), rtol=1e-12, atol=1e-15, err_msg=f"{name} readout"
+    )
+    assert _numbers(shown_text) == _html_numbers(ref.readout_html(frame)), (
+        f"{name}: the page shows\n{shown_text}\nbut Python shows\n{ref.readout_html(frame)}"
+    )
+
+
+def _settle(page, root, before):
+    deadline = time.monotonic() + 10
+    while root.get_attribute("data-values") == before and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+@pytest.mark.parametrize("stem", PAGES)
+def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, browser, stem):
+    from attnlib.widgets import BUILDERS
+
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    aborted: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(("file:", "data:", "blob:")):
+            r.continue_()
+        else:
+            aborted.append(r.request.url)
+            r.abort()
+
+    ctx.route("**/*", route)
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto((site / f"{stem}.html").as_uri())
+    page.wait_for_load_state("load")
+    # math: MathML present, no raw TeX left in the prose
+    prose = " ".join(page.locator("section.cell.md").all_inner_texts())
+    assert page.locator("section.cell.md math").count() > 0, f"{stem}: no MathML"
+    assert "$" not in prose, f"{stem}: raw $ TeX left: {prose[prose.index('$') - 40 :][:120]!r}"
+    assert page.locator("code.tex").count() == 0, f"{stem}: TeX latex2mathml could not convert"
+    for img in page.locator("img").all():
+        assert (img.get_attribute("alt") or "").strip(), f"{stem}: an image without alt text"
+    hosts = page.locator(".site-explorer").all()
+    assert hosts, f"{stem}: no explorer"
+    for host in hosts:
+        host.locator(".attnlib-canvas[data-frames]:not([data-frames='0'])").wait_for(timeout=20_000)
+    assert not errors, errors
+    for host in hosts:
+        name = host.get_attribute("data-builder")
+        spec = json.loads(host.locator("script.attnlib-spec").text_content())
+        ref = BUILDERS[name](**spec["args"])
+        host.scroll_into_view_if_needed()
+        height = host.bounding_box()["height"]
+        assert height <= HEIGHT, f"{stem} {name}: {height:.0f} px tall > {HEIGHT}"
+        root = host.locator(".attnlib-canvas")
+        canvas = root.locator("canvas")
+        readout = root.locator(".attnlib-readout")
+        controls = host.locator("[data-control]").all()
+        assert len(controls) == len(ref.controls)
+        for ctl in controls:
+            cname = ctl.get_attribute("data-control")
+            if ctl.is_disabled():
+                assert cname in spec["not_live"]
+                continue
+            before = (root.get_attribute("data-values"), canvas.evaluate(HASH))
+            tag, kind = ctl.evaluate("e => [e.tagName, e.type]")
+            if tag == "SELECT":
+                n = ctl.locator("option").count()
+                ctl.select_option(str((int(ctl.input_value()) + 1) % n))
+            elif kind == "checkbox":
+                ctl.click()
+            else:
+                at_end = ctl.input_value() == ctl.get_attribute("max")
+                ctl.focus()
+                page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+            _settle(page, root, before[0])
+            values = json.loads(root.get_attribute("data-values"))
+            old = json.loads(before[0])
+            assert values[cname] != old[cname], f"{name}: {cname} did not move"
+            assert {k: v for k, v in values.items() if k != cname} == {
+                k: v for k, v in old.items() if k != cname
+            }
+            assert canvas.evaluate(HASH) != before[1], f"{name}: {cname} left the pixels alone"
+            snap = root.evaluate("r => r.__attnlib.snapshot()")
+            _check_against_python(f"{name} after {cname}", ref, snap, readout.inner_text())
+    assert not errors, errors
+    assert aborted == [], f"{stem}: requests for the network: {aborted}"
+    ctx.close()
+
+
+def test_index_links_every_page_and_says_how_to_run_it_live(site):
+    text = (site / "index.html").read_text()
+    for stem in PAGES:
+        assert f'href="{stem}.html"' in text
+    assert "make lab" in text
+    assert "http://" not in text and "https://" not in text
+    for stem in PAGES:
+        page = (site / f"{stem}.html").read_text()
+        assert re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", page) is None
+        assert len(page.encode()) <= 8_000_000
