@@ -240,8 +240,22 @@ def explorer_state_space(name: str, args: dict | None = None, max_frames: int = 
         layout["tables"].append([k, off, len(tables[k]) * s])
         parts.append(data)
         off += len(data)
-    layout["index"] = [off, int(index.size)]  # type: ignore[union-attr]
-    parts.append(index.tobytes())  # type: ignore[union-attr]
+    # The index, one column per key (+ readout, texts, strings), each in the narrowest unsigned
+    # type that holds its ids (a column with one distinct value is not stored).
+    counts = [len(tables[k]) for k, _ in keys] + [len(rtable), len(ttable), len(stable)]
+    layout["index"] = []
+    for j, count in enumerate(counts):
+        if count <= 1:
+            layout["index"].append([0, 0, 0])
+            continue
+        width = 1 if count <= 256 else 2 if count <= 65536 else 4
+        pad = -off % 4  # typed arrays start at a multiple of their width
+        parts.append(b"\0" * pad)
+        off += pad
+        col = index[:, j].astype({1: np.uint8, 2: np.uint16, 4: np.uint32}[width])  # type: ignore[index]
+        layout["index"].append([width, off, nframes])
+        parts.append(col.tobytes())
+        off += len(parts[-1])
     has_strings = any(s["kind"] == "s" for s in template["readout"])
     traits = {
         "scene": ex.scene.to_json(),

@@ -27,9 +27,12 @@ function staticModel(spec, buffer, ui) {
   const r64 = new Float64Array(buffer, L.readout[0], L.readout[1]);
   const tables = {};
   for (const [k, off, len] of L.tables) tables[k] = new Float32Array(buffer, off, len);
-  const index = new Uint32Array(buffer, L.index[0], L.index[1]);
+  // per key (+ readout, texts, strings): the id of each frame's value in its table
+  const Types = { 1: Uint8Array, 2: Uint16Array, 4: Uint32Array };
+  const cols = L.index.map(([w, off, n]) => (w ? new Types[w](buffer, off, n) : null));
+  const id = (j, fl) => (cols[j] ? cols[j][fl] : 0);
   const keys = spec.keys; // [name, floats per frame], sorted as the frame sets order them
-  const nk = keys.length + 3; // + readout, texts, strings ids
+  const nk = keys.length + 3;
   const stride = keys.reduce((a, [, n]) => a + n, 0);
   const rstride = spec.rstride;
   const controls = Object.fromEntries(spec.controls.map((c) => [c.name, c]));
@@ -60,15 +63,16 @@ function staticModel(spec, buffer, ui) {
       text_values = [],
       strings = [];
     flats.forEach((fl, i) => {
-      const row = index.subarray(fl * nk, (fl + 1) * nk);
       let o = i * stride;
       keys.forEach(([k, size], j) => {
-        f32.set(tables[k].subarray(row[j] * size, (row[j] + 1) * size), o);
+        const r = id(j, fl);
+        f32.set(tables[k].subarray(r * size, (r + 1) * size), o);
         o += size;
       });
-      f64.set(r64.subarray(row[nk - 3] * rstride, (row[nk - 3] + 1) * rstride), i * rstride);
-      text_values.push(spec.texts_table[row[nk - 2]]);
-      strings.push(spec.strings_table[row[nk - 1]]);
+      const r = id(nk - 3, fl);
+      f64.set(r64.subarray(r * rstride, (r + 1) * rstride), i * rstride);
+      text_values.push(spec.texts_table[id(nk - 2, fl)]);
+      strings.push(spec.strings_table[id(nk - 1, fl)]);
     });
     const header = {
       ...spec.template,
