@@ -19,7 +19,8 @@ file is aborted). Per explorer, on its first live slider (a native ``<input type
 
 Targets (issue 16): median <= 16 ms, p90 <= 33 ms, keep-up 100 %, lag <= 33 ms, every explorer
 drawn <= 2 s after open. The last line reads
-``site: slowest key->pixels median X ms; lowest drag keep-up Y%; largest lag Z ms; largest page W MB``.
+``site: slowest key->pixels median X ms; lowest drag keep-up Y%; largest lag Z ms;
+largest page W MB`` (one line).
 A benchmark, not a test: the numbers depend on the machine and its load.
 """
 
@@ -84,7 +85,8 @@ DRAG = """([input, seconds]) => new Promise((done) => {
     i += 1;
     // one step per event, there and back across (up to) 30 steps
     const span = Math.min(30, n - 1), u = i % (2 * span);
-    const k = Math.max(0, Math.min(n - 1, (start > span ? start - span : start) + (u <= span ? u : 2 * span - u)));
+    const lo = start > span ? start - span : start;
+    const k = Math.max(0, Math.min(n - 1, lo + (u <= span ? u : 2 * span - u)));
     if (String(k) !== input.value) {
       input.value = String(k); input.dispatchEvent(new Event('input', { bubbles: true }));
       changes.push(performance.now());
@@ -180,8 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     with chromium() as browser:
         for p in pages:
             rows += measure_page(browser, p, a.presses, a.drag_seconds)
-    print("| page | explorer | drawn after open ms | key->pixels median ms | p90 ms | drag keep-up | "
-          "drag fps | lag ms |")
+    print(
+        "| page | explorer | drawn after open ms | key->pixels median ms | p90 ms | drag keep-up | "
+        "drag fps | lag ms |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(

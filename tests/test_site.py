@@ -56,6 +56,18 @@ def site(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    # The site computes its frames with one thread (tools/site.py); so does the reference here, so
+    # a frame of the trained toy model (notebook 08) is bitwise the one the build computed.
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 @pytest.fixture(scope="module")
 def browser():
     with chromium() as b:
@@ -89,7 +101,11 @@ def _check_against_python(name, ref, snap, shown_text):
         # float32 casts of float64 numbers: equal up to 2 float32 ulps should the build's
         # float64 differ from this process's in its last bits
         np.testing.assert_allclose(
-            np.asarray(drawn, dtype=np.float32), want, rtol=2.0**-22, atol=0, err_msg=f"{name} {key}"
+            np.asarray(drawn, dtype=np.float32),
+            want,
+            rtol=2.0**-22,
+            atol=0,
+            err_msg=f"{name} {key}",
         )
     np.testing.assert_allclose(
         snap["nums"], _readout_floats(frame), rtol=1e-12, atol=1e-15, err_msg=f"{name} readout"
@@ -152,6 +168,7 @@ def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, br
         canvas = root.locator("canvas")
         readout = root.locator(".attnlib-readout")
         controls = host.locator("[data-control]").all()
+        unchanged: list[str] = []
         assert len(controls) == len(ref.controls)
         for ctl in controls:
             cname = ctl.get_attribute("data-control")
@@ -176,9 +193,20 @@ def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, br
             assert {k: v for k, v in values.items() if k != cname} == {
                 k: v for k, v in old.items() if k != cname
             }
-            assert canvas.evaluate(HASH) != before[1], f"{name}: {cname} left the pixels alone"
+            if canvas.evaluate(HASH) == before[1]:
+                # The same picture is right only if Python's arrays at the two values agree to far
+                # below anything drawable (1e-6: a 256-level colour map step is ~4e-3 of its
+                # range, a pixel ~1e-3 of a panel's), e.g. weights that move by one float32 ulp.
+                a, b = ref.compute(**old).arrays, ref.compute(**values).arrays
+                same = all(
+                    np.allclose(np.asarray(a[k], float), np.asarray(b[k], float), rtol=0, atol=1e-6)
+                    for k in a
+                )
+                assert same, f"{name}: {cname} changed the frame but left the pixels alone"
+                unchanged.append(cname)
             snap = root.evaluate("r => r.__attnlib.snapshot()")
             _check_against_python(f"{name} after {cname}", ref, snap, readout.inner_text())
+        assert len(unchanged) < len(controls), f"{name}: no control changed the picture"
     assert not errors, errors
     assert not too_tall, f"{stem}: controls, picture and readout must fit {HEIGHT} px: {too_tall}"
     assert aborted == [], f"{stem}: requests for the network: {aborted}"
@@ -190,8 +218,9 @@ def test_index_links_every_page_and_says_how_to_run_it_live(site):
     for stem in PAGES:
         assert f'href="{stem}.html"' in text
     assert "make lab" in text
-    assert "http://" not in text and "https://" not in text
-    for stem in PAGES:
+    for stem in [*PAGES, "index"]:
         page = (site / f"{stem}.html").read_text()
-        assert re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", page) is None
+        # nothing loaded from elsewhere (links to read are fine; MathML's xmlns is a name)
+        assert re.search(r"<(script|link|img|iframe)[^>]+(src|href)=\"(https?:)?//", page) is None
+        assert "@import" not in page and "url(http" not in page
         assert len(page.encode()) <= 8_000_000

@@ -42,6 +42,8 @@ NOTEBOOKS = ROOT / "notebooks"
 EXPLORER_JS = ROOT / "attnlib" / "widgets" / "framework" / "explorer.js"
 #: The most frames an explorer's live state space may hold (build time, page size).
 MAX_FRAMES = 100_000
+#: The most bytes an explorer's block may take in its page (its frames, gzipped, base64).
+EXPLORER_BUDGET = 6_000_000
 #: Budgets of the issue: a page, the whole site.
 PAGE_BUDGET = 8_000_000
 SITE_BUDGET = 60_000_000
@@ -91,7 +93,12 @@ def _view_meta(ex) -> dict:
     }
 
 
-def explorer_state_space(name: str, args: dict | None = None, max_frames: int = MAX_FRAMES):
+def explorer_state_space(
+    name: str,
+    args: dict | None = None,
+    max_frames: int = MAX_FRAMES,
+    max_bytes: int = EXPLORER_BUDGET,
+):
     """``(spec, blob)``: the explorer's controls, traits and frames for the static model.
 
     ``spec`` is JSON-able (``site.js`` reads it); ``blob`` holds the frame tables (bytes, before
@@ -110,12 +117,14 @@ def explorer_state_space(name: str, args: dict | None = None, max_frames: int = 
     fast = list(ex.fast)
     if not groups:
         raise ValueError(f"explorer {name!r} has no fast slider; the site needs one")
-    # Each group's axes (compute values), from its frame set at the notebook's values.
+    # Each group's axes (compute values), from its frame set at the notebook's values, and the
+    # float64 readout numbers per frame (they hardly compress: the size's lower bound).
     axes: dict[str, list] = {}
-    for gi, g in enumerate(groups):
-        header, _ = ex.frame_set(gi)
+    for gi in range(len(groups)):
+        header, (_, b64) = ex.frame_set(gi)
         for n, a in zip(header["names"], header["axes"]):
             axes[n] = list(a)
+        readout_bytes = len(b64) // header["n"]
     # Every control: its values (as compute gets them, JSON), labels, front-end values.
     controls: list[dict] = []
     py_values: dict[str, list] = {}
@@ -124,9 +133,7 @@ def explorer_state_space(name: str, args: dict | None = None, max_frames: int = 
         if cname in fast:
             values = axes[cname]
             front = (
-                list(range(len(values)))
-                if type(c).__name__ == "SelectionSlider"
-                else list(values)
+                list(range(len(values))) if type(c).__name__ == "SelectionSlider" else list(values)
             )
             labels = _slider_labels(c, values)
             py_values[cname] = values
@@ -160,7 +167,8 @@ def explorer_state_space(name: str, args: dict | None = None, max_frames: int = 
             }
         )
     by_name = {c["name"]: c for c in controls}
-    # Which controls are live: in order, while the product stays under max_frames.
+    # Which controls are live: in order, while the product stays under max_frames and its
+    # readout numbers alone (base64) under max_bytes.
     items: list[tuple[str, ...]] = []
     for cname in ex.controls:
         g = next((g for g in groups if cname in g), None)
@@ -173,7 +181,8 @@ def explorer_state_space(name: str, args: dict | None = None, max_frames: int = 
         if any(len(by_name[n]["values"]) < 2 for n in item):
             continue
         size = math.prod(len(by_name[n]["values"]) for n in item)
-        if total * size <= max_frames or not live:
+        fits = total * size <= max_frames and total * size * readout_bytes * 4 / 3 <= max_bytes
+        if fits or not live:
             live.append(item)
             total *= size
     dims = [n for item in live for n in item]
@@ -296,14 +305,22 @@ def _nearest(values: list, v) -> int:
         return 0
 
 
-def explorer_html(name: str, args: dict, uid: str, png_b64: str | None, alt: str) -> tuple[str, dict]:
+def explorer_html(
+    name: str, args: dict, uid: str, png_b64: str | None, alt: str
+) -> tuple[str, dict]:
     """The explorer's block for a page, and a report (frames, bytes, live controls)."""
     t0 = time.perf_counter()
-    spec, blob = explorer_state_space(name, args)
-    packed = base64.b64encode(gzip.compress(blob, 6, mtime=0)).decode("ascii")
+    max_frames = MAX_FRAMES
+    while True:
+        spec, blob = explorer_state_space(name, args, max_frames)
+        packed = base64.b64encode(gzip.compress(blob, 6, mtime=0)).decode("ascii")
+        if len(packed) <= EXPLORER_BUDGET or spec["frames"] <= 1:
+            break
+        max_frames = spec["frames"] - 1  # over its share: one control fewer live
     spec_json = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")
     fallback = (
-        f'<img class="site-fallback" src="data:image/png;base64,{png_b64}" alt="{html.escape(alt)}">'
+        f'<img class="site-fallback" src="data:image/png;base64,{png_b64}" '
+        f'alt="{html.escape(alt)}">'
         if png_b64
         else ""
     )
@@ -545,7 +562,7 @@ def _document(title: str, body: str, *, script: bool) -> str:
 def index_html(infos: list[dict]) -> str:
     rows = "".join(
         f'<li><h2><a href="{i["stem"]}.html">{html.escape(i["title"])}</a></h2>'
-        f'{markdown_html(i["learn"])}'
+        f"{markdown_html(i['learn'])}"
         + (f'<p class="time">{html.escape(i["time"])}</p>' if i["time"] else "")
         + "</li>"
         for i in infos
@@ -582,7 +599,9 @@ def build(out: Path, notebooks: list[Path] | None = None, jobs: int = 2) -> dict
                     png = o["data"].get("image/png")
                     png = _text(png).replace("\n", "") if png else None
                     name, args = specs[k]
-                    work.append((p.stem, k, (name, args, f"{p.stem}-x{k}", png, _explorer_alt(cell, name))))
+                    work.append(
+                        (p.stem, k, (name, args, f"{p.stem}-x{k}", png, _explorer_alt(cell, name)))
+                    )
                     k += 1
     results: dict[tuple[str, int], tuple[str, dict]] = {}
     if jobs > 1 and len(work) > 1:
@@ -622,7 +641,10 @@ def _cost_guess(name: str) -> int:
 
 
 def _table(report: dict) -> str:
-    lines = ["| page | explorer | live controls | fixed | frames | MB | build s |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| page | explorer | live controls | fixed | frames | MB | build s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for e in report["explorers"]:
         lines.append(
             f"| {e['page']} | {e['builder']} | {', '.join(e['live'])} | "
