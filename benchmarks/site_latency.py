@@ -85,7 +85,7 @@ DRAG = """([input, seconds]) => new Promise((done) => {
     i += 1;
     // one step per event, there and back across (up to) 30 steps
     const span = Math.min(30, n - 1), u = i % (2 * span);
-    const lo = start > span ? start - span : start;
+    const lo = Math.max(0, Math.min(start, n - 1 - span));
     const k = Math.max(0, Math.min(n - 1, lo + (u <= span ? u : 2 * span - u)));
     if (String(k) !== input.value) {
       input.value = String(k); input.dispatchEvent(new Event('input', { bubbles: true }));
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drag-seconds", type=float, default=2.0)
     ap.add_argument("--pages", help="comma-separated page stems, e.g. 02_scaling_variance")
     a = ap.parse_args(argv)
-    site = a.site
+    site = a.site.resolve() if a.site else None
     if site is None:
         site = Path(tempfile.mkdtemp(prefix="attnlib-site-"))
         env = {**os.environ, "OMP_NUM_THREADS": "1"}

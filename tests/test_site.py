@@ -144,7 +144,8 @@ def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, br
     page.goto((site / f"{stem}.html").as_uri())
     page.wait_for_load_state("load")
     # math: MathML present, no raw TeX left in the prose
-    prose = " ".join(page.locator("section.cell.md").all_inner_texts())
+    # (textContent: cells off screen are not rendered, so their innerText would be empty)
+    prose = " ".join(page.locator("section.cell.md").all_text_contents())
     assert page.locator("section.cell.md math").count() > 0, f"{stem}: no MathML"
     assert "$" not in prose, f"{stem}: raw $ TeX left: {prose[prose.index('$') - 40 :][:120]!r}"
     assert page.locator("code.tex").count() == 0, f"{stem}: TeX latex2mathml could not convert"

@@ -43,6 +43,7 @@ function staticModel(spec, buffer, ui) {
   let token = 1;
   let want = {};
   let timer = null;
+  const stale = new Set(); // groups whose sent set was computed at other values than now
 
   const frontValue = (name) => controls[name].front[cur[name]];
   fastNames.forEach((n, i) => {
@@ -149,17 +150,22 @@ function staticModel(spec, buffer, ui) {
     cur[name] = i;
     const fi = fastNames.indexOf(name);
     if (fi >= 0) {
+      const mine = spec.traits.fast[fi].group;
+      if (stale.delete(mine)) sendSet(mine); // its set is drawn, so it must be current
       traits[`v${fi}`] = frontValue(name);
       emit(`change:v${fi}`);
-      sendNow(); // drawn if the slider's own set is stale; otherwise its set is drawn
-      const mine = spec.traits.fast[fi].group;
-      clearTimeout(timer); // the other groups' sets depend on this value: rebuild after the move
+      // The other groups' sets depend on this value: rebuild them after the move (until then,
+      // a move of theirs rebuilds its own set first, above).
+      spec.traits.groups.forEach((_, g) => {
+        if (g !== mine) stale.add(g);
+      });
+      clearTimeout(timer);
       timer = setTimeout(() => {
-        spec.traits.groups.forEach((_, g) => {
-          if (g !== mine) sendSet(g);
-        });
+        for (const g of stale) sendSet(g);
+        stale.clear();
       }, 60);
     } else {
+      stale.clear();
       newTokens();
       sendNow();
       spec.traits.groups.forEach((_, g) => {
