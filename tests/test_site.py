@@ -145,7 +145,9 @@ def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, br
     page.wait_for_load_state("load")
     # math: MathML present, no raw TeX left in the prose
     # (textContent: cells off screen are not rendered, so their innerText would be empty)
-    prose = " ".join(page.locator("section.cell.md").all_text_contents())
+    prose = " ".join(
+        page.locator("section.cell.md, .site-header, .site-footer").all_text_contents()
+    )
     assert page.locator("section.cell.md math").count() > 0, f"{stem}: no MathML"
     assert "$" not in prose, f"{stem}: raw $ TeX left: {prose[prose.index('$') - 40 :][:120]!r}"
     assert page.locator("code.tex").count() == 0, f"{stem}: TeX latex2mathml could not convert"
@@ -219,6 +221,11 @@ def test_index_links_every_page_and_says_how_to_run_it_live(site):
     for stem in PAGES:
         assert f'href="{stem}.html"' in text
     assert "make lab" in text
+    shown = re.sub(
+        r"<code>.*?</code>", "", re.sub(r"<(style|script)[^>]*>.*?</\1>", "", text, flags=re.S)
+    )
+    assert "$" not in re.sub(r"<[^>]+>", "", shown), "raw $ TeX in the index"
+    assert "<math" in text
     for stem in [*PAGES, "index"]:
         page = (site / f"{stem}.html").read_text()
         # nothing loaded from elsewhere (links to read are fine; MathML's xmlns is a name)

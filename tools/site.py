@@ -378,6 +378,21 @@ def markdown_html(text: str) -> str:
     return _MD.render(text)
 
 
+def inline_html(text: str) -> str:
+    """One line of markdown (a title) as inline HTML, its math as MathML."""
+    global _MD
+    if _MD is None:
+        _MD = _markdown()
+    return _MD.renderInline(text)
+
+
+def plain_title(text: str) -> str:
+    """A title for ``<title>``: its TeX as plain text (``$\\sqrt{d_k}$`` -> ``√d_k``)."""
+    text = re.sub(r"\\sqrt\{([^}]*)\}", "√\\1", text)
+    text = re.sub(r"\\([A-Za-z]+)", "\\1", text)
+    return text.replace("$", "").replace("{", "").replace("}", "")
+
+
 def code_html(source: str) -> str:
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
@@ -525,17 +540,17 @@ def page_html(path: Path, info: dict, prev: dict | None, nxt: dict | None, explo
         f"<p>Run this notebook live: <code>make lab</code>, then open "
         f"<code>notebooks/{html.escape(path.name)}</code>.</p></footer>"
     )
-    return _document(info["title"], body, script=bool(explorers))
+    return _document(plain_title(info["title"]), body, script=bool(explorers))
 
 
 def _nav(prev: dict | None, nxt: dict | None) -> str:
     a = (
-        f'<a rel="prev" href="{prev["stem"]}.html">← {html.escape(prev["title"])}</a>'
+        f'<a rel="prev" href="{prev["stem"]}.html">← {inline_html(prev["title"])}</a>'
         if prev
         else "<span></span>"
     )
     b = (
-        f'<a rel="next" href="{nxt["stem"]}.html">{html.escape(nxt["title"])} →</a>'
+        f'<a rel="next" href="{nxt["stem"]}.html">{inline_html(nxt["title"])} →</a>'
         if nxt
         else "<span></span>"
     )
@@ -561,7 +576,7 @@ def _document(title: str, body: str, *, script: bool) -> str:
 
 def index_html(infos: list[dict]) -> str:
     rows = "".join(
-        f'<li><h2><a href="{i["stem"]}.html">{html.escape(i["title"])}</a></h2>'
+        f'<li><h2><a href="{i["stem"]}.html">{inline_html(i["title"])}</a></h2>'
         f"{markdown_html(i['learn'])}"
         + (f'<p class="time">{html.escape(i["time"])}</p>' if i["time"] else "")
         + "</li>"
