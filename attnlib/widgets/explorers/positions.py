@@ -207,7 +207,7 @@ def positions_explorer(
         [circle, table, fingerprint, similarity],
         cols=2,
         width=600,
-        height=470,
+        height=370,
         col_widths=[1.0, 1.15],
     )
     controls = {
