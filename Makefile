@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	--nbval-cell-timeout 300
 # Everything: the core (torch, numpy, tqdm) and every extra (see pyproject.toml).
-EXTRAS := widgets,pretrained,lab,dev
+EXTRAS := widgets,pretrained,lab,site,dev
 HOST ?= 127.0.0.1
 PORT ?= 8888
 # The lab's own settings, kept in the project (nothing is written to ~): jupyter_config/labconfig/
@@ -16,7 +16,7 @@ LAB_CONFIG := JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter_config$(if $(JUPYTER_CONFIG_
 LAB_FLAGS := --LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate
 
 .PHONY: setup lab test lint test-fast test-unit test-unit-other-cpu test-notebooks test-browser \
-	figures claims benchmarks clean notebooks-run notebooks-sync
+	figures claims benchmarks clean notebooks-run notebooks-sync site
 
 setup: $(STAMP)
 
@@ -85,6 +85,11 @@ notebooks-run: $(STAMP)
 notebooks-sync: $(STAMP)
 	$(BIN)/python tools/notebooks.py sync
 
+# The course as a static web site in site/ (open site/index.html; no server, no network): every
+# notebook's prose, code and outputs, every explorer live from frames computed now (tools/site.py).
+site: $(STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python tools/site.py build --out site
+
 figures: $(STAMP)
 	$(BIN)/python -m attnlib.figures figures
 
@@ -100,4 +105,4 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/browser_latency.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache site

@@ -202,7 +202,7 @@ print(f"max |E - E^T| = {gap.max().item():.2f}")
 # %% [markdown]
 # Here are all 25 scores, their transpose and the difference. The right-hand panel would be blank if the matching rule were symmetric.
 
-# %%
+# %% alt="Score matrices of a set of tokens with one shared projection (symmetric) and with separate query and key projections (not symmetric), side by side."
 # C04: the picture
 _ = score_asymmetry_panels(score_asymmetry(E))
 
@@ -271,7 +271,7 @@ print(f"untied: variance of a self-score e_ii {self_var:.0f}, of a score with an
 #
 # The third slider stretches $k_1$ (it multiplies its length, keeping its direction). The readout shows each key's cosine with the query beside its score: stretching $k_1$ leaves its cosine where it was and multiplies its score. This is §3's common mistake made visible: a long key can take the largest weight although another key points much more nearly the query's way.
 
-# %%
+# %% alt="The query explorer: keys and values in the plane, the query as an arrow, its softmax weights as bars and the output as a weighted mean of the values."
 # NBVAL_IGNORE_OUTPUT
 explorer = query_explorer()
 explorer

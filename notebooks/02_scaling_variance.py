@@ -129,7 +129,7 @@ print(f"largest |Var − d_k| / SE over the six widths: {z.max().item():.2f} (ch
 #
 # The same table as a picture. $\operatorname{Var}(q\cdot k)/d_k$ is also the variance of the scaled score $q\cdot k/\sqrt{d_k}$ (same samples), so one series shows both; on a linear axis around the theory's 1, the $\pm 2$ SE bars are visible. Five of the six bars cross the dotted line; the bar of $d_k = 64$, 2.19 SE away, stops just short of it (at 0.997), which is what chance does about once in 20 widths:
 
-# %%
+# %% alt="Measured Var(q\u00b7k)/d_k against d_k from 1 to 1024 on a log axis, with error bars of about two standard errors around the theoretical value 1."
 # C05: the picture — Var(q·k)/d_k (= the variance of the scaled score) lies within about 2 SE of 1
 fig, ax = plt.subplots(figsize=(5.6, 3.6), layout="constrained")
 _ = variance_errorbars(table, ax)
@@ -216,7 +216,7 @@ peak = int(raw.jacobian_norm.argmax())
 print(f"raw ‖J‖_F: {raw.jacobian_norm[0].item():.3f} at d_k = 1, peak {raw.jacobian_norm[peak].item():.3f} "
       f"at d_k = {all_widths[peak]}, {raw.jacobian_norm[-1].item():.3f} at d_k = 1024")
 
-# %%
+# %% alt="Softmax entropy (left) and largest weight (right) against d_k: raw scores (red circles) collapse to one-hot weights as d_k grows, scaled scores (blue squares) stay spread."
 # C06: the picture — entropy (left) and max weight (right) against d_k, raw (red circles) and scaled (blue squares)
 fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.6), layout="constrained")
 _ = sharpness_curves(raw, scl, axes)
@@ -290,7 +290,7 @@ for name, (qq, kk) in cases.items():
 #
 # The readout lists the scale factor, the histogram's half-range, the sampled and theoretical variance of the scores and their ratio, the max weight, entropy and Jacobian norm of the row on the right, and the two means of the bottom panels.
 
-# %%
+# %% alt="The scaling explorer: a histogram of sampled scores with the theoretical normal curve, one query's softmax row, and mean entropy and mean gradient norm against d_k for three scalings."
 # NBVAL_IGNORE_OUTPUT
 explorer = scaling_explorer()
 explorer

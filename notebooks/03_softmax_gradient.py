@@ -223,7 +223,7 @@ print(f"cross-entropy: max |dL/dz - (a - y)| {below((g_ce - (a8 - y_onehot)).abs
 # %% [markdown]
 # This is why notebook 02 insisted on the $1/\sqrt{d_k}$ factor: without it, the scores of a wide head spread over tens of units at initialisation, the rows saturate, and the matching path ($W_Q$, $W_K$) learns very slowly. The key picture shows $J$ for a soft, a peaked and a saturated row on one colour scale, $[-1/4, 1/4]$ in cividis as in the explorer below (bright: positive, dark: negative):
 
-# %%
+# %% alt="The softmax Jacobian as three heatmaps on one colour scale, for logit spreads \u03c3 = 0.5, 2 and 6: the larger the spread, the closer the Jacobian is to zero."
 # C13, C14: the picture — J for σ = 0.5, 2 and 6, on one colour scale
 fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4), layout="constrained")
 _ = jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), axes)
@@ -240,7 +240,7 @@ _ = jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), axes)
 #
 # With the tied base row the max weight only approaches 1/2 and $\lVert J\rVert_F$ approaches 0.5 however large $\sigma$ gets (0.5000 at $\sigma = 8$, printed below): the two tied keys stay sensitive to each other (the two-way split of notebook 02), while the norm of the untied row collapses (0.0028 at $\sigma = 8$). The readout prints the logits, the weights, $J$, its row sums (always 0), $g$, $\partial L/\partial z$ and its sum (always 0), and the norms.
 
-# %%
+# %% alt="The Jacobian explorer: the logits and softmax weights as bars, the Jacobian as a heatmap, and the gradient reaching the logits for the chosen upstream gradient."
 # NBVAL_IGNORE_OUTPUT
 explorer = jacobian_explorer()
 explorer

@@ -146,7 +146,7 @@ print("same scores, v2 = [0, -4]:            weights",
       rounded(masked_softmax(s), 4),
       " output", rounded(masked_softmax(s) @ V_new, 4))
 
-# %%
+# %% alt="Values v1 and v2 in the plane with the output on the segment between them, a quarter of the way from v1 to v2 (weights 3/4 and 1/4)."
 # C09: the picture — the output sits on the segment from v1 to v2, a quarter of the way from v1 to v2
 fig, ax = plt.subplots(figsize=(4.6, 4.4), layout="constrained")
 _ = mixing_segment(s, alpha, o, V, ax)   # the scores, weights, output and values of the cell above
@@ -258,7 +258,7 @@ for i in range(2):
     print(f"q{i + 1}: scores {rounded(scores[i], 2)} -> weights {rounded(A[i], 2)}   (4 decimals: {rounded(A[i], 4)})"
           f"   b{i + 1} = {rounded(B[i], 3)}")
 
-# %%
+# %% alt="The softmax weights of two queries, q1 = (1, 2) and q2 = (1, 1), over keys k1 = (1, 0) and k2 = (0, 1), as grouped bars."
 # C26: the picture — the weights of the two queries
 fig, ax = plt.subplots(figsize=(4.6, 3.4), layout="constrained")
 _ = two_query_weights(A, ax, query_labels=("q1 = (1, 2)", "q2 = (1, 1)"), key_labels=("k1 = (1, 0)", "k2 = (0, 1)"))
@@ -278,7 +278,7 @@ _ = ax.set_title("softmax(q·k / √2)")
 #
 # It starts at the slides' $q_1 = (1, 2)$, scaled, with the worked example's values $v_1 = [2, 0]$, $v_2 = [0, 4]$. Moving the query moves the dot along the curve and the star along the segment; moving a value moves the star and the segment, but never the dot.
 
-# %%
+# %% alt="The two-key explorer: a query among two keys, its two softmax weights, and the output moving on the segment between the two values."
 # NBVAL_IGNORE_OUTPUT
 explorer = two_key_explorer()
 explorer

@@ -260,7 +260,7 @@ print("real layer vs 'head 1 copied h times': max diff =", show((out - out_copie
 # - the wide head's map is the same for every $h$: it depends only on $W_Q, W_K$ (section 4's formula), while the average of the heads' maps changes with $h$ and equals it only at $h = 1$, where the single head *is* the wide head (the table below prints exactly 0.0 there, and 0.299 to 0.602 for $h = 2$ to 8);
 # - without positions the two *the* rows are identical in every head, and so are the two *the* columns: both tokens have the same embedding, hence the same query and the same key. Tick "+ positions" and they split.
 
-# %%
+# %% alt="The heads explorer: the wide head's weight map (top left) and the weight maps of h heads cut from the same projections, with and without positions."
 # NBVAL_IGNORE_OUTPUT
 heads_explorer()
 
@@ -282,7 +282,7 @@ for h_ in (1, 2, 4, 8):
 # %% [markdown]
 # The key picture: the wide head's single map ("one wide head (Dh = 16)", as in the explorer's top-left panel) next to the four maps of the same projections cut into 4 heads.
 
-# %%
+# %% alt="The attention weight map of one wide head (Dh = 16) next to the four maps of the same projections cut into 4 heads, each head attending differently."
 # C28, C17: the key picture (also saved as figures/heads_weight_maps.png)
 fig = plt.figure(figsize=(14.0, 3.3), layout="constrained")
 _ = heads_weight_maps_figure(fig)

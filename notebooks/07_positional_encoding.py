@@ -193,7 +193,7 @@ print("wavelengths 2pi/w_i:", show(2 * math.pi / omegas, 1))
 print("last wavelength / 2pi =", show(1 / omegas[-1], 1), " = 10000^(14/16); 10000^(510/512) at d = 512:",
       show(10000 ** (510 / 512), 1))
 
-# %%
+# %% alt="The sinusoidal positional encoding table (d = 16) as a heatmap of positions against columns: fast-changing columns on the left, slow ones on the right."
 # C31: the table as a picture: fast columns on the left, slow ones on the right
 fig, ax = plt.subplots(figsize=(5.5, 3.6), layout="constrained")
 _ = plotting.heatmap(table, ax=ax, cmap="cividis", vmin=-1.0, vmax=1.0, title="sinusoidal positional encoding, d = 16",
@@ -250,7 +250,7 @@ print("the same matrix moves pos 0 -> 5 and pos 900 -> 905: max errors", below(g
 #
 # It depends on the offset $k$ and not on $p$: shifting both positions by the same amount changes nothing, the encoding's similarity is **translation invariant (平移不变)** (a property of the table; the next subsection shows that attention's scores do not inherit it). So the matrix of all dot products $G = PP^\top$ is constant along each diagonal (a **Toeplitz matrix (托普利茨矩阵)**), largest ($d/2$) on the main diagonal and smaller, not monotonically, further away:
 
-# %%
+# %% alt="The dot product PE(p)\u00b7PE(q) of 64 positions as a heatmap: constant along every diagonal, so it depends only on the offset q \u2212 p."
 # C32: PE(p)·PE(p + k) = Σ_i cos(w_i k), the same for every p (d = 16, 64 positions)
 n_sim = 64
 P64 = sinusoidal_encoding(n_sim, d_pe, dtype=torch.float64)               # (64, 16)
@@ -313,7 +313,7 @@ print("the same token everywhere, RoPE: largest spread along any diagonal of its
 #
 # Things to try: move $pos$ and watch the circle's arms turn together while the fingerprint and the dots do not move at all (the offset, not the position, sets them); grow $k$ and see the fast pairs wrap around while the slow ones (large $i$) hardly move; lower the base to 100 and the slow pairs turn faster, so the dot product falls further with $k$: within 32 positions it drops to about −2, where with base 10000 it stays above 1.8.
 
-# %%
+# %% alt="The positions explorer: one frequency pair of the encoding as a point rotating on a circle, the encoding matrix, and the dot product against the offset."
 # NBVAL_IGNORE_OUTPUT
 positions_explorer()
 
@@ -333,7 +333,7 @@ for i in range(8):
 # %% [markdown]
 # The key picture: the table, four of its sine columns as curves (each drawn as the continuous sine it samples, with the table's integer positions as dots), and four different starting positions each moved by $k = 5$ in pair $i = 2$ of the $d = 16$ table ($\omega_2 = 0.1$): every arrow turns clockwise by the same angle, 0.50 rad. (Section 4's printed $R(k = 5)$ for $i = 2$ was for $d = 64$, where $\omega_2 = 0.5623$.)
 
-# %%
+# %% alt="An offset as a rotation: each (sin, cos) pair of the encoding turns by an angle proportional to the offset, shown for a few frequencies."
 # C31, C32: the key picture (also saved as figures/positions_rotation.png)
 fig = plt.figure(figsize=(13.0, 3.8), layout="constrained")
 _ = positions_rotation_figure(fig)

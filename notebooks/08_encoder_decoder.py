@@ -413,7 +413,7 @@ with num_threads(1):                                    # a model this small tra
 print(f"{history.steps} steps, {history.seconds:.1f} s; last held-out check: {history.final_accuracy:.3f} of "
       f"{train_cfg.eval_size} sequences exactly right (target {train_cfg.target_accuracy})")
 
-# %%
+# %% alt="The training loss (cross-entropy, log scale) of the tiny encoder\u2013decoder against the training step, falling as it learns to reverse sequences."
 # NBVAL_IGNORE_OUTPUT
 # (the curve's exact shape depends on the device; the facts are printed below)
 fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
@@ -455,7 +455,7 @@ print("(a uniform map would put 1/6 = 0.17 on the anti-diagonal)")
 # %% [markdown]
 # Only 6 of the 1000 scored sequences were also in the validation set, too few to move the accuracy. The picture behind the anti-diagonal number, for one held-out sequence of six different letters, `b g a e j d`: rows are output positions $t = 0, 1, \ldots$, columns the source letters, averaged over the four heads. To write the first output letter the decoder looks at the *last* source letter, then moves one position left at each step: the anti-diagonal. The model does know *where* each source letter sits (sinusoidal positions are added to the source embeddings); what nobody told it is *which* source position to read at each output position (the **alignment, 对齐**). It learned that alignment from the task alone.
 
-# %%
+# %% alt="The cross-attention map of one held-out example: each output step attends mostly to the mirrored source position, an anti-diagonal."
 # C40: the cross-attention map of one held-out example
 example_src = torch.tensor(DEFAULT_SOURCE).to(device)    # "b g a e j d", in the held-out split
 trace = trace_greedy_decoding(model, example_src)
@@ -502,7 +502,7 @@ for n in (4, 5, 6, 7, 8):
 # %% [markdown]
 # The explorer below only offers sources of length 6, so here is the map of one held-out source of length 8 (rows are output positions, averaged over heads, as above). The bright cells follow the length-6 anti-diagonal, starting at source position 5 instead of 7, and stay on position 0 after it: the model writes the first six letters reversed, then `</s>` (the two `·` after it are padding).
 
-# %%
+# %% alt="A length-8 source (longer than any seen in training), its cross-attention map and what the model wrote, where the anti-diagonal breaks down."
 # C33 (second half): one length-8 source, its cross-attention map and what the model wrote
 long_src = make_batch(train_cfg.task, 1, 8, model_cfg.vocab_size, split="test",
                       generator=torch.Generator().manual_seed(11), device=device).src[0]
@@ -526,7 +526,7 @@ print("source position read most at t = 0, 1, ...:",
 #
 # Pick another **source**: `a a b b c c` and `c c c c c c` repeat letters, so the letters alone no longer say which position to read. Pick a single **head** to see how the heads split the work; "average of heads" is the picture above. The readout lists the numbers of the current row, including the source position reversal needs.
 
-# %%
+# %% alt="The decoding explorer: the decoder's self-attention and cross-attention maps at one step of greedy decoding, and the probabilities of the next token."
 # NBVAL_IGNORE_OUTPUT
 decoding_explorer(step=3)
 

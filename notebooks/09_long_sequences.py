@@ -142,7 +142,7 @@ for r in rows:
         print(f"n = {r.n:4d}: RNN time / attention time = {r.seconds / att[r.n].seconds:6.1f}, "
               f"RNN FLOPs / attention FLOPs = {r.flops / att[r.n].flops:.3f}")
 
-# %%
+# %% alt="Measured compute and memory of a CNN, an RNN and a self-attention layer against sequence length on log\u2013log axes; attention's lines are the steepest."
 # NBVAL_IGNORE_OUTPUT
 # C41: the same numbers on log-log axes; a straight line of slope p means cost ∝ n^p
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
@@ -329,7 +329,7 @@ print(f"from n = 1024 to 2048: written-out x{flops['written-out', 2048] / flops[
 #
 # Tick **shuffle the key order** to read the same keys in another order: the path changes, the end point does not. Untick **rescale** to see the classic bug, adding each block's $e^{s_j - m_{\text{new}}}$ to sums still measured against an older maximum: the sum and the output end off their dashed lines. The readout lists the numbers after each block, the output and its largest difference from full attention (around $10^{-16}$ in float64 when rescaling is on), and the bytes of the score arrays: $L \times S$ against one $L \times \text{block}$ slice.
 
-# %%
+# %% alt="The online softmax explorer: the running maximum and normaliser of blockwise attention block by block, and the partial outputs converging to the full-attention output."
 # NBVAL_IGNORE_OUTPUT
 online_softmax_explorer()
 

@@ -230,7 +230,7 @@ print("sentence s3 alone vs inside the padded batch, max |diff| of its states:",
 # - the share of weight on `[CLS]`, on `[SEP]`, and on punctuation tokens;
 # - the weight on the **previous** token ($j = i-1$) and on the **next** token ($j = i+1$).
 
-# %%
+# %% alt="Six heatmaps of layers against heads of MiniLM over a corpus: mean entropy, the share of weight on [CLS], on [SEP] and on punctuation, and the weight on the previous and on the next token."
 corpus = [
     "A man is eating food.",
     "The cat sat on the mat, and the dog slept by the door.",
@@ -347,7 +347,7 @@ for layer, weights in enumerate(co.attentions):
 # Here are the 12 heads of layer 0 on one sentence: each panel is one head's $(L, L)$ map, row =
 # query token, column = key token, with one colour scale from 0 to 1 for all twelve.
 
-# %%
+# %% alt="The twelve heads of layer 0 of MiniLM on one sentence, each as a heatmap of tokens against tokens."
 view = hs.head_view(enc, corpus[1])
 fig, axes = plt.subplots(2, 6, figsize=(17, 7), constrained_layout=True)
 for h, ax in enumerate(axes.flat):
@@ -387,7 +387,7 @@ plt.show()
 # own sentences in the list (each at most 24 tokens) and run the cell again. The token slider goes up
 # to the longest sentence; on a shorter one, a position past its end shows that sentence's `[SEP]`.
 
-# %%
+# %% alt="The head view explorer: one head's attention from the chosen token as lines to the other tokens, thumbnails of every head of the layer, and each head's entropy."
 from attnlib.widgets.explorers.head_view import head_view_explorer
 
 view_sentences = [
@@ -481,7 +481,7 @@ print(f"without layer 4 head 5: the sentence vectors move by at most 1 - cos = {
 # The sink hardly matters here. Now the same for every one of the 72 heads (`hs.ablation_effect`
 # runs all 72 ablations in one batch): for each head, the largest move over the five sentences.
 
-# %%
+# %% alt="The effect of removing each of the 72 heads (1 \u2212 cos of the sentence vectors) as a heatmap of layers against heads: a few heads matter, most barely do."
 # C48: all 72 heads, one at a time
 effect = hs.ablation_effect(enc, sentences).amax(-1)          # (6, 12): largest 1 - cos over s0..s4
 rank = effect.flatten().argsort().argsort() + 1               # (72,) 1 = the smallest effect
@@ -572,7 +572,7 @@ print("heads whose 'independent' prediction is below the measured ratio, per lay
 # (We study the table itself; the model only ever sees $P_i$ inside
 # $\operatorname{LN}(\text{word} + P_i + \text{type})$, section 1.)
 
-# %%
+# %% alt="Cosine similarity between the first 128 positions for MiniLM's learned position embeddings and for sinusoidal encodings, and the mean similarity against the distance k for both."
 learned = enc.embeddings.position.weight.double().cpu()             # (512, 384)
 sines = sinusoidal_encoding(512, 384, dtype=torch.float64)             # (512, 384)
 dist = torch.arange(0, 257)

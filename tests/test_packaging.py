@@ -71,7 +71,7 @@ def test_the_core_is_torch_numpy_and_tqdm_and_the_extras_are_named():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     core = sorted(Requirement(dep).name for dep in project["dependencies"])
     assert core == ["numpy", "torch", "tqdm"]
-    assert set(project["optional-dependencies"]) == {"widgets", "pretrained", "lab", "dev"}
+    assert set(project["optional-dependencies"]) == {"widgets", "pretrained", "lab", "site", "dev"}
 
 
 def test_the_extras_error_table_matches_pyproject():

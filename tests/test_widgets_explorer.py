@@ -169,8 +169,13 @@ def test_display_bundle_has_the_live_widget_and_a_picture(name):
     from PIL import Image
 
     ex = BUILDERS[name]()
-    bundle = ex._repr_mimebundle_()
+    bundle, metadata = ex._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+    # the output's metadata names the builder and args (a static page rebuilds it from them)
+    assert metadata == {"attnlib": {"builder": name, "args": ex.args}}
+    assert BUILDERS[metadata["attnlib"]["builder"]](**metadata["attnlib"]["args"]).values() == (
+        ex.values()
+    )
     img = Image.open(io.BytesIO(base64.b64decode(bundle["image/png"])))
     assert img.size == (ex.scene.width, ex.scene.height)
     assert ex.name in bundle["text/plain"]

@@ -266,8 +266,8 @@ def head_view_explorer(
     scene = Scene(
         panels,
         cols=per_row + 1,
-        width=980,
-        height=660,
+        width=760,
+        height=540,
         col_widths=[2.6] + [1.0] * per_row,
         row_heights=[1.45, 1.15, 0.9],
     )

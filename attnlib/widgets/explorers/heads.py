@@ -164,7 +164,7 @@ def heads_explorer(
                 **grid,
             )
         )
-    scene = Scene(panels, cols=5, width=980, height=440, col_widths=[1.15, 1.0, 1.0, 1.0, 1.3])
+    scene = Scene(panels, cols=5, width=980, height=350, col_widths=[1.15, 1.0, 1.0, 1.0, 1.3])
     controls = {
         "heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
         "positions": toggle("+ positions (sinusoidal, notebook 07)", positions),

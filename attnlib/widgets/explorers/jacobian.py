@@ -181,7 +181,7 @@ def jacobian_explorer(
         ylabel="norm or weight",
         legend="upper right",
     )
-    scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=2, width=860, height=560)
+    scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=4, width=880, height=270)
     controls = {
         "spread": float_slider(
             "logit spread σ",

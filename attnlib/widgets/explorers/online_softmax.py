@@ -245,7 +245,7 @@ def online_softmax_explorer(
         [score_panel, sum_panel, out_panel],
         cols=3,
         width=960,
-        height=300,
+        height=270,
         col_widths=[1.3, 1.0, 1.0],
     )
     controls = {

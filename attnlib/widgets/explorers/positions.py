@@ -206,8 +206,8 @@ def positions_explorer(
     scene = Scene(
         [circle, table, fingerprint, similarity],
         cols=2,
-        width=860,
-        height=620,
+        width=600,
+        height=370,
         col_widths=[1.0, 1.15],
     )
     controls = {

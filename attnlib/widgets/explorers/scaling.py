@@ -288,7 +288,7 @@ def scaling_explorer(
         [(0.5, "two-way split: 0.5"), (j_uniform, f"uniform: {j_uniform:.3f}")],
         "lower left",
     )
-    scene = Scene([hist_panel, row_panel, ent_panel, jac_panel], cols=2, width=860, height=560)
+    scene = Scene([hist_panel, row_panel, ent_panel, jac_panel], cols=2, width=590, height=440)
     controls = {
         "d_k": selection_slider("d_k", WIDTHS, d_k, width="320px"),
         "scale": selection_slider("score ×", SCALES, scale, width="260px"),

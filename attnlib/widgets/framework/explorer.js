@@ -404,7 +404,9 @@ function render({ model, el }) {
     groups = model.get("groups");
   const root = document.createElement("div");
   root.className = "attnlib-canvas";
-  root.style.cssText = "display:flex;flex-wrap:wrap;align-items:flex-start;gap:12px";
+  // The readout beside the picture where the width allows (below it otherwise), compact, so
+  // controls, picture and readout fit a laptop screen together.
+  root.style.cssText = "display:flex;flex-wrap:wrap;align-items:flex-start;gap:6px 12px";
   root.dataset.builder = meta.builder || "";
   root.dataset.args = JSON.stringify(meta.args || {});
   root.dataset.frames = "0";
@@ -416,13 +418,14 @@ function render({ model, el }) {
   canvas.style.height = `${scene.height}px`;
   const readout = document.createElement("div");
   readout.className = "attnlib-readout";
-  readout.style.cssText = "font-size:12px";
+  readout.style.cssText = "font-size:11px;line-height:1.25";
   root.append(canvas, readout);
   el.append(root);
   const style = document.createElement("style");
   style.textContent =
-    ".attnlib-readout th{text-align:left;padding-right:1em}" +
-    ".attnlib-readout td{text-align:right;padding:0 0.6em;font-family:monospace}";
+    ".attnlib-readout table{border-collapse:collapse}" +
+    ".attnlib-readout th{text-align:left;padding:0 0.8em 0 0}" +
+    ".attnlib-readout td{text-align:right;padding:0 0.4em;font-family:monospace}";
   el.append(style);
   const ctx = canvas.getContext("2d"),
     hatch = hatchPattern(ctx, scene.hatch);

@@ -277,7 +277,9 @@ class Explorer:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["image/png"] = base64.b64encode(self.png()).decode("ascii")
         bundle["text/plain"] = repr(self)
-        return bundle
+        # The output's metadata names the builder and its args, so a static page (tools/site.py)
+        # can rebuild this explorer (nbval ignores output metadata).
+        return bundle, {"attnlib": {"builder": self.name, "args": self.args}}
 
     def __repr__(self):
         return f"<Explorer {self.name or '(unnamed)'} controls={list(self.controls)}>"
