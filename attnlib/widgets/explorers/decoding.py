@@ -21,7 +21,7 @@ from attnlib.course.examples import trained_reversal_model, untrained_reversal_m
 from attnlib.models.seq2seq.toy_tasks import NUM_SPECIAL, token_labels
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Text
 from attnlib.widgets.framework.controls import dropdown, int_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["decoding_explorer", "visible_rows", "SOURCES"]
@@ -72,6 +72,7 @@ def _decode(model, src: torch.Tensor) -> tuple[DecodingTrace, torch.Tensor]:
     return trace, logits.double().softmax(-1)
 
 
+@builder("decoding")
 def decoding_explorer(
     source: str = SOURCES[0],
     *,
@@ -225,9 +226,5 @@ def decoding_explorer(
         "trained": toggle("trained model", trained),
         "head": dropdown("head", head_options, head, width="200px"),
     }
-    args = dict(source=source, trained=trained, step=step, head=head)
-    if sources != SOURCES:
-        args["sources"] = list(sources)
-    ex = Explorer(controls, compute, scene, name="decoding", args=args, digits=2)
-    ex.data = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
-    return ex
+    data = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
+    return Explorer(controls, compute, scene, digits=2, data=data)

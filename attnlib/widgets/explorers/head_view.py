@@ -32,7 +32,7 @@ from attnlib.course.scaling import entropy
 from attnlib.util._checks import check_int
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points, Segments, Text
 from attnlib.widgets.framework.controls import dropdown, int_slider
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["head_view_explorer", "minilm", "SENTENCES", "MAX_TOKENS"]
@@ -62,6 +62,7 @@ def _box(x0: float, x1: float, y0: float, y1: float) -> np.ndarray:
     return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]], dtype=np.float64)  # (5, 2)
 
 
+@builder("head_view")
 def head_view_explorer(
     sentences=SENTENCES,
     sentence: int = 0,
@@ -283,10 +284,6 @@ def head_view_explorer(
         controls,
         compute,
         scene,
-        name="head_view",
-        args=dict(
-            sentences=list(sentences), sentence=sentence, token=token, layer=layer, head=head
-        ),
         title="Head view: all-MiniLM-L6-v2, 6 layers x 12 heads",
         digits=3,
     )

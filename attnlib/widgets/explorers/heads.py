@@ -18,7 +18,7 @@ from attnlib.core.positional import sinusoidal_encoding
 from attnlib.course.examples import DEFAULT_TOKENS, demo_projections
 from attnlib.widgets.framework.artists import Heatmap, Text
 from attnlib.widgets.framework.controls import selection_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["heads_explorer", "HEAD_CHOICES", "repeated_token"]
@@ -38,6 +38,7 @@ def repeated_token(tokens) -> tuple[int, int] | None:
     return None
 
 
+@builder("heads")
 def heads_explorer(
     tokens=DEFAULT_TOKENS,
     *,
@@ -169,21 +170,12 @@ def heads_explorer(
         "heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
         "positions": toggle("+ positions (sinusoidal, notebook 07)", positions),
     }
-    ex = Explorer(
+    # data: the input and projections, for tests and curious readers
+    return Explorer(
         controls,
         compute,
         scene,
-        name="heads",
-        args=dict(
-            tokens=tokens,
-            d_model=d_model,
-            num_heads=num_heads,
-            positions=positions,
-            score_gain=score_gain,
-            seed=seed,
-        ),
         columns=tokens,
         digits=3,
+        data=data,
     )
-    ex.data = data  # the input and projections, for tests and curious readers
-    return ex

@@ -18,7 +18,7 @@ from attnlib.course.examples import DEFAULT_LOGITS
 from attnlib.course.scaling import jacobian_norm, spread_logits
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points
 from attnlib.widgets.framework.controls import dropdown, float_slider
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["jacobian_explorer", "BASES", "UPSTREAMS", "base_logits", "upstream_gradient"]
@@ -59,6 +59,7 @@ def upstream_gradient(upstream: str, S: int) -> torch.Tensor:
     raise ValueError(f"upstream must be 'a1', 'a2' or 'mixed', got {upstream!r}")
 
 
+@builder("jacobian")
 def jacobian_explorer(
     logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "given", upstream: str = "a1"
 ) -> Explorer:
@@ -199,10 +200,6 @@ def jacobian_explorer(
         controls,
         compute,
         scene,
-        name="jacobian",
-        args=dict(
-            logits=[float(v) for v in z_given], spread=float(spread), base=base, upstream=upstream
-        ),
         columns=labels,
         digits=3,
     )

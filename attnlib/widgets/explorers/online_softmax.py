@@ -22,7 +22,7 @@ from attnlib.course.costs import score_bytes
 from attnlib.util._checks import check_int
 from attnlib.widgets.framework.artists import Bars, Line, Points, Segments
 from attnlib.widgets.framework.controls import int_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene
 
 __all__ = ["online_softmax_explorer", "unrescaled_trace", "block_trace"]
@@ -83,6 +83,7 @@ def _fmt(x: np.ndarray) -> str:
     return ", ".join(f"{float(u):.3f}" for u in x)
 
 
+@builder("online_softmax")
 def online_softmax_explorer(
     block_size: int = 4,
     query: int = 0,
@@ -254,22 +255,11 @@ def online_softmax_explorer(
         "shuffled": toggle("shuffle the key order", shuffled),
         "rescale": toggle("rescale old sums by exp(m_old − m_new)", rescale),
     }
-    ex = Explorer(
+    data = {"q": q, "k": k, "v": v, "perm": perm}
+    return Explorer(
         controls,
         compute,
         scene,
-        name="online_softmax",
-        args=dict(
-            block_size=block_size,
-            query=query,
-            shuffled=shuffled,
-            rescale=rescale,
-            num_queries=num_queries,
-            num_keys=num_keys,
-            d_k=d_k,
-            seed=seed,
-        ),
         digits=3,
+        data=data,
     )
-    ex.data = {"q": q, "k": k, "v": v, "perm": perm}
-    return ex

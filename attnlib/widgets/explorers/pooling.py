@@ -13,7 +13,7 @@ import torch
 from attnlib.core.pooling import attention_pooling, toy_function, toy_regression_data
 from attnlib.widgets.framework.artists import Bars, Line, Points
 from attnlib.widgets.framework.controls import dropdown, float_slider, log_slider
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene
 
 __all__ = ["kernel_regression_explorer", "SCORE_LABELS"]
@@ -30,6 +30,7 @@ SCORE_LABELS = (
 _SCORES = tuple(v for _, v in SCORE_LABELS)
 
 
+@builder("kernel_regression")
 def kernel_regression_explorer(
     n_train: int = 40,
     *,
@@ -187,23 +188,12 @@ def kernel_regression_explorer(
         ylabel="α / largest α",
     )
     scene = Scene([top, bottom], cols=1, width=720, height=420, row_heights=[1.6, 1.0])
-    args = dict(
-        n_train=n_train,
-        seed=seed,
-        query=query,
-        bandwidth=bandwidth,
-        score=score,
-        noise=noise,
-        x_max=x_max,
-    )
-    ex = Explorer(
+    data = {"x_train": x_train, "y_train": y_train}  # for tests and curious readers
+    return Explorer(
         controls,
         compute,
         scene,
-        name="kernel_regression",
-        args=args,
         title="Attention pooling on 1-D data",
         digits=3,
+        data=data,
     )
-    ex.data = {"x_train": x_train, "y_train": y_train}  # for tests and curious readers
-    return ex

@@ -23,7 +23,7 @@ from attnlib.core.positional import (
 )
 from attnlib.widgets.framework.artists import Arrows, Bars, Heatmap, Line, Points, Text
 from attnlib.widgets.framework.controls import int_slider, selection_slider
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["positions_explorer", "BASES"]
@@ -32,6 +32,7 @@ __all__ = ["positions_explorer", "BASES"]
 BASES = (100, 1000, 10000, 100000)
 
 
+@builder("positions")
 def positions_explorer(
     *,
     d_model: int = 16,
@@ -216,24 +217,15 @@ def positions_explorer(
         "i": int_slider("frequency index i", 0, half - 1, freq, width="230px"),
         "base": selection_slider("base", BASES, base, width="230px"),
     }
-    ex = Explorer(
-        controls,
-        compute,
-        scene,
-        name="positions",
-        args=dict(
-            d_model=d_model,
-            num_positions=num_positions,
-            pos=pos,
-            offset=offset,
-            freq=freq,
-            base=base,
-        ),
-        columns=["sin", "cos"],
-        digits=4,
-    )
-    ex.data = {
+    data = {
         "pe": tables[base],
         "omegas": omegas[base],
     }  # the starting table and frequencies, for tests
-    return ex
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        columns=["sin", "cos"],
+        digits=4,
+        data=data,
+    )

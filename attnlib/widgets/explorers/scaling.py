@@ -16,7 +16,7 @@ from attnlib.core.softmax import masked_softmax
 from attnlib.course.scaling import entropy, jacobian_norm, max_weight, scores_for_widths
 from attnlib.widgets.framework.artists import Bars, Line, Points, Text
 from attnlib.widgets.framework.controls import selection_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene
 
 __all__ = ["scaling_explorer", "WIDTHS", "SCALES"]
@@ -78,6 +78,7 @@ def _fmt(v: float) -> str:
     return "0" if v == 0 else f"{v:.3g}".replace("-", "−")
 
 
+@builder("scaling")
 def scaling_explorer(
     d_k: int = 256,
     scale: str = "1",
@@ -298,15 +299,6 @@ def scaling_explorer(
         controls,
         compute,
         scene,
-        name="scaling",
         grid=[("d_k", "scale")],
-        args=dict(
-            d_k=d_k,
-            scale=scale,
-            fixed_axis=fixed_axis,
-            num_keys=num_keys,
-            num_pairs=num_pairs,
-            seed=seed,
-        ),
         digits=3,
     )
