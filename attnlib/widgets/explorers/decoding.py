@@ -226,5 +226,5 @@ def decoding_explorer(
         "trained": toggle("trained model", trained),
         "head": dropdown("head", head_options, head, width="200px"),
     }
-    data = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
-    return Explorer(controls, compute, scene, digits=2, data=data)
+    decoded = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
+    return Explorer(controls, compute, scene, digits=2, data=decoded)
