@@ -79,7 +79,9 @@ class GridTable:
         if key in self._tables:
             self._tables.move_to_end(key)
             return self._tables[key]
-        grid = [g.reshape(-1) for g in torch.meshgrid(*self._points, indexing="ij")]  # (N,) each
+        steps = [torch.arange(len(p)) for p in self._points]
+        index = [i.reshape(-1) for i in torch.meshgrid(*steps, indexing="ij")]  # row-major
+        grid = [p[i] for p, i in zip(self._points, index)]  # (N,) each
         out = self._fn(**dict(zip(self.names, grid)), **others)
         self._tables[key] = out
         while len(self._tables) > self._cache_size:

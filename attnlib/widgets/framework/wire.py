@@ -47,8 +47,8 @@ arrays        ``{key: shape}`` of every per-frame array, packed in sorted key or
               frame, in buffer 0 (float32)
 readout       ``[{"label", "kind": "f"|"i"|"b"|"s", "shape"}]``: the readout's layout; the
               non-string entries of each frame, in order, in buffer 1 (float64)
-texts         sorted keys of the ``Text(key=...)`` strings; ``text_values[frame][j]`` their values
-              (``[]`` when there are no keys)
+texts         sorted keys of the ``Text(key=...)`` strings
+text_values   ``text_values[frame][j]``: the value of ``texts[j]`` (``[]`` when there are no keys)
 strings       ``strings[frame]``: the string readout entries, in order (``[]`` when none)
 fixed         ``{control: value}`` for the controls a frame does not vary (``now``: every control)
 layer         the ``token`` of the layer whose arrays complete each frame, or ``null``
