@@ -118,18 +118,20 @@ def additive_attention_explorer(
 
     @grid_table(controls, "q2", "q1")  # the whole (q1, q2) plane, row = q2: one batched call
     def both(q2, q1):
-        """Scores and weights ``(N, S)`` of the queries ``(q1, q2, 0, ...)`` under both scores."""
+        """Scores and weights ``(N, S)`` of the queries ``(q1, q2, 0, ...)`` under both scores,
+        and both outputs ``(N,)``."""
         q = torch.zeros(1, len(q1), d_q, dtype=torch.float64)  # (B=1, N, d_q)
         q[0, :, 0], q[0, :, 1] = q1, q2
         with torch.no_grad():
             _, add_w = attn(q, keys, values)  # (1, N, S)
             dot_s = scaled_scores(q @ w_Q, keys @ w_K, scale)  # (1, N, S)
             _, dot_w = dot_product_attention(q @ w_Q, keys @ w_K, values, scale=scale)
-            return attn.scores(q, keys)[0], add_w[0], dot_s[0], dot_w[0]
+            v = values[0, :, 0]  # (S,)
+            return attn.scores(q, keys)[0], add_w[0], dot_s[0], dot_w[0], add_w[0] @ v, dot_w[0] @ v
 
     n = len(slider_axis(controls["q1"]).values)
     # the two score surfaces of every key over the (q1, q2) plane: row = q2, column = q1
-    add_plane, _, dot_plane, _ = both.table()  # (n*n, S) each
+    add_plane, _, dot_plane, *_ = both.table()  # (n*n, S) each
     surfaces = {
         "add": add_plane.T.reshape(num_keys, n, n).numpy(),
         "dot": dot_plane.T.reshape(num_keys, n, n).numpy(),
@@ -154,7 +156,7 @@ def additive_attention_explorer(
 
     def compute(q1, q2, key):
         check_int("key", key, min=1, max=num_keys)
-        add_s, a_w, dot_s, d_w = both(q1=q1, q2=q2)  # (S,) each
+        add_s, a_w, dot_s, d_w, add_o, dot_o = both(q1=q1, q2=q2)  # (S,) each, then ()
         at = [[(float(q1) + _Q_LIM) / _CELL, (float(q2) + _Q_LIM) / _CELL]]  # in drawn cells
         row = [[-0.5, at[0][1]], [n_drawn - 0.5, at[0][1]]]  # the line of queries with this q₂
         return Frame(
@@ -166,8 +168,8 @@ def additive_attention_explorer(
                 "additive weight": a_w,
                 "dot score (qW_Q)·(kW_K)/√h": dot_s,
                 "dot weight": d_w,
-                "additive output Σ α_j v_j": float(a_w @ values[0, :, 0]),
-                "dot output Σ α_j v_j": float(d_w @ values[0, :, 0]),
+                "additive output Σ α_j v_j": float(add_o),
+                "dot output Σ α_j v_j": float(dot_o),
             },
         )
 
