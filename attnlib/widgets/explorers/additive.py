@@ -137,10 +137,7 @@ def additive_attention_explorer(
         "dot": dot_plane.T.reshape(num_keys, n, n).numpy(),
     }  # (S, n, n) each: surfaces[name][j] is the score of key j + 1
     # contour levels: 9 across each key's own range
-    contour_sets = {
-        name: _padded([_contours(z, np.linspace(z.min(), z.max(), 11)[1:-1]) for z in zs], 0.8)
-        for name, zs in surfaces.items()
-    }  # name -> ((S, N, 2, 2) segments, (S, N) widths)
+    contour_sets = {name: _key_contours(zs) for name, zs in surfaces.items()}
     with torch.no_grad():  # (B, L, S, h) for one query
         feature_shape = str(tuple(attn.features(torch.zeros(1, 1, d_q).double(), keys).shape))
     n_drawn = (n - 1) // _DRAW + 1  # cells per side of the drawn heatmaps
@@ -173,32 +170,28 @@ def additive_attention_explorer(
             },
         )
 
-    ranges = {name: (float(z.min()), float(z.max())) for name, z in surfaces.items()}
-    scene = Scene(
-        [
-            _surface_panel("add", "additive score of one key: curved", ranges, n_drawn),
-            _surface_panel("dot", "projected dot score of that key: a plane", ranges, n_drawn),
-            _bars_panel(labels),
-        ],
-        cols=3,
-        width=960,
-        height=300,
-        col_widths=[1.15, 1.15, 1.0],
-    )
+    scene = _scene(surfaces, n_drawn, labels)
     data = {"model": attn, "keys": keys, "w_Q": w_Q, "w_K": w_K, "surfaces": surfaces}
     data["contours"] = {name: xy for name, (xy, _) in contour_sets.items()}
+    # one precomputed set per slider (not a joint q1 x q2 grid, too many frames); the surfaces
+    # are a layer (they depend on the menu only): sent once per key, not in every frame
     return Explorer(
         controls,
         compute,
         scene,
-        # one precomputed set per slider (not a joint q1 x q2 grid): 61 x 61 frames would be too
-        # many; the surfaces are a layer (they depend on the menu only), sent once per key
         layer=layer,
         data=data,
         title=f"Additive attention vs a projected dot product, d_q={d_q} ≠ d_k={d_k}",
         columns=labels,
         digits=3,
     )
+
+
+def _key_contours(surfaces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's contours at 9 levels across its own range: ``(S, N, 2, 2)`` segments and
+    ``(S, N)`` widths (0 for padding)."""
+    levels = [np.linspace(z.min(), z.max(), 11)[1:-1] for z in surfaces]
+    return _padded([_contours(z, lev) for z, lev in zip(surfaces, levels)], 0.8)
 
 
 def _model(num_keys: int, d_q: int, d_k: int, d_hidden: int, seed: int):
@@ -266,3 +259,20 @@ def _bars_panel(labels: list[str]) -> Panel:
         xticklabels=labels,
         legend="upper right",
     )
+
+
+def _scene(surfaces: dict, n_drawn: int, labels: list[str]) -> Scene:
+    """Both score surfaces of the chosen key (one colour scale per score) and the weights."""
+    ranges = {name: (float(z.min()), float(z.max())) for name, z in surfaces.items()}
+    scene = Scene(
+        [
+            _surface_panel("add", "additive score of one key: curved", ranges, n_drawn),
+            _surface_panel("dot", "projected dot score of that key: a plane", ranges, n_drawn),
+            _bars_panel(labels),
+        ],
+        cols=3,
+        width=960,
+        height=300,
+        col_widths=[1.15, 1.15, 1.0],
+    )
+    return scene

@@ -178,6 +178,20 @@ def decoding_explorer(
             },
         )
 
+    scene = _scene(T, S, vocab)
+    head_options = [("average of heads", None)] + [(f"head {h}", h) for h in range(num_heads)]
+    controls = {
+        "step": int_slider("output position t", 0, T - 1, step, width="300px"),
+        "source": dropdown("source", list(sources), source, width="220px"),
+        "trained": toggle("trained model", trained),
+        "head": dropdown("head", head_options, head, width="200px"),
+    }
+    decoded = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
+    return Explorer(controls, compute, scene, digits=2, data=decoded)
+
+
+def _scene(T: int, S: int, vocab: int) -> Scene:
+    """Self- and cross-attention at this step and the output probabilities."""
     positions = [str(t) for t in range(T)]
     vocab_labels = token_labels(range(vocab))
     self_panel = Panel(
@@ -219,12 +233,4 @@ def decoding_explorer(
         height=320,
         col_widths=[1.0, 1.15, 1.55],
     )
-    head_options = [("average of heads", None)] + [(f"head {h}", h) for h in range(num_heads)]
-    controls = {
-        "step": int_slider("output position t", 0, T - 1, step, width="300px"),
-        "source": dropdown("source", list(sources), source, width="220px"),
-        "trained": toggle("trained model", trained),
-        "head": dropdown("head", head_options, head, width="200px"),
-    }
-    decoded = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
-    return Explorer(controls, compute, scene, digits=2, data=decoded)
+    return scene

@@ -124,6 +124,17 @@ def heads_explorer(
         readout["query 0's row, head 1"] = w[0, 0]
         return Frame(arrays=arrays, readout=readout, texts=texts)
 
+    scene = _scene(L, tokens, d_model)
+    controls = {
+        "heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
+        "positions": toggle("+ positions (sinusoidal, notebook 07)", positions),
+    }
+    # data: the input and projections, for tests and curious readers
+    return Explorer(controls, compute, scene, columns=tokens, digits=3, data=data)
+
+
+def _scene(L: int, tokens, d_model: int) -> Scene:
+    """The input, each head's weights, the concatenation and the output."""
     grid = cells(L, L, tokens, tokens)
     side = dict(grid, xlabel="key")
     panels = [
@@ -166,16 +177,4 @@ def heads_explorer(
             )
         )
     scene = Scene(panels, cols=5, width=980, height=440, col_widths=[1.15, 1.0, 1.0, 1.0, 1.3])
-    controls = {
-        "heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
-        "positions": toggle("+ positions (sinusoidal, notebook 07)", positions),
-    }
-    # data: the input and projections, for tests and curious readers
-    return Explorer(
-        controls,
-        compute,
-        scene,
-        columns=tokens,
-        digits=3,
-        data=data,
-    )
+    return scene

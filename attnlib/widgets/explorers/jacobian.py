@@ -138,6 +138,25 @@ def jacobian_explorer(
             },
         )
 
+    scene = _scene(S, labels)
+    controls = {
+        "spread": float_slider(
+            "logit spread σ",
+            0.0,
+            _MAX_SPREAD,
+            float(spread),
+            step=0.1,
+            readout_format=".1f",
+            width="340px",
+        ),
+        "base": dropdown("base logits", list(BASES), base, width="260px"),
+        "upstream": dropdown("upstream", list(UPSTREAMS), upstream, width="300px"),
+    }
+    return Explorer(controls, compute, scene, columns=labels, digits=3)
+
+
+def _scene(S: int, labels) -> Scene:
+    """The weights, the Jacobian, the gradients and the columns."""
     xs = np.arange(S, dtype=np.float64)
     ticks: dict[str, Any] = dict(xticks=list(range(S)), xticklabels=labels)
     w_panel = Panel(
@@ -183,23 +202,4 @@ def jacobian_explorer(
         legend="upper right",
     )
     scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=2, width=860, height=560)
-    controls = {
-        "spread": float_slider(
-            "logit spread σ",
-            0.0,
-            _MAX_SPREAD,
-            float(spread),
-            step=0.1,
-            readout_format=".1f",
-            width="340px",
-        ),
-        "base": dropdown("base logits", list(BASES), base, width="260px"),
-        "upstream": dropdown("upstream", list(UPSTREAMS), upstream, width="300px"),
-    }
-    return Explorer(
-        controls,
-        compute,
-        scene,
-        columns=labels,
-        digits=3,
-    )
+    return scene

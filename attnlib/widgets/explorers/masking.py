@@ -174,6 +174,13 @@ def masking_explorer(
         readout["largest |w - exact| (non-NaN)"] = gap
         return Frame(arrays=arrays, readout=readout)
 
+    scene = _scene(B, L)
+    data = {"q": q, "k": k, "v": v, "scores": scores}  # the inputs, for tests and curious readers
+    return Explorer(controls, compute, scene, data=data, digits=3)
+
+
+def _scene(B: int, L: int) -> Scene:
+    """One heatmap per batch row: weights, hatched hidden cells, leak and NaN marks."""
     panels = []
     for b in range(B):
         panels.append(
@@ -196,5 +203,4 @@ def masking_explorer(
             )
         )
     scene = Scene(panels, cols=B, width=900, height=300)
-    data = {"q": q, "k": k, "v": v, "scores": scores}  # the inputs, for tests and curious readers
-    return Explorer(controls, compute, scene, data=data, digits=3)
+    return scene

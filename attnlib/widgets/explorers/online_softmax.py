@@ -200,13 +200,7 @@ def online_softmax_explorer(
         "rescale": toggle("rescale old sums by exp(m_old − m_new)", rescale),
     }
     data = {"q": q, "k": k, "v": v, "perm": perm}
-    return Explorer(
-        controls,
-        compute,
-        scene,
-        digits=3,
-        data=data,
-    )
+    return Explorer(controls, compute, scene, digits=3, data=data)
 
 
 def _check_arguments(block_size, query, shuffled, rescale, num_queries, num_keys, d_k) -> None:

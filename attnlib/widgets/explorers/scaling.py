@@ -197,13 +197,7 @@ def scaling_explorer(
         "scale": selection_slider("score ×", SCALES, scale, width="260px"),
         "fixed_axis": toggle("fixed x-axis", fixed_axis),
     }
-    return Explorer(
-        controls,
-        compute,
-        scene,
-        grid=[("d_k", "scale")],
-        digits=3,
-    )
+    return Explorer(controls, compute, scene, grid=[("d_k", "scale")], digits=3)
 
 
 def _check_arguments(d_k, scale, fixed_axis, num_keys, num_pairs) -> None:

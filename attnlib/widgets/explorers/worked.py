@@ -152,6 +152,12 @@ def two_key_explorer(
         s, a = table(x=x, y=y, scaled=bool(scaled))  # (S,), (S,)
         return two_key_frame(s, a, x, y, v1x, v1y, v2x, v2y)
 
+    scene = _scene()
+    return Explorer(controls, compute, scene, columns=["1", "2"], digits=3)
+
+
+def _scene() -> Scene:
+    """The matching path, the logistic curve a1 = σ(s1 − s2), the content path."""
     k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, 2)
     origin = torch.zeros(2, 2, dtype=torch.float64)
     qlim = QUERY_LIM + 0.3
@@ -212,4 +218,4 @@ def two_key_explorer(
     scene = Scene(
         [matching, sigma, content], cols=3, width=900, height=300, col_widths=[1.0, 1.0, 1.0]
     )
-    return Explorer(controls, compute, scene, columns=["1", "2"], digits=3)
+    return scene
