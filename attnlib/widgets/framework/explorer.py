@@ -6,9 +6,10 @@ How to write a builder (``attnlib/widgets/<concept>.py``)::
     import torch
     from attnlib.widgets.framework.artists import Bars, Line, Points
     from attnlib.widgets.framework.controls import float_slider, toggle
-    from attnlib.widgets.framework.explorer import Explorer
+    from attnlib.widgets.framework.explorer import Explorer, builder
     from attnlib.widgets.framework.scene import Frame, Panel, Scene
 
+    @builder("temperature")                           # records name and arguments (ex.args)
     def temperature_explorer(logits=(2.0, 1.0, 0.1), *, t: float = 1.0) -> Explorer:
         z = torch.tensor(logits, dtype=torch.float64)                     # (S,)
         ts = torch.linspace(0.1, 5.0, 50, dtype=torch.float64)
@@ -27,8 +28,7 @@ How to write a builder (``attnlib/widgets/<concept>.py``)::
             Panel([Line(torch.stack([ts, curve], 1)), Points("mark", color="black")],
                   xlim=(0, 5), ylim=(0, 1), title="weight of z1", xlabel="t"),
         ], cols=2, width=640, height=260)
-        return Explorer(controls, compute, scene, name="temperature", args=dict(logits=logits, t=t),
-                        columns=["z1", "z2", "z3"])
+        return Explorer(controls, compute, scene, columns=["z1", "z2", "z3"])
 
 Then add ``"temperature": temperature_explorer`` to ``BUILDERS`` in ``attnlib/widgets/__init__.py``
 and the notebook to ``tests/browser/specs.py``.
@@ -43,6 +43,17 @@ sends the frame at the new values at once, then the recomputed sets; sets are ca
 the values they depend on), so toggling back is instant. The kernel still learns every value:
 ``values()`` and ``state()`` are always true. Keep a set under ``max_bytes`` (choose ``step``).
 
+The framework owns the plumbing a builder would otherwise repeat:
+
+- ``@builder(name)`` records the builder's bound arguments (``ex.name``, ``ex.args``);
+- ``data=`` declares the inputs tests and readers read (``ex.data``);
+- ``layer=fn``: arrays that depend only on slow controls (``fn``'s parameters name them, e.g. a
+  surface chosen in a menu) are sent once per value, not in every frame; ``compute`` need not
+  return them;
+- :func:`~attnlib.widgets.framework.tables.grid_table`: one vectorised function over a whole
+  slider axis (or grid), cached per setting of the other controls; ``compute`` looks its row up;
+- the messages between kernel and browser are defined in :mod:`attnlib.widgets.framework.wire`.
+
 From Python: ``ex.set(**values)`` (synchronous; returns ``state()``), ``ex.state()`` (the
 readout numbers, unrounded), ``ex.values()``, ``ex.compute(**values)`` (the pure function),
 ``ex.state(**values)`` (the readout at other values, moving nothing), ``ex.frame()`` (the
@@ -55,107 +66,34 @@ displayed one.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import dataclasses
-import functools
 import html
 import inspect
-import itertools
-import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from attnlib.widgets.framework import wire
+from attnlib.widgets.framework.builder import builder
 from attnlib.widgets.framework.frames import (
     check_frame,
     is_slider,
-    pack_arrays,
-    pack_frames,
     readout_spec,
     slider_axis,
 )
 from attnlib.widgets.framework.readout import _py, readout_html
 from attnlib.widgets.framework.render import render, render_png
 from attnlib.widgets.framework.scene import Frame, Scene
+from attnlib.widgets.framework.sync import FrameSync
+from attnlib.widgets.framework.view import view_class
 
 __all__ = ["Explorer", "Frame", "readout_html", "builder", "MAX_FAST"]
 
 MAX_FAST = wire.MAX_FAST
-_ESM = Path(__file__).with_name("explorer.js")
-_CSS = """
-.attnlib-readout th{text-align:left;padding-right:1em}
-.attnlib-readout td{text-align:right;padding:0 0.6em;font-family:monospace}
-"""
-_TOKENS = itertools.count(1)
 
 
-def _view_class():
-    import anywidget
-    import traitlets
-
-    class ExplorerView(anywidget.AnyWidget):
-        """The front end: a <canvas> drawing the scene, and the readout (``explorer.js``); its
-        traits are listed in :mod:`attnlib.widgets.framework.wire`."""
-
-        _esm = _ESM
-        _css = _CSS
-        scene = traitlets.Dict().tag(sync=True)
-        fast = traitlets.List().tag(sync=True)
-        groups = traitlets.List().tag(sync=True)
-        meta = traitlets.Dict().tag(sync=True)
-        v0, v1, v2, v3, v4, v5 = (traitlets.Any(None).tag(sync=True) for _ in range(MAX_FAST))
-
-    return ExplorerView
-
-
-_VIEW = None
-
-
-def _jsonable(x) -> Any:
-    """``x`` as JSON (tuples -> lists, tensors and arrays -> nested lists), or raise TypeError."""
-    x = _py(x)
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if x is None or isinstance(x, (bool, int, float, str)):
-        return x
-    raise TypeError(f"not JSON-able: {type(x).__name__}")
-
-
-def builder(name: str):
-    """Decorator of an explorer builder registered as ``BUILDERS[name]``: the explorer it returns
-    gets ``name`` and ``args``, the builder's bound arguments (defaults included, as JSON), so
-    ``BUILDERS[name](**ex.args)`` rebuilds it (the browser test does). An argument that is not
-    JSON-able (a trained model) is left out: the builder's default must rebuild the same explorer.
-    """
-
-    def wrap(fn: Callable[..., Explorer]) -> Callable[..., Explorer]:
-        sig = inspect.signature(fn)
-
-        @functools.wraps(fn)
-        def build(*a, **kw) -> Explorer:
-            bound = sig.bind(*a, **kw)
-            bound.apply_defaults()
-            ex = fn(*a, **kw)
-            args = {}
-            for k, v in bound.arguments.items():
-                try:
-                    args[k] = _jsonable(v)
-                except TypeError:
-                    continue
-            ex._named(name, args)
-            return ex
-
-        return build
-
-    return wrap
-
-
-class Explorer:
+class Explorer(FrameSync):
     """Controls, a pure ``compute(**values) -> Frame`` and a :class:`Scene` (see the module doc).
 
     Args:
@@ -200,7 +138,6 @@ class Explorer:
     ):
         import ipywidgets as w
 
-        global _VIEW
         if not isinstance(controls, Mapping) or not controls:
             raise ValueError("controls must be a non-empty dict {name: ipywidget}")
         if not callable(compute):
@@ -251,9 +188,7 @@ class Explorer:
         check_frame(scene, first)
         self._spec = readout_spec(first)
 
-        if _VIEW is None:
-            _VIEW = _view_class()
-        self.view = _VIEW(
+        self.view = view_class()(
             **wire.view_traits(
                 scene.to_json(),
                 [(gi, self._axes[n].shown) for gi, g in enumerate(self.groups) for n in g],
@@ -367,127 +302,3 @@ class Explorer:
 
     def __repr__(self):
         return f"<Explorer {self.name or '(unnamed)'} controls={list(self.controls)}>"
-
-    # -- the layer and the frame sets (cached, LRU)
-    def _layer_at(self, values: Mapping[str, Any]):
-        """``(token, arrays, shapes, float32 bytes)`` of the layer at ``values`` (or empty)."""
-        if self._layer is None:
-            return None, {}, {}, b""
-        at = {k: values[k] for k in self._layer_args}
-        key = json.dumps(at, sort_keys=True, default=str)
-        if key not in self._layers:
-            arrays = dict(self._layer(**at))
-            shapes, b32 = pack_arrays(arrays, max_bytes=self.max_bytes, name=self.name)
-            self._layers[key] = (next(_TOKENS), arrays, shapes, b32)
-            while len(self._layers) > self._cache_size:
-                self._layers.popitem(last=False)
-        self._layers.move_to_end(key)
-        return self._layers[key]
-
-    def _outside(self, gi: int) -> tuple:
-        inside = set(self.groups[gi])
-        return tuple(
-            (k, json.dumps(v, sort_keys=True, default=str))
-            for k, v in self.values().items()
-            if k not in inside
-        )
-
-    def _set_for(self, gi: int, token: int | None = None):
-        key = (gi, self._outside(gi))
-        if key in self._sets:
-            self._sets.move_to_end(key)
-            return self._sets[key]
-        names = self.groups[gi]
-        axes = [self._axes[n].values for n in names]
-        base = {k: c.value for k, c in self.controls.items()}
-        frames = [
-            self._compute(**{**base, **dict(zip(names, combo))})
-            for combo in itertools.product(*axes)
-        ]
-        header, buffers = self._pack(frames, {k: _py(v) for k, v in base.items() if k not in names})
-        token = next(_TOKENS) if token is None else token
-        message = wire.set_message(
-            header,
-            group=gi,
-            token=token,
-            shape=[len(a) for a in axes],
-            names=names,
-            axes=[[_py(v) for v in a] for a in axes],
-            fixed_fast=[
-                (i, self._axes[n].index(self.controls[n]))
-                for i, n in enumerate(self.fast)
-                if n not in names
-            ],
-        )
-        self._sets[key] = (token, message, buffers)
-        while len(self._sets) > self._cache_size:
-            self._sets.popitem(last=False)
-        return self._sets[key]
-
-    def _pack(self, frames: list[Frame], fixed: dict) -> tuple[dict, list[bytes]]:
-        token = self._layer_at(self.values())[0]
-        return pack_frames(
-            self.scene,
-            self._spec,
-            frames,
-            fixed,
-            max_bytes=self.max_bytes,
-            name=self.name,
-            layer=(token, self._layer_keys),
-        )
-
-    # -- the kernel side of the front end (the messages: attnlib.widgets.framework.wire)
-    def _on_msg(self, _widget, content, _buffers):
-        if wire.is_ready(content):
-            self._ready = True
-            self._sent.clear()
-            self._sent_layers.clear()
-            self._push()
-
-    def _on_change(self, change):
-        if self._hold:
-            return
-        name = next(k for k, c in self.controls.items() if c is change["owner"])
-        if name not in self.fast:
-            self._push()
-        elif any(name not in g for g in self.groups):
-            # the other groups' sets depend on this value: recompute after the drag
-            self._debounce()
-        # else: the browser plays this slider's frames; state() computes on demand
-
-    def _debounce(self):
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._push()
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = loop.call_later(0.3, self._push)
-
-    def _push(self):
-        """Send the layer if the front end lacks it, the frame at the current values at once,
-        then every frame set the front end lacks.
-        """
-        self._timer = None
-        if not self._ready:
-            return
-        if self._layer is not None:
-            message, buffers = self.layer()
-            if message["token"] not in self._sent_layers:
-                self.view.send(message, buffers)
-                self._sent_layers[message["token"]] = True
-                while len(self._sent_layers) > wire.MAX_LAYERS:
-                    self._sent_layers.popitem(last=False)
-        want = {}
-        for gi in range(len(self.groups)):  # a token for each current set, computed or not yet
-            hit = self._sets.get((gi, self._outside(gi)))
-            want[gi] = hit[0] if hit is not None else next(_TOKENS)
-        self._want = want
-        header, buffers = self._pack([self._compute(**self.values())], self.values())
-        self.view.send(wire.now_message(header, want), buffers)
-        for gi, token in want.items():
-            if self._sent.get(gi) != token:
-                _, message, buffers = self._set_for(gi, token)
-                self.view.send(message, buffers)
-                self._sent[gi] = token
