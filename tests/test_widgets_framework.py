@@ -190,14 +190,20 @@ def test_a_grid_table_gives_each_point_the_row_computed_for_it_alone():
             torch.testing.assert_close(w, ref, rtol=1e-15, atol=0)
             assert float(xn) == x * n
     assert calls == [15]  # the whole 5 x 3 grid in one call, then looked up
-    w, _ = table(x=0.25, n=2, gain=2.0)  # off the grid: that point alone
-    assert calls[-1] == 1
+    w, _ = table(x=0.25, n=2, gain=2.0)  # x off its grid: the 3 steps of n at x = 0.25
+    assert calls[-1] == 3
+    table(x=0.25, n=3, gain=2.0)
+    assert len(calls) == 2  # the same small table
     torch.testing.assert_close(
         w, torch.softmax(torch.tensor([0.5, 2.0, 0.0], dtype=torch.float64), 0)
     )
     for gain in (3.0, 4.0, 2.0):  # cache=2: the third setting evicts the first (LRU)
         table(x=0.0, n=1, gain=gain)
     assert calls[-3:] == [15, 15, 15]
+    table(x=0.3, n=1, gain=2.0), table(x=0.4, n=1, gain=2.0), table(x=0.6, n=1, gain=2.0)
+    assert calls[-3:] == [3, 3, 3]
+    table(x=0.0, n=1, gain=2.0)  # three small tables evicted none of the whole ones
+    assert len(calls) == 9
     with pytest.raises(KeyError, match="needs the axes"):
         table(x=0.0, gain=1.0)
     with pytest.raises(KeyError, match="unknown controls"):

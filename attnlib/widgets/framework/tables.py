@@ -15,8 +15,9 @@ its rows up in ``compute``::
 
 The grid's values come from the sliders themselves (:func:`~attnlib.widgets.framework.frames.
 slider_axis`), so no builder re-derives them. The table of each setting of the other arguments
-is computed on first use and kept (LRU, ``cache`` settings); a point off the grid (a value set from
-Python between two steps) is computed on its own (N = 1). Every lookup of a grid point returns
+is computed on first use and kept (LRU, ``cache`` settings); a value off its axis's grid (set
+from Python between two steps) makes a smaller table: that value along its axis, the full grids
+along the others (cached apart, so they never evict a whole grid). Every lookup of a point returns
 the row of the same batched call, so a frame set and ``compute`` agree to the bit.
 """
 
@@ -60,55 +61,57 @@ class GridTable:
         self.names = list(axes)
         self.axes = {n: [v for v in axes[n]] for n in self.names}
         self._fn, self._cache_size = fn, cache
-        self._tables: OrderedDict = OrderedDict()
+        self._tables: OrderedDict = OrderedDict()  # whole grids, per setting of the others
+        self._partial: OrderedDict = OrderedDict()  # with an axis off its grid (see __call__)
         self._points = [_as_axis(self.axes[n]) for n in self.names]
         self._lookup = [{_key(v): i for i, v in enumerate(self.axes[n])} for n in self.names]
 
-    def _index(self, values: Mapping[str, Any]) -> int | None:
-        flat = 0
-        for n, lookup in zip(self.names, self._lookup):
-            i = lookup.get(_key(values[n]))
-            if i is None:
-                return None
-            flat = flat * len(lookup) + i
-        return flat
-
     def table(self, **others) -> Any:
         """The whole table at these other arguments (computed once, then cached)."""
-        key = json.dumps(others, sort_keys=True, default=str)
-        if key in self._tables:
-            self._tables.move_to_end(key)
-            return self._tables[key]
-        steps = [torch.arange(len(p)) for p in self._points]
+        return self._table(self._points, (), others)
+
+    def _table(self, points: list[torch.Tensor], off: tuple, others: Mapping[str, Any]) -> Any:
+        key = json.dumps([off, others], sort_keys=True, default=str)
+        tables = self._partial if off else self._tables  # partial ones never evict whole ones
+        if key in tables:
+            tables.move_to_end(key)
+            return tables[key]
+        steps = [torch.arange(len(p)) for p in points]
         index = [i.reshape(-1) for i in torch.meshgrid(*steps, indexing="ij")]  # row-major
-        grid = [p[i] for p, i in zip(self._points, index)]  # (N,) each
+        grid = [p[i] for p, i in zip(points, index)]  # (N,) each
         out = self._fn(**dict(zip(self.names, grid)), **others)
-        self._tables[key] = out
-        while len(self._tables) > self._cache_size:
-            self._tables.popitem(last=False)
+        tables[key] = out
+        while len(tables) > self._cache_size:
+            tables.popitem(last=False)
         return out
 
     def __call__(self, **values) -> Any:
-        """The rows of ``values``' grid point (``values`` holds every axis and every other
-        argument of ``fn``)."""
+        """The rows of ``values``' point (``values`` holds every axis and every other argument
+        of ``fn``).
+
+        A value between two steps of an axis (set from Python) replaces that axis by itself: the
+        table then spans the other axes' grids at that value (e.g. the 61 steps of ``y`` at
+        ``x = 0.123``), computed in one call too and cached the same way.
+        """
         missing = sorted(set(self.names) - set(values))
         if missing:
             raise KeyError(f"a table lookup needs the axes {missing}; got {sorted(values)}")
         others = {k: v for k, v in values.items() if k not in self.names}
-        flat = self._index(values)
-        if flat is None:  # off the grid: this point alone
-            one = {
-                n: torch.tensor([values[n]], dtype=p.dtype)
-                for n, p in zip(self.names, self._points)
-            }
-            out, flat = self._fn(**one, **others), 0
-        else:
-            out = self.table(**others)
+        points, off, flat = [], [], 0
+        for n, p, lookup in zip(self.names, self._points, self._lookup):
+            i = lookup.get(_key(values[n]))
+            if i is None:  # off this axis's grid: the axis is this one value
+                p, i = torch.tensor([values[n]], dtype=p.dtype), 0
+                off.append((n, float(values[n])))
+            points.append(p)
+            flat = flat * len(p) + i
+        out = self._table(points, tuple(off), others)
         return tuple(t[flat] for t in out) if isinstance(out, tuple) else out[flat]
 
     def clear(self) -> None:
         """Forget every cached table."""
         self._tables.clear()
+        self._partial.clear()
 
 
 def grid_table(controls: Mapping[str, Any], *names: str, cache: int = 8):
