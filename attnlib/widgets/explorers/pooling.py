@@ -82,22 +82,27 @@ def kernel_regression_explorer(
         "score": dropdown("score", list(SCORE_LABELS), score, width="300px"),
     }
 
-    @grid_table(controls, "x", cache=16)  # every query of the slider at once, per (σ, score)
+    @grid_table(controls, "width")  # what the query does not change, for every σ of the slider
+    def fits(width, score: str):
+        """The fitted curve ``(N, G)`` and both errors ``(N,)`` for each σ of ``width`` ``(N,)``."""
+        out = []
+        for sigma in width.tolist():
+            curve = attention_pooling(grid, x_train, y_train, score, sigma)[0]  # (G,)
+            on_train = attention_pooling(x_train, x_train, y_train, score, sigma)[0]  # (S,)
+            on_inside = attention_pooling(inside, x_train, y_train, score, sigma)[0]  # (G',)
+            mse = [((on_train - y_train) ** 2).mean(), ((on_inside - y_inside) ** 2).mean()]
+            out.append((curve, *mse))
+        return tuple(torch.stack(col) for col in zip(*out))
+
+    @grid_table(controls, "x", cache=128)  # every query of the slider at once, per (σ, score)
     def pooled(x, width: float, score: str):
-        """Predictions ``(N,)`` and weights ``(N, S)`` of the queries ``x`` ``(N,)``, and what
-        the query does not change (the curve and the errors), repeated for each of the N."""
-        N = len(x)
-        curve = attention_pooling(grid, x_train, y_train, score, width)[0]  # (G,)
-        on_train = attention_pooling(x_train, x_train, y_train, score, width)[0]  # (S,)
-        on_inside = attention_pooling(inside, x_train, y_train, score, width)[0]  # (G',)
-        preds, weights = attention_pooling(x, x_train, y_train, score, width)  # (N,), (N, S)
-        mse_train = ((on_train - y_train) ** 2).mean().expand(N)  # (N,)
-        mse_true = ((on_inside - y_inside) ** 2).mean().expand(N)  # (N,)
-        return preds, weights, curve.expand(N, -1), mse_train, mse_true
+        """Predictions ``(N,)`` and weights ``(N, S)`` of the queries ``x`` ``(N,)``."""
+        return attention_pooling(x, x_train, y_train, score, width)
 
     def compute(x, width, score):
         x, width = float(x), float(width)
-        pred, w, curve, mse_train, mse_true = pooled(x=x, width=width, score=score)
+        pred, w = pooled(x=x, width=width, score=score)
+        curve, mse_train, mse_true = fits(width=width, score=score)
         j = int(w.argmax())
         return Frame(
             arrays={

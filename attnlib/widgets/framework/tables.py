@@ -71,7 +71,11 @@ class GridTable:
         return self._table(self._points, (), others)
 
     def _table(self, points: list[torch.Tensor], off: tuple, others: Mapping[str, Any]) -> Any:
-        key = json.dumps([off, others], sort_keys=True, default=str)
+        key: Any = (off, tuple(sorted(others.items())))
+        try:
+            hash(key)
+        except TypeError:  # an unhashable value (a list): its JSON text
+            key = json.dumps([off, others], sort_keys=True, default=str)
         tables = self._partial if off else self._tables  # partial ones never evict whole ones
         if key in tables:
             tables.move_to_end(key)
