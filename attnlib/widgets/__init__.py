@@ -23,7 +23,23 @@ from attnlib.widgets.explorers.scaling import scaling_explorer
 from attnlib.widgets.explorers.worked import two_key_explorer
 from attnlib.widgets.framework.explorer import Explorer, Frame
 
-__all__ = ["BUILDERS", "Explorer", "Frame"]
+__all__ = [
+    "BUILDERS",
+    "Explorer",
+    "Frame",
+    "additive_attention_explorer",
+    "decoding_explorer",
+    "head_view_explorer",
+    "heads_explorer",
+    "jacobian_explorer",
+    "kernel_regression_explorer",
+    "masking_explorer",
+    "online_softmax_explorer",
+    "positions_explorer",
+    "query_explorer",
+    "scaling_explorer",
+    "two_key_explorer",
+]
 
 #: name -> builder, in course order (the browser test and the benchmarks use these names).
 BUILDERS = {

@@ -9,19 +9,19 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
 from attnlib.core.additive import AdditiveAttention
 from attnlib.core.attention import dot_product_attention
-from attnlib.core.scoring import dot_score
+from attnlib.core.scoring import default_scale, scaled_scores
 from attnlib.util._checks import check_int
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points, Segments, Text
 from attnlib.widgets.framework.controls import dropdown, float_slider
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
+from attnlib.widgets.framework.frames import slider_axis
 from attnlib.widgets.framework.scene import Frame, Panel, Scene
+from attnlib.widgets.framework.tables import grid_table
 
 __all__ = ["additive_attention_explorer"]
 
@@ -29,6 +29,7 @@ __all__ = ["additive_attention_explorer"]
 _Q_LIM, _Q_STEP = 3.0, 0.1
 _DRAW = 2  # the heatmaps show every 2nd grid point (31 x 31 cells of 0.2): each frame carries them
 _TICKS = (-3.0, -1.5, 0.0, 1.5, 3.0)
+_CELL = _Q_STEP * _DRAW  # a drawn heatmap cell, in query units
 
 
 def _contours(z: np.ndarray, levels: np.ndarray) -> np.ndarray:
@@ -63,6 +64,7 @@ def _padded(segments: list[np.ndarray], width: float) -> tuple[np.ndarray, np.nd
     return xy, widths
 
 
+@builder("additive_attention")
 def additive_attention_explorer(
     num_keys: int = 5,
     d_q: int = 2,
@@ -104,6 +106,97 @@ def additive_attention_explorer(
     check_int("d_q", d_q, min=2)  # two sliders
     check_int("num_keys", num_keys, min=2, max=8)
     check_int("key", key, min=1, max=num_keys)
+    attn, keys, w_Q, w_K = _model(num_keys, d_q, d_k, d_hidden, seed)
+    values = torch.arange(num_keys, dtype=torch.float64).reshape(1, num_keys, 1)  # v_j = j - 1
+    labels = [f"k{j + 1}" for j in range(num_keys)]
+    scale = default_scale(d_hidden)
+    controls = {
+        "q1": _query_slider("query q₁", query[0]),
+        "q2": _query_slider("query q₂", query[1]),
+        "key": dropdown("surface of key", [(lab, j + 1) for j, lab in enumerate(labels)], key),
+    }
+
+    @grid_table(controls, "q2", "q1")  # the whole (q1, q2) plane, row = q2: one batched call
+    def both(q2, q1):
+        """Scores and weights ``(N, S)`` of the queries ``(q1, q2, 0, ...)`` under both scores,
+        and both outputs ``(N,)``."""
+        q = torch.zeros(1, len(q1), d_q, dtype=torch.float64)  # (B=1, N, d_q)
+        q[0, :, 0], q[0, :, 1] = q1, q2
+        with torch.no_grad():
+            _, add_w = attn(q, keys, values)  # (1, N, S)
+            dot_s = scaled_scores(q @ w_Q, keys @ w_K, scale)  # (1, N, S)
+            _, dot_w = dot_product_attention(q @ w_Q, keys @ w_K, values, scale=scale)
+            v = values[0, :, 0]  # (S,)
+            return attn.scores(q, keys)[0], add_w[0], dot_s[0], dot_w[0], add_w[0] @ v, dot_w[0] @ v
+
+    n = len(slider_axis(controls["q1"]).values)
+    # the two score surfaces of every key over the (q1, q2) plane: row = q2, column = q1
+    add_plane, _, dot_plane, *_ = both.table()  # (n*n, S) each
+    surfaces = {
+        "add": add_plane.T.reshape(num_keys, n, n).numpy(),
+        "dot": dot_plane.T.reshape(num_keys, n, n).numpy(),
+    }  # (S, n, n) each: surfaces[name][j] is the score of key j + 1
+    # contour levels: 9 across each key's own range
+    contour_sets = {name: _key_contours(zs) for name, zs in surfaces.items()}
+    with torch.no_grad():  # (B, L, S, h) for one query
+        feature_shape = str(tuple(attn.features(torch.zeros(1, 1, d_q).double(), keys).shape))
+    n_drawn = (n - 1) // _DRAW + 1  # cells per side of the drawn heatmaps
+
+    def layer(key):
+        """The chosen key's surfaces and contours: sent once per menu value, not per frame."""
+        arrays = {}
+        for name, (xy, widths) in contour_sets.items():
+            arrays[f"{name}_surface"] = surfaces[name][key - 1, ::_DRAW, ::_DRAW]  # (31, 31)
+            arrays[f"{name}_contours"] = xy[key - 1]
+            arrays[f"{name}_widths"] = widths[key - 1]
+        return arrays
+
+    def compute(q1, q2, key):
+        check_int("key", key, min=1, max=num_keys)
+        add_s, a_w, dot_s, d_w, add_o, dot_o = both(q1=q1, q2=q2)  # (S,) each, then ()
+        at = [[(float(q1) + _Q_LIM) / _CELL, (float(q2) + _Q_LIM) / _CELL]]  # in drawn cells
+        row = [[-0.5, at[0][1]], [n_drawn - 0.5, at[0][1]]]  # the line of queries with this q₂
+        return Frame(
+            arrays={"query": at, "row": row, "w_add": a_w, "w_dot": d_w},
+            texts={"which": f"k{key}"},
+            readout={
+                "feature shape (B, L, S, h)": feature_shape,
+                "additive score e_j": add_s,
+                "additive weight": a_w,
+                "dot score (qW_Q)·(kW_K)/√h": dot_s,
+                "dot weight": d_w,
+                "additive output Σ α_j v_j": float(add_o),
+                "dot output Σ α_j v_j": float(dot_o),
+            },
+        )
+
+    scene = _scene(surfaces, n_drawn, labels)
+    data = {"model": attn, "keys": keys, "w_Q": w_Q, "w_K": w_K, "surfaces": surfaces}
+    data["contours"] = {name: xy for name, (xy, _) in contour_sets.items()}
+    # one precomputed set per slider (not a joint q1 x q2 grid, too many frames); the surfaces
+    # are a layer (they depend on the menu only): sent once per key, not in every frame
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        layer=layer,
+        data=data,
+        title=f"Additive attention vs a projected dot product, d_q={d_q} ≠ d_k={d_k}",
+        columns=labels,
+        digits=3,
+    )
+
+
+def _key_contours(surfaces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's contours at 9 levels across its own range: ``(S, N, 2, 2)`` segments and
+    ``(S, N)`` widths (0 for padding)."""
+    levels = [np.linspace(z.min(), z.max(), 11)[1:-1] for z in surfaces]
+    return _padded([_contours(z, lev) for z, lev in zip(surfaces, levels)], 0.8)
+
+
+def _model(num_keys: int, d_q: int, d_k: int, d_hidden: int, seed: int):
+    """The fixed :class:`AdditiveAttention`, keys ``(1, S, d_k)`` and the projections ``W_Q``
+    ``(d_q, h)``, ``W_K`` ``(d_k, h)``, all from a private generator (float64)."""
     g = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):  # leave torch's global generator as it was
         attn = AdditiveAttention(d_q, d_k, d_hidden).double()
@@ -115,137 +208,44 @@ def additive_attention_explorer(
     keys = torch.randn(1, num_keys, d_k, generator=g, dtype=torch.float64)  # (B=1, S, d_k)
     w_Q = torch.randn(d_q, d_hidden, generator=g, dtype=torch.float64) / d_q**0.5  # (d_q, h)
     w_K = torch.randn(d_k, d_hidden, generator=g, dtype=torch.float64) / d_k**0.5  # (d_k, h)
-    values = torch.arange(num_keys, dtype=torch.float64).reshape(
-        1, num_keys, 1
-    )  # (1, S, 1): v_j = j - 1
-    labels = [f"k{j + 1}" for j in range(num_keys)]
-    scale = 1.0 / math.sqrt(d_hidden)
+    return attn, keys, w_Q, w_K
 
-    def both(q: torch.Tensor):
-        """Scores and weights of queries ``q`` ``(1, L, d_q)`` under both scores."""
-        with torch.no_grad():
-            feats = attn.features(q, keys)  # (1, L, S, h)
-            add_s = attn.scores(q, keys)  # (1, L, S)
-            _, add_w = attn(q, keys, values)  # (1, L, S)
-            dot_s = dot_score(q @ w_Q, keys @ w_K) * scale  # (1, L, S)
-            _, dot_w = dot_product_attention(q @ w_Q, keys @ w_K, values, scale=scale)  # (1, L, S)
-        return feats, add_s, add_w, dot_s, dot_w
 
-    # the two score surfaces of one key over the (q1, q2) plane: row = q2, column = q1
-    axis = torch.linspace(
-        -_Q_LIM, _Q_LIM, int(round(2 * _Q_LIM / _Q_STEP)) + 1, dtype=torch.float64
-    )  # (n,)
-    n = axis.numel()
-    q2g, q1g = torch.meshgrid(axis, axis, indexing="ij")  # (n, n) each
-    plane = torch.zeros(1, n * n, d_q, dtype=torch.float64)  # (1, n*n, d_q)
-    plane[0, :, 0], plane[0, :, 1] = q1g.reshape(-1), q2g.reshape(-1)
-    _, add_plane, add_w_plane, dot_plane, dot_w_plane = both(plane)  # (1, n*n, S) each
-    steps = [round(-_Q_LIM + i * _Q_STEP, 10) for i in range(n)]  # the sliders' values
-    n_drawn = (n - 1) // _DRAW + 1  # cells per side of the drawn heatmaps
-    surfaces = {
-        "add": add_plane[0].T.reshape(num_keys, n, n).numpy(),
-        "dot": dot_plane[0].T.reshape(num_keys, n, n).numpy(),
-    }  # (S, n, n) each: surfaces[name][j] is the score of key j + 1
-    # one colour scale per score, shared by all keys; contour levels: 9 across each key's own range
-    ranges = {name: (float(z.min()), float(z.max())) for name, z in surfaces.items()}
-    contour_sets = {
-        name: _padded(
-            [_contours(z, np.linspace(z.min(), z.max(), 11)[1:-1]) for z in surfaces[name]], 0.8
-        )
-        for name in surfaces
-    }  # name -> ((S, N, 2, 2) segments, (S, N) widths)
+def _query_slider(label: str, value: float):
+    return float_slider(
+        label, -_Q_LIM, _Q_LIM, float(value), step=_Q_STEP, readout_format=".1f", width="260px"
+    )
 
-    controls = {
-        "q1": float_slider(
-            "query q₁",
-            -_Q_LIM,
-            _Q_LIM,
-            float(query[0]),
-            step=_Q_STEP,
-            readout_format=".1f",
-            width="260px",
-        ),
-        "q2": float_slider(
-            "query q₂",
-            -_Q_LIM,
-            _Q_LIM,
-            float(query[1]),
-            step=_Q_STEP,
-            readout_format=".1f",
-            width="260px",
-        ),
-        "key": dropdown("surface of key", [(lab, j + 1) for j, lab in enumerate(labels)], key),
-    }
 
-    with torch.no_grad():
-        feature_shape = str(
-            tuple(attn.features(plane[:, :1], keys).shape)
-        )  # (B, L, S, h) for one query
-
-    def compute(q1, q2, key):
-        check_int("key", key, min=1, max=num_keys)
-        i, j = round((float(q1) + _Q_LIM) / _Q_STEP), round((float(q2) + _Q_LIM) / _Q_STEP)
-        if 0 <= i < n and 0 <= j < n and abs(steps[i] - q1) < 1e-9 and abs(steps[j] - q2) < 1e-9:
-            flat = j * n + i  # a slider step: computed at build time, with the whole plane
-            add_s, a_w, dot_s, d_w = (
-                t[0, flat] for t in (add_plane, add_w_plane, dot_plane, dot_w_plane)
-            )
-        else:
-            q = torch.zeros(1, 1, d_q, dtype=torch.float64)  # (B=1, L=1, d_q)
-            q[0, 0, 0], q[0, 0, 1] = float(q1), float(q2)
-            _, add_s, add_w, dot_s, dot_w = both(q)
-            add_s, a_w, dot_s, d_w = add_s[0, 0], add_w[0, 0], dot_s[0, 0], dot_w[0, 0]  # (S,) each
-        cell = _Q_STEP * _DRAW
-        at = [
-            [(float(q1) + _Q_LIM) / cell, (float(q2) + _Q_LIM) / cell]
-        ]  # the query in the drawn heatmap's cell units
-        row = [[-0.5, at[0][1]], [n_drawn - 0.5, at[0][1]]]  # the line of queries with this q₂
-        arrays = {"query": at, "row": row, "w_add": a_w, "w_dot": d_w}
-        for name in surfaces:
-            xy, widths = contour_sets[name]
-            arrays[f"{name}_surface"] = surfaces[name][key - 1, ::_DRAW, ::_DRAW]  # (31, 31)
-            arrays[f"{name}_contours"] = xy[key - 1]
-            arrays[f"{name}_widths"] = widths[key - 1]
-        return Frame(
-            arrays=arrays,
-            texts={"which": f"k{key}"},
-            readout={
-                "feature shape (B, L, S, h)": feature_shape,
-                "additive score e_j": add_s,
-                "additive weight": a_w,
-                "dot score (qW_Q)·(kW_K)/√h": dot_s,
-                "dot weight": d_w,
-                "additive output Σ α_j v_j": float(a_w @ values[0, :, 0]),
-                "dot output Σ α_j v_j": float(d_w @ values[0, :, 0]),
-            },
-        )
-
-    ticks = [(t + _Q_LIM) / (_Q_STEP * _DRAW) for t in _TICKS]
+def _surface_panel(name: str, title: str, ranges: dict, n_drawn: int) -> Panel:
+    """One key's score surface (a layer; one colour scale per score, shared by all keys), its
+    contours, the query and its row."""
+    vrange = ranges[name]
+    ticks = [(t + _Q_LIM) / _CELL for t in _TICKS]
     tick_labels = [f"{t:g}" for t in _TICKS]
+    return Panel(
+        [
+            Heatmap(f"{name}_surface", vmin=vrange[0], vmax=vrange[1], colorbar=True),
+            Segments(f"{name}_contours", color="white", widths=f"{name}_widths"),
+            Line("row", color="C3", width=1.0, dash=True),
+            Points("query", color="C3", size=5),
+            Text(0.03, 0.93, key="which", color="white", size=10, axes=True),
+        ],
+        xlim=(-0.5, n_drawn - 0.5),
+        ylim=(-0.5, n_drawn - 0.5),
+        title=title,
+        xlabel="q₁",
+        ylabel="q₂",
+        xticks=ticks,
+        xticklabels=tick_labels,
+        yticks=ticks,
+        yticklabels=tick_labels,
+    )
 
-    def surface_panel(name: str, title: str) -> Panel:
-        vmin, vmax = ranges[name]
-        return Panel(
-            [
-                Heatmap(f"{name}_surface", vmin=vmin, vmax=vmax, cmap="viridis", colorbar=True),
-                Segments(f"{name}_contours", color="white", widths=f"{name}_widths"),
-                Line("row", color="C3", width=1.0, dash=True),
-                Points("query", color="C3", size=5),
-                Text(0.03, 0.93, key="which", color="white", size=10, axes=True),
-            ],
-            xlim=(-0.5, n_drawn - 0.5),
-            ylim=(-0.5, n_drawn - 0.5),
-            title=title,
-            xlabel="q₁",
-            ylabel="q₂",
-            xticks=ticks,
-            xticklabels=tick_labels,
-            yticks=ticks,
-            yticklabels=tick_labels,
-        )
 
-    S = num_keys
-    bars = Panel(
+def _bars_panel(labels: list[str]) -> Panel:
+    S = len(labels)
+    return Panel(
         [
             Bars("w_add", x=np.arange(S) - 0.2, width=0.4, color="C0", label="additive"),
             Bars("w_dot", x=np.arange(S) + 0.2, width=0.4, color="C1", label="projected dot"),
@@ -259,44 +259,20 @@ def additive_attention_explorer(
         xticklabels=labels,
         legend="upper right",
     )
+
+
+def _scene(surfaces: dict, n_drawn: int, labels: list[str]) -> Scene:
+    """Both score surfaces of the chosen key (one colour scale per score) and the weights."""
+    ranges = {name: (float(z.min()), float(z.max())) for name, z in surfaces.items()}
     scene = Scene(
         [
-            surface_panel("add", "additive score of one key: curved"),
-            surface_panel("dot", "projected dot score of that key: a plane"),
-            bars,
+            _surface_panel("add", "additive score of one key: curved", ranges, n_drawn),
+            _surface_panel("dot", "projected dot score of that key: a plane", ranges, n_drawn),
+            _bars_panel(labels),
         ],
         cols=3,
         width=960,
         height=300,
         col_widths=[1.15, 1.15, 1.0],
     )
-    args = dict(
-        num_keys=num_keys,
-        d_q=d_q,
-        d_k=d_k,
-        d_hidden=d_hidden,
-        seed=seed,
-        key=key,
-        query=[float(v) for v in query],
-    )
-    ex = Explorer(
-        controls,
-        compute,
-        scene,
-        # one precomputed set per slider (not a joint q1 x q2 grid): every frame carries the
-        # chosen key's two surfaces, and 61 x 61 such frames would be far too large to send
-        name="additive_attention",
-        args=args,
-        title=f"Additive attention vs a projected dot product, d_q={d_q} ≠ d_k={d_k}",
-        columns=labels,
-        digits=3,
-    )
-    ex.data = {
-        "model": attn,
-        "keys": keys,
-        "w_Q": w_Q,
-        "w_K": w_K,
-        "surfaces": surfaces,
-        "contours": {name: xy for name, (xy, _) in contour_sets.items()},
-    }  # for tests and readers
-    return ex
+    return scene

@@ -21,7 +21,7 @@ from attnlib.course.examples import trained_reversal_model, untrained_reversal_m
 from attnlib.models.seq2seq.toy_tasks import NUM_SPECIAL, token_labels
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Text
 from attnlib.widgets.framework.controls import dropdown, int_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["decoding_explorer", "visible_rows", "SOURCES"]
@@ -72,6 +72,7 @@ def _decode(model, src: torch.Tensor) -> tuple[DecodingTrace, torch.Tensor]:
     return trace, logits.double().softmax(-1)
 
 
+@builder("decoding")
 def decoding_explorer(
     source: str = SOURCES[0],
     *,
@@ -177,6 +178,20 @@ def decoding_explorer(
             },
         )
 
+    scene = _scene(T, S, vocab)
+    head_options = [("average of heads", None)] + [(f"head {h}", h) for h in range(num_heads)]
+    controls = {
+        "step": int_slider("output position t", 0, T - 1, step, width="300px"),
+        "source": dropdown("source", list(sources), source, width="220px"),
+        "trained": toggle("trained model", trained),
+        "head": dropdown("head", head_options, head, width="200px"),
+    }
+    decoded = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
+    return Explorer(controls, compute, scene, digits=2, data=decoded)
+
+
+def _scene(T: int, S: int, vocab: int) -> Scene:
+    """Self- and cross-attention at this step and the output probabilities."""
     positions = [str(t) for t in range(T)]
     vocab_labels = token_labels(range(vocab))
     self_panel = Panel(
@@ -218,16 +233,4 @@ def decoding_explorer(
         height=320,
         col_widths=[1.0, 1.15, 1.55],
     )
-    head_options = [("average of heads", None)] + [(f"head {h}", h) for h in range(num_heads)]
-    controls = {
-        "step": int_slider("output position t", 0, T - 1, step, width="300px"),
-        "source": dropdown("source", list(sources), source, width="220px"),
-        "trained": toggle("trained model", trained),
-        "head": dropdown("head", head_options, head, width="200px"),
-    }
-    args = dict(source=source, trained=trained, step=step, head=head)
-    if sources != SOURCES:
-        args["sources"] = list(sources)
-    ex = Explorer(controls, compute, scene, name="decoding", args=args, digits=2)
-    ex.data = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
-    return ex
+    return scene

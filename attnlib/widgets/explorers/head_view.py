@@ -32,7 +32,7 @@ from attnlib.course.scaling import entropy
 from attnlib.util._checks import check_int
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points, Segments, Text
 from attnlib.widgets.framework.controls import dropdown, int_slider
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["head_view_explorer", "minilm", "SENTENCES", "MAX_TOKENS"]
@@ -62,6 +62,7 @@ def _box(x0: float, x1: float, y0: float, y1: float) -> np.ndarray:
     return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]], dtype=np.float64)  # (5, 2)
 
 
+@builder("head_view")
 def head_view_explorer(
     sentences=SENTENCES,
     sentence: int = 0,
@@ -87,13 +88,7 @@ def head_view_explorer(
         weights, the row's entropy, and the head's mean entropy and mean weight on the previous
         token, on [CLS] and on [SEP] over this sentence's tokens.
     """
-    if isinstance(sentences, str) or not isinstance(sentences, (list, tuple)):
-        raise TypeError(f"sentences must be a list of str, got {type(sentences).__name__}")
-    if not 1 <= len(sentences) <= 6:
-        raise ValueError(f"sentences must hold 1 to 6 strings, got {len(sentences)}")
-    for k, s in enumerate(sentences):
-        if not isinstance(s, str):
-            raise TypeError(f"sentences[{k}] must be a str, got {type(s).__name__} ({s!r})")
+    _check_sentences(sentences)
     enc = minilm() if encoder is None else encoder
     layers, heads = enc.config.num_layers, enc.config.num_heads
     check_int("sentence", sentence, min=0, max=len(sentences) - 1)
@@ -110,37 +105,11 @@ def head_view_explorer(
     n_max = max(len(v.tokens) for v in views)
     check_int("token", token, min=0, max=n_max - 1)
 
-    # Everything the controls pick from, per sentence, computed once (float64 numpy on the CPU).
-    data = []
-    for v in views:
-        n = len(v.tokens)
-        w = np.zeros((layers, heads, n_max, n_max))
-        w[:, :, :n, :n] = v.weights.double().numpy()  # (layers, H, N, N), 0 on padding
-        a = v.weights.double()[:, None]  # (layers, 1, H, n, n): a batch of one
-        lens = torch.tensor([n])
-        masks = hs.token_masks([list(v.tokens)], n)
-        pad = np.zeros((n_max, n_max), dtype=bool)
-        pad[n:, :] = True
-        pad[:, n:] = True
-        data.append(
-            dict(
-                tokens=list(v.tokens) + [""] * (n_max - n),
-                n=n,
-                w=w,
-                pad=pad,
-                row_entropy=entropy(v.weights.double()).numpy(),  # (layers, H, n)
-                head_entropy=hs.head_entropy(a, lens).numpy(),  # (layers, H)
-                prev=hs.offset_share(a, lens, -1).numpy(),  # (layers, H)
-                cls=hs.key_share(a, lens, masks["[CLS]"]).numpy(),  # (layers, H)
-                sep=hs.key_share(a, lens, masks["[SEP]"]).numpy(),  # (layers, H)
-            )
-        )
+    # Everything the controls pick from, per sentence, computed once
+    data = [_sentence_data(v, n_max, layers, heads) for v in views]
 
     rows = np.arange(n_max, dtype=np.float64)
     heads_x = np.arange(heads, dtype=np.float64)
-    faint_xy = np.array(
-        [[[0.0, i], [1.0, j]] for i in range(n_max) for j in range(n_max)]
-    )  # (N*N, 2, 2)
     empty = np.zeros((5, 2)) - 0.5  # a zero-length outline: draws nothing
 
     def compute(sentence, token, layer, head):
@@ -193,6 +162,37 @@ def head_view_explorer(
         )
         return Frame(arrays=arrays, readout=readout, texts=texts)
 
+    scene = _scene(n_max, heads)
+    controls = {
+        "sentence": dropdown(
+            "sentence", [(s, k) for k, s in enumerate(sentences)], sentence, width="520px"
+        ),
+        "token": int_slider("token", 0, n_max - 1, token),
+        "layer": int_slider("layer", 0, layers - 1, layer, width="220px"),
+        "head": int_slider("head", 0, heads - 1, head, width="260px"),
+    }
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        title="Head view: all-MiniLM-L6-v2, 6 layers x 12 heads",
+        digits=3,
+    )
+
+
+def _check_sentences(sentences) -> None:
+    if isinstance(sentences, str) or not isinstance(sentences, (list, tuple)):
+        raise TypeError(f"sentences must be a list of str, got {type(sentences).__name__}")
+    if not 1 <= len(sentences) <= 6:
+        raise ValueError(f"sentences must hold 1 to 6 strings, got {len(sentences)}")
+    for k, s in enumerate(sentences):
+        if not isinstance(s, str):
+            raise TypeError(f"sentences[{k}] must be a str, got {type(s).__name__} ({s!r})")
+
+
+def _scene(n_max: int, heads: int) -> Scene:
+    """The lines of the picked token, every head's row, the entropies and the small multiples."""
+    faint_xy = np.array([[[0.0, i], [1.0, j]] for i in range(n_max) for j in range(n_max)])
     lines = Panel(
         [
             Segments(faint_xy, color="0.82", widths="faint_px"),
@@ -271,22 +271,28 @@ def head_view_explorer(
         col_widths=[2.6] + [1.0] * per_row,
         row_heights=[1.45, 1.15, 0.9],
     )
-    controls = {
-        "sentence": dropdown(
-            "sentence", [(s, k) for k, s in enumerate(sentences)], sentence, width="520px"
-        ),
-        "token": int_slider("token", 0, n_max - 1, token),
-        "layer": int_slider("layer", 0, layers - 1, layer, width="220px"),
-        "head": int_slider("head", 0, heads - 1, head, width="260px"),
-    }
-    return Explorer(
-        controls,
-        compute,
-        scene,
-        name="head_view",
-        args=dict(
-            sentences=list(sentences), sentence=sentence, token=token, layer=layer, head=head
-        ),
-        title="Head view: all-MiniLM-L6-v2, 6 layers x 12 heads",
-        digits=3,
+    return scene
+
+
+def _sentence_data(v, n_max: int, layers: int, heads: int) -> dict:
+    """Everything the controls pick from in one sentence's head view (float64 numpy, CPU)."""
+    n = len(v.tokens)
+    w = np.zeros((layers, heads, n_max, n_max))
+    w[:, :, :n, :n] = v.weights.double().numpy()  # (layers, H, N, N), 0 on padding
+    a = v.weights.double()[:, None]  # (layers, 1, H, n, n): a batch of one
+    lens = torch.tensor([n])
+    masks = hs.token_masks([list(v.tokens)], n)
+    pad = np.zeros((n_max, n_max), dtype=bool)
+    pad[n:, :] = True
+    pad[:, n:] = True
+    return dict(
+        tokens=list(v.tokens) + [""] * (n_max - n),
+        n=n,
+        w=w,
+        pad=pad,
+        row_entropy=entropy(v.weights.double()).numpy(),  # (layers, H, n)
+        head_entropy=hs.head_entropy(a, lens).numpy(),  # (layers, H)
+        prev=hs.offset_share(a, lens, -1).numpy(),  # (layers, H)
+        cls=hs.key_share(a, lens, masks["[CLS]"]).numpy(),  # (layers, H)
+        sep=hs.key_share(a, lens, masks["[SEP]"]).numpy(),  # (layers, H)
     )

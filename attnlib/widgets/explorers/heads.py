@@ -18,7 +18,7 @@ from attnlib.core.positional import sinusoidal_encoding
 from attnlib.course.examples import DEFAULT_TOKENS, demo_projections
 from attnlib.widgets.framework.artists import Heatmap, Text
 from attnlib.widgets.framework.controls import selection_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["heads_explorer", "HEAD_CHOICES", "repeated_token"]
@@ -38,6 +38,7 @@ def repeated_token(tokens) -> tuple[int, int] | None:
     return None
 
 
+@builder("heads")
 def heads_explorer(
     tokens=DEFAULT_TOKENS,
     *,
@@ -123,6 +124,17 @@ def heads_explorer(
         readout["query 0's row, head 1"] = w[0, 0]
         return Frame(arrays=arrays, readout=readout, texts=texts)
 
+    scene = _scene(L, tokens, d_model)
+    controls = {
+        "heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
+        "positions": toggle("+ positions (sinusoidal, notebook 07)", positions),
+    }
+    # data: the input and projections, for tests and curious readers
+    return Explorer(controls, compute, scene, columns=tokens, digits=3, data=data)
+
+
+def _scene(L: int, tokens, d_model: int) -> Scene:
+    """The input, each head's weights, the concatenation and the output."""
     grid = cells(L, L, tokens, tokens)
     side = dict(grid, xlabel="key")
     panels = [
@@ -165,25 +177,4 @@ def heads_explorer(
             )
         )
     scene = Scene(panels, cols=5, width=980, height=350, col_widths=[1.15, 1.0, 1.0, 1.0, 1.3])
-    controls = {
-        "heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
-        "positions": toggle("+ positions (sinusoidal, notebook 07)", positions),
-    }
-    ex = Explorer(
-        controls,
-        compute,
-        scene,
-        name="heads",
-        args=dict(
-            tokens=tokens,
-            d_model=d_model,
-            num_heads=num_heads,
-            positions=positions,
-            score_gain=score_gain,
-            seed=seed,
-        ),
-        columns=tokens,
-        digits=3,
-    )
-    ex.data = data  # the input and projections, for tests and curious readers
-    return ex
+    return scene

@@ -18,7 +18,7 @@ from attnlib.course.examples import DEFAULT_LOGITS
 from attnlib.course.scaling import jacobian_norm, spread_logits
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points
 from attnlib.widgets.framework.controls import dropdown, float_slider
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["jacobian_explorer", "BASES", "UPSTREAMS", "base_logits", "upstream_gradient"]
@@ -59,6 +59,7 @@ def upstream_gradient(upstream: str, S: int) -> torch.Tensor:
     raise ValueError(f"upstream must be 'a1', 'a2' or 'mixed', got {upstream!r}")
 
 
+@builder("jacobian")
 def jacobian_explorer(
     logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "given", upstream: str = "a1"
 ) -> Explorer:
@@ -137,6 +138,25 @@ def jacobian_explorer(
             },
         )
 
+    scene = _scene(S, labels)
+    controls = {
+        "spread": float_slider(
+            "logit spread σ",
+            0.0,
+            _MAX_SPREAD,
+            float(spread),
+            step=0.1,
+            readout_format=".1f",
+            width="340px",
+        ),
+        "base": dropdown("base logits", list(BASES), base, width="260px"),
+        "upstream": dropdown("upstream", list(UPSTREAMS), upstream, width="300px"),
+    }
+    return Explorer(controls, compute, scene, columns=labels, digits=3)
+
+
+def _scene(S: int, labels) -> Scene:
+    """The weights, the Jacobian, the gradients and the columns."""
     xs = np.arange(S, dtype=np.float64)
     ticks: dict[str, Any] = dict(xticks=list(range(S)), xticklabels=labels)
     w_panel = Panel(
@@ -182,27 +202,4 @@ def jacobian_explorer(
         legend="upper right",
     )
     scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=4, width=880, height=270)
-    controls = {
-        "spread": float_slider(
-            "logit spread σ",
-            0.0,
-            _MAX_SPREAD,
-            float(spread),
-            step=0.1,
-            readout_format=".1f",
-            width="340px",
-        ),
-        "base": dropdown("base logits", list(BASES), base, width="260px"),
-        "upstream": dropdown("upstream", list(UPSTREAMS), upstream, width="300px"),
-    }
-    return Explorer(
-        controls,
-        compute,
-        scene,
-        name="jacobian",
-        args=dict(
-            logits=[float(v) for v in z_given], spread=float(spread), base=base, upstream=upstream
-        ),
-        columns=labels,
-        digits=3,
-    )
+    return scene

@@ -18,12 +18,15 @@ import numpy as np
 import torch
 
 from attnlib.core.masks import causal_mask, padding_mask
+from attnlib.core.scoring import scaled_scores
 from attnlib.course.examples import DEFAULT_VALID_LENS, demo_batch
 from attnlib.course.pitfalls import classify_row, recipe_softmax
 from attnlib.widgets.framework.artists import Heatmap, Points
 from attnlib.widgets.framework.controls import dropdown, int_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
+from attnlib.widgets.framework.frames import slider_axis
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
+from attnlib.widgets.framework.tables import GridTable
 
 __all__ = ["masking_explorer", "RECIPES", "DTYPES"]
 
@@ -61,6 +64,7 @@ def _marks(cond: np.ndarray) -> np.ndarray:
     return xy
 
 
+@builder("masking")
 def masking_explorer(
     valid_lens=DEFAULT_VALID_LENS,
     *,
@@ -105,7 +109,7 @@ def masking_explorer(
     B, L = 3, num_tokens
     demo = demo_batch(batch=B, num_tokens=L, d_k=d_k, seed=seed)
     q, k, v = demo.q, demo.k, demo.v  # (B, L, Dk), (B, S, Dk), (B, S, Dv)
-    scores = q @ k.transpose(-2, -1) / d_k**0.5  # (B, L, S) float64
+    scores = scaled_scores(q, k)  # (B, L, S) float64
 
     controls = {
         f"len{b}": int_slider(f"valid_len (row {b})", 0, L, lens[b], width="230px")
@@ -115,18 +119,23 @@ def masking_explorer(
     controls["recipe"] = dropdown("recipe", list(RECIPES), recipe, width="300px")
     controls["dtype"] = dropdown("dtype", list(DTYPES), dtype, width="180px")
 
-    table: dict = {}  # (recipe, dtype, causal, n) -> per batch row results; filled on first use
+    def rows(n: torch.Tensor, recipe: str, dtype: str, causal: bool):
+        """Weights ``(N, B, L, S)`` (every batch row of length ``n[i]``), visible ``(N, L, S)``
+        and the exact masked softmax (float64), for every valid length ``n`` ``(N,)`` at once."""
+        N = len(n)
+        pad = padding_mask(n.repeat_interleave(B), L).reshape(N, B, 1, L)  # (N, B, 1, S)
+        masks = [pad] + ([causal_mask(L)] if causal else [])  # each broadcastable to (N, B, L, S)
+        visible = (pad & causal_mask(L)) if causal else pad.expand(N, B, L, L)
+        s = scores.expand(N, B, L, L)
+        w = recipe_softmax(s.to(DTYPES[dtype]), masks, RECIPES[recipe]).double()
+        exact = recipe_softmax(s, masks, "attnlib masked_softmax")  # (N, B, L, S) float64
+        return w.numpy(), visible[:, 0].numpy(), exact.numpy()
+
+    # one table per (recipe, dtype, causal): every length of the sliders' range in one call
+    table = GridTable({"n": slider_axis(controls["len0"]).values}, rows)
 
     def row_results(rec: str, dt: str, c: bool, n: int):
-        key = (rec, dt, c, n)
-        if key not in table:
-            pad = padding_mask(torch.full((B,), n), L)[:, None, :]  # (B, 1, S)
-            masks = [pad] + ([causal_mask(L)] if c else [])  # each broadcastable to (B, L, S)
-            visible = pad & causal_mask(L) if c else pad.expand(B, L, L)  # (B, L, S)
-            w = recipe_softmax(scores.to(DTYPES[dt]), masks, RECIPES[rec]).double()  # (B, L, S)
-            exact = recipe_softmax(scores, masks, "attnlib masked_softmax")  # (B, L, S) float64
-            table[key] = (w.numpy(), visible[0].numpy(), exact.numpy())
-        return table[key]
+        return table(n=n, recipe=rec, dtype=dt, causal=c)
 
     def compute(len0, len1, len2, causal, recipe, dtype):
         arrays, readout = {}, {}
@@ -164,6 +173,13 @@ def masking_explorer(
         readout["largest |w - exact| (non-NaN)"] = gap
         return Frame(arrays=arrays, readout=readout)
 
+    scene = _scene(B, L)
+    data = {"q": q, "k": k, "v": v, "scores": scores}  # the inputs, for tests and curious readers
+    return Explorer(controls, compute, scene, data=data, digits=3)
+
+
+def _scene(B: int, L: int) -> Scene:
+    """One heatmap per batch row: weights, hatched hidden cells, leak and NaN marks."""
     panels = []
     for b in range(B):
         panels.append(
@@ -186,20 +202,4 @@ def masking_explorer(
             )
         )
     scene = Scene(panels, cols=B, width=900, height=300)
-    args = {
-        "valid_lens": list(lens),
-        "causal": bool(causal),
-        "recipe": recipe,
-        "dtype": dtype,
-        "num_tokens": num_tokens,
-        "d_k": d_k,
-        "seed": seed,
-    }
-    ex = Explorer(controls, compute, scene, name="masking", args=args, digits=3)
-    ex.data = {
-        "q": q,
-        "k": k,
-        "v": v,
-        "scores": scores,
-    }  # the inputs, for tests and curious readers
-    return ex
+    return scene

@@ -22,7 +22,7 @@ from attnlib.course.costs import score_bytes
 from attnlib.util._checks import check_int
 from attnlib.widgets.framework.artists import Bars, Line, Points, Segments
 from attnlib.widgets.framework.controls import int_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene
 
 __all__ = ["online_softmax_explorer", "unrescaled_trace", "block_trace"]
@@ -83,6 +83,7 @@ def _fmt(x: np.ndarray) -> str:
     return ", ".join(f"{float(u):.3f}" for u in x)
 
 
+@builder("online_softmax")
 def online_softmax_explorer(
     block_size: int = 4,
     query: int = 0,
@@ -119,14 +120,7 @@ def online_softmax_explorer(
         factor after each block, the output against full attention's, and the bytes of the score
         arrays.
     """
-    check_int("num_queries", num_queries, min=1, max=16)
-    check_int("num_keys", num_keys, min=2, max=64)
-    check_int("block_size", block_size, min=1, max=num_keys)
-    check_int("query", query, min=0, max=num_queries - 1)
-    check_int("d_k", d_k, min=1, max=64)
-    for name, flag in (("shuffled", shuffled), ("rescale", rescale)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    _check_arguments(block_size, query, shuffled, rescale, num_queries, num_keys, d_k)
     L, S = num_queries, num_keys
     gen = torch.Generator().manual_seed(seed)
     q = 1.5 * torch.randn(L, d_k, generator=gen, dtype=torch.float64)  # (L, Dk): spread-out scores
@@ -198,6 +192,31 @@ def online_softmax_explorer(
             },
         )
 
+    scene = _scene(S, (s_lo, s_hi), l_top, (o_lo, o_hi))
+    controls = {
+        "block_size": int_slider("block size (keys per block)", 1, S, block_size, width="320px"),
+        "query": int_slider("query i", 0, L - 1, query, width="220px"),
+        "shuffled": toggle("shuffle the key order", shuffled),
+        "rescale": toggle("rescale old sums by exp(m_old − m_new)", rescale),
+    }
+    data = {"q": q, "k": k, "v": v, "perm": perm}
+    return Explorer(controls, compute, scene, digits=3, data=data)
+
+
+def _check_arguments(block_size, query, shuffled, rescale, num_queries, num_keys, d_k) -> None:
+    check_int("num_queries", num_queries, min=1, max=16)
+    check_int("num_keys", num_keys, min=2, max=64)
+    check_int("block_size", block_size, min=1, max=num_keys)
+    check_int("query", query, min=0, max=num_queries - 1)
+    check_int("d_k", d_k, min=1, max=64)
+    for name, flag in (("shuffled", shuffled), ("rescale", rescale)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+
+
+def _scene(S: int, s_range, l_top: float, o_range) -> Scene:
+    """The scores in blocks with the running max, the running sum, the running output."""
+    (s_lo, s_hi), (o_lo, o_hi) = s_range, o_range
     key_ticks = list(range(0, S, 4))
     score_panel = Panel(
         [
@@ -248,28 +267,4 @@ def online_softmax_explorer(
         height=270,
         col_widths=[1.3, 1.0, 1.0],
     )
-    controls = {
-        "block_size": int_slider("block size (keys per block)", 1, S, block_size, width="320px"),
-        "query": int_slider("query i", 0, L - 1, query, width="220px"),
-        "shuffled": toggle("shuffle the key order", shuffled),
-        "rescale": toggle("rescale old sums by exp(m_old − m_new)", rescale),
-    }
-    ex = Explorer(
-        controls,
-        compute,
-        scene,
-        name="online_softmax",
-        args=dict(
-            block_size=block_size,
-            query=query,
-            shuffled=shuffled,
-            rescale=rescale,
-            num_queries=num_queries,
-            num_keys=num_keys,
-            d_k=d_k,
-            seed=seed,
-        ),
-        digits=3,
-    )
-    ex.data = {"q": q, "k": k, "v": v, "perm": perm}
-    return ex
+    return scene

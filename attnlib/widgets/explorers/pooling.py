@@ -13,8 +13,9 @@ import torch
 from attnlib.core.pooling import attention_pooling, toy_function, toy_regression_data
 from attnlib.widgets.framework.artists import Bars, Line, Points
 from attnlib.widgets.framework.controls import dropdown, float_slider, log_slider
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene
+from attnlib.widgets.framework.tables import grid_table
 
 __all__ = ["kernel_regression_explorer", "SCORE_LABELS"]
 
@@ -30,6 +31,7 @@ SCORE_LABELS = (
 _SCORES = tuple(v for _, v in SCORE_LABELS)
 
 
+@builder("kernel_regression")
 def kernel_regression_explorer(
     n_train: int = 40,
     *,
@@ -80,68 +82,62 @@ def kernel_regression_explorer(
         "score": dropdown("score", list(SCORE_LABELS), score, width="300px"),
     }
 
-    step = 0.05
-    queries = [
-        round(i * step, 10) for i in range(int(round(x_max / step)) + 1)
-    ]  # the query slider's steps
-    q_all = torch.tensor(queries, dtype=torch.float64)  # (Q,)
-    # (σ, score) -> what the query does not change, and every slider query at once
-    per_width: dict = {}
+    @grid_table(controls, "width")  # what the query does not change, for every σ of the slider
+    def fits(width, score: str):
+        """The fitted curve ``(N, G)`` and both errors ``(N,)`` for each σ of ``width`` ``(N,)``."""
+        out = []
+        for sigma in width.tolist():
+            curve = attention_pooling(grid, x_train, y_train, score, sigma)[0]  # (G,)
+            on_train = attention_pooling(x_train, x_train, y_train, score, sigma)[0]  # (S,)
+            on_inside = attention_pooling(inside, x_train, y_train, score, sigma)[0]  # (G',)
+            mse = [((on_train - y_train) ** 2).mean(), ((on_inside - y_inside) ** 2).mean()]
+            out.append((curve, *mse))
+        return tuple(torch.stack(col) for col in zip(*out))
 
-    def fit(width: float, score: str):
-        key = (width, score)
-        if key not in per_width:
-            if len(per_width) > 256:
-                per_width.clear()
-            curve = attention_pooling(grid, x_train, y_train, score, width)[0]  # (G,)
-            on_train = attention_pooling(x_train, x_train, y_train, score, width)[0]  # (S,)
-            on_inside = attention_pooling(inside, x_train, y_train, score, width)[0]  # (G',)
-            preds, weights = attention_pooling(
-                q_all, x_train, y_train, score, width
-            )  # (Q,), (Q, S)
-            per_width[key] = (
-                curve,
-                float(((on_train - y_train) ** 2).mean()),
-                float(((on_inside - y_inside) ** 2).mean()),
-                preds,
-                weights,
-            )
-        return per_width[key]
+    @grid_table(controls, "x", cache=128)  # every query of the slider at once, per (σ, score)
+    def pooled(x, width: float, score: str):
+        """Predictions ``(N,)`` and weights ``(N, S)`` of the queries ``x`` ``(N,)``."""
+        return attention_pooling(x, x_train, y_train, score, width)
 
     def compute(x, width, score):
         x, width = float(x), float(width)
-        curve, mse_train, mse_true, preds, weights = fit(width, score)
-        i = round(x / step)
-        if (
-            0 <= i < len(queries) and abs(queries[i] - x) < 1e-9
-        ):  # a slider step: batched once per (σ, score)
-            pred, w = preds[i : i + 1], weights[i]  # (1,), (S,)
-        else:
-            pred, w = attention_pooling(
-                torch.tensor([x], dtype=torch.float64), x_train, y_train, score, width
-            )
-            w = w[0]  # (S,)
+        pred, w = pooled(x=x, width=width, score=score)
+        curve, mse_train, mse_true = fits(width=width, score=score)
         j = int(w.argmax())
         return Frame(
             arrays={
                 "fit": torch.stack([grid, curve], 1),  # (G, 2)
                 "bars": w / w[j],  # (S,)
-                "pred": [[x, float(pred[0])]],
+                "pred": [[x, float(pred)]],
                 "qline": [[x, -10.0], [x, 10.0]],
             },
             readout={
-                "prediction f(x)": pred[0],
+                "prediction f(x)": pred,
                 "true f(x)": toy_function(torch.tensor(x, dtype=torch.float64)),
                 "largest weight": w[j],
                 "its key x_i": x_train[j],
                 "distance |x − x_i|": abs(x - float(x_train[j])),
                 "effective neighbours 1/Σα²": 1.0 / float((w**2).sum()),
                 "sum of weights": w.sum(),
-                "train MSE (this σ)": mse_train,
-                "MSE vs true f (this σ)": mse_true,
+                "train MSE (this σ)": float(mse_train),
+                "MSE vs true f (this σ)": float(mse_true),
             },
         )
 
+    scene = _scene(x_train, y_train, grid, y_true, x_max)
+    data = {"x_train": x_train, "y_train": y_train}  # for tests and curious readers
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        title="Attention pooling on 1-D data",
+        digits=3,
+        data=data,
+    )
+
+
+def _scene(x_train, y_train, grid, y_true, x_max: float) -> Scene:
+    """The data, the true and fitted curves and the query (top); the weights (bottom)."""
     y_lo = float(min(y_train.min(), y_true.min())) - 0.5
     y_hi = float(max(y_train.max(), y_true.max())) + 2.9  # legend room above max y_i
     lo, hi = float(y_train.min()), float(y_train.max())
@@ -187,23 +183,4 @@ def kernel_regression_explorer(
         ylabel="α / largest α",
     )
     scene = Scene([top, bottom], cols=1, width=720, height=420, row_heights=[1.6, 1.0])
-    args = dict(
-        n_train=n_train,
-        seed=seed,
-        query=query,
-        bandwidth=bandwidth,
-        score=score,
-        noise=noise,
-        x_max=x_max,
-    )
-    ex = Explorer(
-        controls,
-        compute,
-        scene,
-        name="kernel_regression",
-        args=args,
-        title="Attention pooling on 1-D data",
-        digits=3,
-    )
-    ex.data = {"x_train": x_train, "y_train": y_train}  # for tests and curious readers
-    return ex
+    return scene

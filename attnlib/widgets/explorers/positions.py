@@ -23,7 +23,7 @@ from attnlib.core.positional import (
 )
 from attnlib.widgets.framework.artists import Arrows, Bars, Heatmap, Line, Points, Text
 from attnlib.widgets.framework.controls import int_slider, selection_slider
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["positions_explorer", "BASES"]
@@ -32,6 +32,7 @@ __all__ = ["positions_explorer", "BASES"]
 BASES = (100, 1000, 10000, 100000)
 
 
+@builder("positions")
 def positions_explorer(
     *,
     d_model: int = 16,
@@ -57,21 +58,7 @@ def positions_explorer(
         pairs at pos and pos + k, and the dot product PE(pos)·PE(pos + k) beside its closed form Σ_i
         cos(w_i k).
     """
-    if not isinstance(d_model, int) or d_model % 2 or not 4 <= d_model <= 64:
-        raise ValueError(f"d_model must be an even int in [4, 64], got {d_model!r}")
-    if not isinstance(num_positions, int) or not 16 <= num_positions <= 256:
-        raise ValueError(f"num_positions must be an int in [16, 256], got {num_positions!r}")
-    max_k = num_positions // 2
-    max_pos = num_positions - 1 - max_k
-    if not 0 <= pos <= max_pos or not 0 <= offset <= max_k:
-        raise ValueError(
-            f"pos must be in [0, {max_pos}] and offset in [0, {max_k}], "
-            f"got pos={pos}, offset={offset}"
-        )
-    if not 0 <= freq < d_model // 2:
-        raise ValueError(f"freq must be in [0, {d_model // 2 - 1}], got {freq}")
-    if base not in BASES:
-        raise ValueError(f"base must be one of {BASES}, got {base!r}")
+    max_k, max_pos = _check_arguments(d_model, num_positions, pos, offset, freq, base)
     base = int(base)
     half = d_model // 2
     tables = {
@@ -141,6 +128,47 @@ def positions_explorer(
             texts={"matrix": f"R(k) = [[{c:+.2f} {s:+.2f}], [{-s:+.2f} {c:+.2f}]]"},
         )
 
+    scene = _scene(num_positions, d_model, max_k)
+    controls = {
+        "pos": int_slider("position pos", 0, max_pos, pos, width="230px"),
+        "k": int_slider("offset k", 0, max_k, offset, width="230px"),
+        "i": int_slider("frequency index i", 0, half - 1, freq, width="230px"),
+        "base": selection_slider("base", BASES, base, width="230px"),
+    }
+    data = {"pe": tables[base], "omegas": omegas[base]}  # the starting table, for tests
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        columns=["sin", "cos"],
+        digits=4,
+        data=data,
+    )
+
+
+def _check_arguments(d_model, num_positions, pos, offset, freq, base) -> tuple[int, int]:
+    """Raise on a bad argument; return the largest offset and starting position."""
+    if not isinstance(d_model, int) or d_model % 2 or not 4 <= d_model <= 64:
+        raise ValueError(f"d_model must be an even int in [4, 64], got {d_model!r}")
+    if not isinstance(num_positions, int) or not 16 <= num_positions <= 256:
+        raise ValueError(f"num_positions must be an int in [16, 256], got {num_positions!r}")
+    max_k = num_positions // 2
+    max_pos = num_positions - 1 - max_k
+    if not 0 <= pos <= max_pos or not 0 <= offset <= max_k:
+        raise ValueError(
+            f"pos must be in [0, {max_pos}] and offset in [0, {max_k}], "
+            f"got pos={pos}, offset={offset}"
+        )
+    if not 0 <= freq < d_model // 2:
+        raise ValueError(f"freq must be in [0, {d_model // 2 - 1}], got {freq}")
+    if base not in BASES:
+        raise ValueError(f"base must be one of {BASES}, got {base!r}")
+    return max_k, max_pos
+
+
+def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
+    """The pair on the unit circle, the table, the angles and the dot products."""
+    half = d_model // 2
     theta = np.linspace(0, 2 * np.pi, 181)
     circle = Panel(
         [
@@ -210,30 +238,4 @@ def positions_explorer(
         height=370,
         col_widths=[1.0, 1.15],
     )
-    controls = {
-        "pos": int_slider("position pos", 0, max_pos, pos, width="230px"),
-        "k": int_slider("offset k", 0, max_k, offset, width="230px"),
-        "i": int_slider("frequency index i", 0, half - 1, freq, width="230px"),
-        "base": selection_slider("base", BASES, base, width="230px"),
-    }
-    ex = Explorer(
-        controls,
-        compute,
-        scene,
-        name="positions",
-        args=dict(
-            d_model=d_model,
-            num_positions=num_positions,
-            pos=pos,
-            offset=offset,
-            freq=freq,
-            base=base,
-        ),
-        columns=["sin", "cos"],
-        digits=4,
-    )
-    ex.data = {
-        "pe": tables[base],
-        "omegas": omegas[base],
-    }  # the starting table and frequencies, for tests
-    return ex
+    return scene

@@ -11,20 +11,19 @@ key-length slider is a second, small frame set (its 12 steps at the current quer
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
 from attnlib.core.attention import dot_product_attention
-from attnlib.core.scoring import cosine_score, dot_score, scaled_dot_score
+from attnlib.core.scoring import cosine_score, default_scale, scaled_scores
 from attnlib.course.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.plotting import convex_hull
 from attnlib.util._checks import check_int
 from attnlib.widgets.framework.artists import Arrows, Bars, Points, Polygon, Segments
 from attnlib.widgets.framework.controls import float_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene
+from attnlib.widgets.framework.tables import grid_table
 
 __all__ = ["query_explorer", "query_frame", "KEY_LENGTHS", "DEFAULT_KEYS", "DEFAULT_VALUES"]
 
@@ -72,9 +71,9 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scaled: bool):
     """Scores, cosines, weights ``(L, S)`` and outputs ``(L, 2)`` of queries ``q`` ``(L, 2)``, as
     numpy arrays.
     """
-    scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
+    scale = default_scale(q.shape[-1]) if scaled else 1.0
     out, weights = dot_product_attention(q, k, v, scale=scale)  # (L, 2), (L, S)
-    scores = (scaled_dot_score if scaled else dot_score)(q, k)  # (L, S)
+    scores = scaled_scores(q, k, scale)  # (L, S)
     cosines = cosine_score(q, k)  # (L, S); 0 for the zero query
     return scores.numpy(), cosines.numpy(), weights.numpy(), out.numpy()
 
@@ -92,6 +91,7 @@ def query_frame(k: torch.Tensor, v: torch.Tensor, x: float, y: float, scaled: bo
 KEY_LENGTHS = (0.25, 3.0, 0.25)
 
 
+@builder("query")
 def query_explorer(
     keys=DEFAULT_KEYS,
     values=DEFAULT_VALUES,
@@ -153,36 +153,21 @@ def query_explorer(
     longest[stretch_key] *= hi
     lim = max(3.2, 1.1 * float(torch.cat([longest, v]).abs().max()))
 
-    axis = [
-        round(-3.0 + i * STEP, 10) for i in range(int(round(6.0 / STEP)) + 1)
-    ]  # the sliders' steps
-    plane_q = torch.tensor(
-        [[a, b] for a in axis for b in axis], dtype=torch.float64
-    )  # (n*n, 2), x-major
-    # (key length, scaled) -> every grid query at once (one batched call, not n*n)
-    batches: dict = {}
-
-    def compute(x, y, key_length, scaled):
+    def stretched(key_length) -> torch.Tensor:
         f = stretch.clone()
         f[stretch_key] = float(key_length)
-        kk = k * f  # (S, 2)
-        i, j = round((float(x) + 3.0) / STEP), round((float(y) + 3.0) / STEP)
-        if not (
-            0 <= i < len(axis)
-            and 0 <= j < len(axis)
-            and abs(axis[i] - x) < 1e-9
-            and abs(axis[j] - y) < 1e-9
-        ):
-            return query_frame(kk, v, float(x), float(y), bool(scaled))  # off the grid: one query
-        key = (float(key_length), bool(scaled))
-        if key not in batches:
-            if len(batches) >= 8:
-                batches.pop(next(iter(batches)))
-            batches[key] = _attend(plane_q, kk, v, bool(scaled))
-        scores, cosines, w, o = (a[i * len(axis) + j] for a in batches[key])
-        return _frame(np.array([float(x), float(y)]), kk.numpy(), v.numpy(), scores, cosines, w, o)
+        return k * f  # (S, 2)
 
-    plane = Panel(
+    @grid_table(controls, "x", "y")  # every query of the sliders' grid in one batched call
+    def plane(x, y, key_length, scaled):
+        return _attend(torch.stack([x, y], -1), stretched(key_length), v, bool(scaled))
+
+    def compute(x, y, key_length, scaled):
+        scores, cosines, w, o = plane(x=x, y=y, key_length=float(key_length), scaled=bool(scaled))
+        kk = stretched(key_length).numpy()
+        return _frame(np.array([float(x), float(y)]), kk, v.numpy(), scores, cosines, w, o)
+
+    plane_panel = Panel(
         [
             Polygon(convex_hull(v), color="C2", alpha=0.15),
             Points(
@@ -218,24 +203,5 @@ def query_explorer(
         xticks=list(range(S)),
         xticklabels=labels,
     )
-    scene = Scene([plane, bars], cols=2, width=720, height=320, col_widths=[1.15, 1.0])
-    args = {
-        "keys": [list(map(float, p)) for p in keys],
-        "values": [list(map(float, p)) for p in values],
-        "query": list(map(float, query)),
-        "scaled": bool(scaled),
-        "stretch_key": stretch_key,
-        "key_length": float(key_length),
-    }
-    if key_labels is not None:
-        args["key_labels"] = labels
-    return Explorer(
-        controls,
-        compute,
-        scene,
-        grid=[("x", "y")],
-        name="query",
-        args=args,
-        columns=labels,
-        digits=3,
-    )
+    scene = Scene([plane_panel, bars], cols=2, width=720, height=320, col_widths=[1.15, 1.0])
+    return Explorer(controls, compute, scene, grid=[("x", "y")], columns=labels, digits=3)

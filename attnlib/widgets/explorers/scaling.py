@@ -16,7 +16,7 @@ from attnlib.core.softmax import masked_softmax
 from attnlib.course.scaling import entropy, jacobian_norm, max_weight, scores_for_widths
 from attnlib.widgets.framework.artists import Bars, Line, Points, Text
 from attnlib.widgets.framework.controls import selection_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene
 
 __all__ = ["scaling_explorer", "WIDTHS", "SCALES"]
@@ -78,6 +78,7 @@ def _fmt(v: float) -> str:
     return "0" if v == 0 else f"{v:.3g}".replace("-", "−")
 
 
+@builder("scaling")
 def scaling_explorer(
     d_k: int = 256,
     scale: str = "1",
@@ -118,15 +119,7 @@ def scaling_explorer(
         theoretical variance, the row's max weight, entropy and Jacobian norm, and the mean entropy
         and Jacobian norm over the 256 rows.
     """
-    if d_k not in WIDTHS:
-        raise ValueError(f"d_k must be a power of 2 from 1 to 1024, got {d_k!r}")
-    scale_factor(scale, 1)
-    if not isinstance(fixed_axis, bool):
-        raise ValueError(f"fixed_axis must be a bool, got {fixed_axis!r}")
-    if not (isinstance(num_keys, int) and 2 <= num_keys <= 64):
-        raise ValueError(f"num_keys must be an int in [2, 64], got {num_keys!r}")
-    if not (isinstance(num_pairs, int) and num_pairs >= 100):
-        raise ValueError(f"num_pairs must be an int >= 100, got {num_pairs!r}")
+    _check_arguments(d_k, scale, fixed_axis, num_keys, num_pairs)
     gen = torch.Generator().manual_seed(seed)
     width = WIDTHS[-1]
     q_pool = torch.randn(num_pairs, width, generator=gen)  # (N, D)
@@ -198,6 +191,29 @@ def scaling_explorer(
             texts=texts,
         )
 
+    scene = _scene(centres, x, mean_ent, mean_jac, num_keys)
+    controls = {
+        "d_k": selection_slider("d_k", WIDTHS, d_k, width="320px"),
+        "scale": selection_slider("score ×", SCALES, scale, width="260px"),
+        "fixed_axis": toggle("fixed x-axis", fixed_axis),
+    }
+    return Explorer(controls, compute, scene, grid=[("d_k", "scale")], digits=3)
+
+
+def _check_arguments(d_k, scale, fixed_axis, num_keys, num_pairs) -> None:
+    if d_k not in WIDTHS:
+        raise ValueError(f"d_k must be a power of 2 from 1 to 1024, got {d_k!r}")
+    scale_factor(scale, 1)
+    if not isinstance(fixed_axis, bool):
+        raise ValueError(f"fixed_axis must be a bool, got {fixed_axis!r}")
+    if not (isinstance(num_keys, int) and 2 <= num_keys <= 64):
+        raise ValueError(f"num_keys must be an int in [2, 64], got {num_keys!r}")
+    if not (isinstance(num_pairs, int) and num_pairs >= 100):
+        raise ValueError(f"num_pairs must be an int >= 100, got {num_pairs!r}")
+
+
+def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
+    """The histogram, the row, and the mean entropy and Jacobian norm against d_k."""
     hist_artists = [
         Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label="sampled scores"),
         Line("pdf", color="C3", width=1.2, label="normal, theory variance"),
@@ -249,7 +265,7 @@ def scaling_explorer(
         artists += [
             Text(0.0, y, f" {label}", color="0.4", size=7, va="bottom") for y, label in guides
         ]
-        for s in names:
+        for s in SCALES:
             color, dash, label = styles[s]
             xy = np.stack([x, values[s]], 1)
             artists += [
@@ -289,24 +305,4 @@ def scaling_explorer(
         "lower left",
     )
     scene = Scene([hist_panel, row_panel, ent_panel, jac_panel], cols=2, width=590, height=440)
-    controls = {
-        "d_k": selection_slider("d_k", WIDTHS, d_k, width="320px"),
-        "scale": selection_slider("score ×", SCALES, scale, width="260px"),
-        "fixed_axis": toggle("fixed x-axis", fixed_axis),
-    }
-    return Explorer(
-        controls,
-        compute,
-        scene,
-        name="scaling",
-        grid=[("d_k", "scale")],
-        args=dict(
-            d_k=d_k,
-            scale=scale,
-            fixed_axis=fixed_axis,
-            num_keys=num_keys,
-            num_pairs=num_pairs,
-            seed=seed,
-        ),
-        digits=3,
-    )
+    return scene

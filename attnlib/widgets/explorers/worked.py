@@ -14,16 +14,16 @@ with the current point on it, and the content path (values -> output).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
 from attnlib.core.attention import dot_product_attention
+from attnlib.core.scoring import default_scale, scaled_scores
 from attnlib.widgets.framework.artists import Arrows, Line, Points, Segments, Text
 from attnlib.widgets.framework.controls import float_slider, toggle
-from attnlib.widgets.framework.explorer import Explorer
+from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene
+from attnlib.widgets.framework.tables import grid_table
 
 __all__ = ["two_key_explorer", "two_key_frame", "KEYS", "QUERY_LIM", "VALUE_LIM"]
 
@@ -35,51 +35,21 @@ _MIN_WIDTH, _WIDTH_PER_WEIGHT = 0.5, 6.0  # pixels of the line from the output t
 _DIFF_LIM = 6.5  # the sigma panel's x range: |s1 - s2| <= 2 * QUERY_LIM = 6 unscaled
 
 
-def _scores_weights(x: float, y: float, scaled: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Scores ``(S,)`` and softmax weights ``(S,)`` of query ``(x, y)`` against :data:`KEYS`
-    (attnlib, float64).
+def _scores_weights(x: torch.Tensor, y: torch.Tensor, scaled: bool):
+    """Scores and softmax weights ``(N, S)`` of the queries ``(x, y)`` (each ``(N,)``) against
+    :data:`KEYS` (attnlib, float64), as numpy arrays.
     """
-    q = torch.tensor([[x, y]], dtype=torch.float64)  # (L=1, d_k=2)
+    q = torch.stack([x, y], -1).double()  # (N, d_k=2)
     k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, d_k)
-    scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
-    _, weights = dot_product_attention(
-        q, k, k, scale=scale
-    )  # (1, S); the values do not enter the weights
-    return ((q @ k.T)[0] * scale).numpy(), weights[0].numpy()
+    scale = default_scale(2) if scaled else 1.0
+    _, weights = dot_product_attention(q, k, k, scale=scale)  # (N, S); values do not enter
+    return scaled_scores(q, k, scale).numpy(), weights.numpy()
 
 
-def _grid_table(scaled: bool) -> dict:
-    """``{(x, y): (scores, weights)}`` for every query on the slider grid, in one attnlib call."""
-    n = int(round(2 * QUERY_LIM / QUERY_STEP)) + 1
-    axis = [round(-QUERY_LIM + i * QUERY_STEP, 10) for i in range(n)]  # the sliders' own values
-    q = torch.tensor([[x, y] for x in axis for y in axis], dtype=torch.float64)  # (N, 2)
-    k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, 2)
-    scale = 1.0 / math.sqrt(2.0) if scaled else 1.0
-    _, weights = dot_product_attention(q, k, k, scale=scale)  # (N, S)
-    scores = (q @ k.T) * scale  # (N, S)
-    return {
-        (round(float(a), 6), round(float(b), 6)): (s, w)
-        for (a, b), s, w in zip(q.tolist(), scores.numpy(), weights.numpy())
-    }
-
-
-_TABLES: dict = {}
-
-
-def two_key_frame(
-    x: float, y: float, scaled: bool, v1x: float, v1y: float, v2x: float, v2y: float
-) -> Frame:
-    """What the explorer shows for query ``(x, y)`` against :data:`KEYS` and values ``v1``, ``v2``.
-
-    The weights of every query on the sliders' grid are computed once by
-    :func:`attnlib.dot_product_attention` (one call per scale setting) and looked up; a query off
-    the grid is computed on its own. The output is the weighted sum ``a1 v1 + a2 v2``.
+def two_key_frame(s: np.ndarray, a: np.ndarray, x, y, v1x, v1y, v2x, v2y) -> Frame:
+    """What the explorer shows for query ``(x, y)`` with scores ``s`` and weights ``a`` ``(S,)``
+    against :data:`KEYS`, and values ``v1``, ``v2``; the output is ``a1 v1 + a2 v2``.
     """
-    scaled = bool(scaled)
-    if scaled not in _TABLES:
-        _TABLES[scaled] = _grid_table(scaled)
-    hit = _TABLES[scaled].get((round(float(x), 6), round(float(y), 6)))
-    s, a = hit if hit is not None else _scores_weights(float(x), float(y), scaled)  # (S,), (S,)
     v = np.array([[v1x, v1y], [v2x, v2y]], dtype=np.float64)  # (S, d_v=2)
     o = a @ v  # (d_v,) the weighted sum of the values
     diff = float(s[0] - s[1])
@@ -107,6 +77,7 @@ def two_key_frame(
     )
 
 
+@builder("two_key")
 def two_key_explorer(
     query=(1.0, 2.0), values=((2.0, 0.0), (0.0, 4.0)), *, scaled: bool = True
 ) -> Explorer:
@@ -174,6 +145,19 @@ def two_key_explorer(
         "v2x": value_slider("v2 x", vt[1, 0]),
         "v2y": value_slider("v2 y", vt[1, 1]),
     }
+    # the weights of every query on the sliders' grid: one attnlib call per scale setting
+    table = grid_table(controls, "x", "y")(_scores_weights)
+
+    def compute(x, y, scaled, v1x, v1y, v2x, v2y):
+        s, a = table(x=x, y=y, scaled=bool(scaled))  # (S,), (S,)
+        return two_key_frame(s, a, x, y, v1x, v1y, v2x, v2y)
+
+    scene = _scene()
+    return Explorer(controls, compute, scene, columns=["1", "2"], digits=3)
+
+
+def _scene() -> Scene:
+    """The matching path, the logistic curve a1 = σ(s1 − s2), the content path."""
     k = torch.tensor(KEYS, dtype=torch.float64)  # (S=2, 2)
     origin = torch.zeros(2, 2, dtype=torch.float64)
     qlim = QUERY_LIM + 0.3
@@ -234,11 +218,4 @@ def two_key_explorer(
     scene = Scene(
         [matching, sigma, content], cols=3, width=900, height=300, col_widths=[1.0, 1.0, 1.0]
     )
-    args = {
-        "query": [float(c) for c in qt],
-        "values": [[float(c) for c in p] for p in vt],
-        "scaled": bool(scaled),
-    }
-    return Explorer(
-        controls, two_key_frame, scene, name="two_key", args=args, columns=["1", "2"], digits=3
-    )
+    return scene

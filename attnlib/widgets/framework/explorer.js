@@ -1,14 +1,15 @@
 // The explorer's front end (anywidget ES module, no build step): draws the scene on a <canvas>
 // from frames the kernel precomputed, and writes the readout table beside it.
 //
-// Model traits: scene (static picture, see scene.py), fast (per fast slider: {group, values}),
-// groups (per group: its fast indices), meta ({builder, args, columns, digits}), v0..v5 (each fast
-// slider's value, jsdlink'ed from the slider). Custom messages from the kernel: {type: "now"} (one
-// frame at the kernel's values, plus want = the token of the current set of each group) and
-// {type: "set"} (every frame of one group's grid); buffers [float32 arrays, float64 readout].
+// THE WIRE FORMAT (traits scene, fast, groups, meta, v0..v5; messages ready, layer, now, set;
+// every header field) is defined in ONE place: attnlib/widgets/framework/wire.py. It is parsed
+// here in one place too: the traits at the top of render(), the messages in parseMessage().
 // Drawing happens once per animation frame, from the latest values only (stale frames dropped).
+// Each artist kind is drawn by its entry of ARTISTS (render.py's DRAW is the matplotlib twin).
 // Test hooks: root.dataset.frames (frames painted), root.dataset.values (values of the last frame,
 // JSON), root.__attnlib.snapshot() (the arrays and readout numbers last drawn).
+
+const MAX_LAYERS = 16; // layers kept, oldest received dropped first: the kernel mirrors it
 
 function buf(b, Type) {
   const v = b instanceof DataView ? b : new DataView(b.buffer || b);
@@ -16,23 +17,37 @@ function buf(b, Type) {
   return new Type(copy);
 }
 
-function decode(msg, buffers) {
-  const f32 = buf(buffers[0], Float32Array),
-    f64 = buf(buffers[1], Float64Array);
+function offsets(arrays) {
+  // {key: [offset, size, shape]} of arrays packed in sorted key order, and their total size
   let stride = 0;
   const offs = {};
-  for (const k of Object.keys(msg.arrays).sort()) {
-    const n = msg.arrays[k].reduce((a, b) => a * b, 1);
-    offs[k] = [stride, n, msg.arrays[k]];
+  for (const k of Object.keys(arrays).sort()) {
+    const n = arrays[k].reduce((a, b) => a * b, 1);
+    offs[k] = [stride, n, arrays[k]];
     stride += n;
   }
+  return [offs, stride];
+}
+
+function parseMessage(msg, buffers) {
+  // The one parser of the kernel's messages (wire.py): "layer" -> {arrays: {key: {data, shape}}};
+  // "now" / "set" -> the frame header plus its decoded buffers (frameAt reads one frame).
+  const f32 = buf(buffers[0], Float32Array);
+  const [offs, stride] = offsets(msg.arrays);
+  if (msg.type === "layer") {
+    const arrays = {};
+    for (const [k, [o, n, shape]] of Object.entries(offs))
+      arrays[k] = { data: f32.subarray(o, o + n), shape };
+    return { token: msg.token, arrays };
+  }
+  const f64 = buf(buffers[1], Float64Array);
   let rstride = 0;
   for (const s of msg.readout) if (s.kind !== "s") rstride += s.shape.reduce((a, b) => a * b, 1);
   return { ...msg, f32, f64, stride, offs, rstride };
 }
 
-function frameAt(set, i) {
-  const arrays = {};
+function frameAt(set, i, layer) {
+  const arrays = layer ? { ...layer.arrays } : {};
   for (const [k, [o, n, shape]] of Object.entries(set.offs)) {
     arrays[k] = { data: set.f32.subarray(i * set.stride + o, i * set.stride + o + n), shape };
   }
@@ -144,146 +159,161 @@ function marker(ctx, kind, x, y, r) {
   } else ctx.arc(x, y, r, 0, 2 * Math.PI);
 }
 
+function drawHeatmap(ctx, a, m, fr, scene, hatch) {
+  const v = get(a.values, fr),
+    hid = get(a.hidden, fr);
+  if (!v) return;
+  const [n, k] = v.shape,
+    lut = scene.luts[a.cmap];
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < k; j++) {
+      const x0 = m.sx(j - 0.5),
+        x1 = m.sx(j + 0.5),
+        y0 = m.sy(i - 0.5),
+        y1 = m.sy(i + 0.5);
+      const val = v.data[i * k + j],
+        hidden = hid && hid.data[i * k + j] > 0.5;
+      const t = Math.min(1, Math.max(0, (val - a.vmin) / (a.vmax - a.vmin)));
+      ctx.fillStyle = hidden ? hatch : lut[Math.min(255, Math.floor(t * 256))];
+      ctx.fillRect(
+        Math.min(x0, x1),
+        Math.min(y0, y1),
+        Math.abs(x1 - x0) + 0.5,
+        Math.abs(y1 - y0) + 0.5,
+      );
+      if (a.annotate && !hidden) {
+        ctx.fillStyle = t > 0.55 ? "#000" : "#fff";
+        ctx.font = "10px sans-serif";
+        ctx.textAlign = "center";
+        ctx.textBaseline = "middle";
+        ctx.fillText(fmt(val, "f", a.digits), (x0 + x1) / 2, (y0 + y1) / 2); // fmt: no "-0.00"
+      }
+    }
+}
+
+function drawBars(ctx, a, m, fr) {
+  const hts = get(a.heights, fr),
+    xs = get(a.x, fr);
+  if (!hts) return;
+  for (let i = 0; i < hts.data.length; i++) {
+    const x = xs ? xs.data[i] : i,
+      x0 = m.sx(x - a.width / 2),
+      x1 = m.sx(x + a.width / 2);
+    const y0 = m.sy(a.bottom),
+      y1 = m.sy(a.bottom + hts.data[i]);
+    ctx.fillStyle = a.colors ? a.colors[i % a.colors.length] : a.color;
+    ctx.fillRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+  }
+}
+
+function drawPoints(ctx, a, m, fr) {
+  const xy = get(a.xy, fr);
+  if (!xy) return;
+  ctx.fillStyle = a.color;
+  ctx.strokeStyle = a.color;
+  ctx.lineWidth = 1.5;
+  ctx.font = "11px sans-serif";
+  for (let i = 0; i < xy.data.length / 2; i++) {
+    const x = m.sx(xy.data[2 * i]),
+      y = m.sy(xy.data[2 * i + 1]);
+    marker(ctx, a.marker, x, y, a.size);
+    if (a.filled) ctx.fill();
+    else ctx.stroke();
+    if (a.labels?.[i]) {
+      ctx.textBaseline = "bottom";
+      ctx.fillText(a.labels[i], x + a.size + 2, y - a.size - 2);
+    }
+  }
+}
+
+function tracePath(ctx, xy, m) {
+  ctx.beginPath();
+  for (let i = 0; i < xy.data.length / 2; i++)
+    ctx.lineTo(m.sx(xy.data[2 * i]), m.sy(xy.data[2 * i + 1]));
+}
+
+function drawLine(ctx, a, m, fr) {
+  const xy = get(a.xy, fr);
+  if (!xy) return;
+  tracePath(ctx, xy, m);
+  ctx.strokeStyle = a.color;
+  ctx.lineWidth = a.width;
+  if (a.dash) ctx.setLineDash([5, 3]);
+  ctx.stroke();
+}
+
+function drawPolygon(ctx, a, m, fr) {
+  const xy = get(a.xy, fr);
+  if (!xy) return;
+  tracePath(ctx, xy, m);
+  ctx.closePath();
+  ctx.globalAlpha = a.alpha;
+  ctx.fillStyle = a.color;
+  ctx.fill();
+  ctx.globalAlpha = 1;
+  if (a.edge) {
+    ctx.strokeStyle = a.edge;
+    ctx.lineWidth = 1;
+    ctx.stroke();
+  }
+}
+
+function drawSegments(ctx, a, m, fr, head = 0) {
+  const xy = get(a.xy, fr),
+    ws = get(a.widths, fr);
+  if (!xy) return;
+  ctx.strokeStyle = a.color;
+  ctx.fillStyle = a.color;
+  for (let i = 0; i < xy.data.length / 4; i++) {
+    const d = xy.data,
+      x0 = m.sx(d[4 * i]),
+      y0 = m.sy(d[4 * i + 1]),
+      x1 = m.sx(d[4 * i + 2]),
+      y1 = m.sy(d[4 * i + 3]);
+    ctx.lineWidth = ws ? ws.data[i] : a.width;
+    if (ctx.lineWidth <= 0) continue;
+    const ang = Math.atan2(y1 - y0, x1 - x0);
+    ctx.beginPath();
+    ctx.moveTo(x0, y0);
+    ctx.lineTo(x1 - head * 0.8 * Math.cos(ang), y1 - head * 0.8 * Math.sin(ang));
+    ctx.stroke();
+    if (head && Math.hypot(x1 - x0, y1 - y0) > 1) {
+      ctx.beginPath();
+      ctx.moveTo(x1, y1);
+      ctx.lineTo(x1 - head * Math.cos(ang - 0.4), y1 - head * Math.sin(ang - 0.4));
+      ctx.lineTo(x1 - head * Math.cos(ang + 0.4), y1 - head * Math.sin(ang + 0.4));
+      ctx.closePath();
+      ctx.fill();
+    }
+  }
+}
+
+function drawText(ctx, a, m, fr) {
+  const s = a.key ? (fr ? fr.texts[a.key] : "") : a.text;
+  ctx.fillStyle = a.color;
+  ctx.font = `${a.size * 1.2}px sans-serif`;
+  ctx.textAlign = a.ha;
+  ctx.textBaseline = { center: "middle", middle: "middle" }[a.va] || a.va;
+  const x = a.axes ? m.l + a.x * m.w : m.sx(a.x),
+    y = a.axes ? m.t + (1 - a.y) * m.h : m.sy(a.y);
+  ctx.fillText(s || "", x, y);
+}
+
+// One entry per artist kind of artists.py: fn(ctx, artist, panel map, frame, scene, hatch).
+const ARTISTS = {
+  heatmap: drawHeatmap,
+  bars: drawBars,
+  points: drawPoints,
+  line: drawLine,
+  polygon: drawPolygon,
+  segments: (ctx, a, m, fr) => drawSegments(ctx, a, m, fr, 0),
+  arrows: (ctx, a, m, fr) => drawSegments(ctx, a, m, fr, 8),
+  text: drawText,
+};
+
 function drawArtist(ctx, a, m, fr, scene, hatch) {
   ctx.save();
-  if (a.kind === "heatmap") {
-    const v = get(a.values, fr),
-      hid = get(a.hidden, fr);
-    if (!v) {
-      ctx.restore();
-      return;
-    }
-    const [n, k] = v.shape,
-      lut = scene.luts[a.cmap];
-    for (let i = 0; i < n; i++)
-      for (let j = 0; j < k; j++) {
-        const x0 = m.sx(j - 0.5),
-          x1 = m.sx(j + 0.5),
-          y0 = m.sy(i - 0.5),
-          y1 = m.sy(i + 0.5);
-        const val = v.data[i * k + j],
-          hidden = hid && hid.data[i * k + j] > 0.5;
-        const t = Math.min(1, Math.max(0, (val - a.vmin) / (a.vmax - a.vmin)));
-        ctx.fillStyle = hidden ? hatch : lut[Math.min(255, Math.floor(t * 256))];
-        ctx.fillRect(
-          Math.min(x0, x1),
-          Math.min(y0, y1),
-          Math.abs(x1 - x0) + 0.5,
-          Math.abs(y1 - y0) + 0.5,
-        );
-        if (a.annotate && !hidden) {
-          ctx.fillStyle = t > 0.55 ? "#000" : "#fff";
-          ctx.font = "10px sans-serif";
-          ctx.textAlign = "center";
-          ctx.textBaseline = "middle";
-          ctx.fillText(fmt(val, "f", a.digits), (x0 + x1) / 2, (y0 + y1) / 2); // fmt: no "-0.00"
-        }
-      }
-  } else if (a.kind === "bars") {
-    const hts = get(a.heights, fr),
-      xs = get(a.x, fr);
-    if (!hts) {
-      ctx.restore();
-      return;
-    }
-    for (let i = 0; i < hts.data.length; i++) {
-      const x = xs ? xs.data[i] : i,
-        x0 = m.sx(x - a.width / 2),
-        x1 = m.sx(x + a.width / 2);
-      const y0 = m.sy(a.bottom),
-        y1 = m.sy(a.bottom + hts.data[i]);
-      ctx.fillStyle = a.colors ? a.colors[i % a.colors.length] : a.color;
-      ctx.fillRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
-    }
-  } else if (a.kind === "points") {
-    const xy = get(a.xy, fr);
-    if (!xy) {
-      ctx.restore();
-      return;
-    }
-    ctx.fillStyle = a.color;
-    ctx.strokeStyle = a.color;
-    ctx.lineWidth = 1.5;
-    ctx.font = "11px sans-serif";
-    for (let i = 0; i < xy.data.length / 2; i++) {
-      const x = m.sx(xy.data[2 * i]),
-        y = m.sy(xy.data[2 * i + 1]);
-      marker(ctx, a.marker, x, y, a.size);
-      if (a.filled) ctx.fill();
-      else ctx.stroke();
-      if (a.labels?.[i]) {
-        ctx.textBaseline = "bottom";
-        ctx.fillText(a.labels[i], x + a.size + 2, y - a.size - 2);
-      }
-    }
-  } else if (a.kind === "line" || a.kind === "polygon") {
-    const xy = get(a.xy, fr);
-    if (!xy) {
-      ctx.restore();
-      return;
-    }
-    ctx.beginPath();
-    for (let i = 0; i < xy.data.length / 2; i++)
-      ctx.lineTo(m.sx(xy.data[2 * i]), m.sy(xy.data[2 * i + 1]));
-    if (a.kind === "line") {
-      ctx.strokeStyle = a.color;
-      ctx.lineWidth = a.width;
-      if (a.dash) ctx.setLineDash([5, 3]);
-      ctx.stroke();
-    } else {
-      ctx.closePath();
-      ctx.globalAlpha = a.alpha;
-      ctx.fillStyle = a.color;
-      ctx.fill();
-      ctx.globalAlpha = 1;
-      if (a.edge) {
-        ctx.strokeStyle = a.edge;
-        ctx.lineWidth = 1;
-        ctx.stroke();
-      }
-    }
-  } else if (a.kind === "segments" || a.kind === "arrows") {
-    const xy = get(a.xy, fr),
-      ws = get(a.widths, fr);
-    if (!xy) {
-      ctx.restore();
-      return;
-    }
-    ctx.strokeStyle = a.color;
-    ctx.fillStyle = a.color;
-    for (let i = 0; i < xy.data.length / 4; i++) {
-      const d = xy.data,
-        x0 = m.sx(d[4 * i]),
-        y0 = m.sy(d[4 * i + 1]),
-        x1 = m.sx(d[4 * i + 2]),
-        y1 = m.sy(d[4 * i + 3]);
-      ctx.lineWidth = ws ? ws.data[i] : a.width;
-      if (ctx.lineWidth <= 0) continue;
-      const ang = Math.atan2(y1 - y0, x1 - x0),
-        head = a.kind === "arrows" ? 8 : 0;
-      ctx.beginPath();
-      ctx.moveTo(x0, y0);
-      ctx.lineTo(x1 - head * 0.8 * Math.cos(ang), y1 - head * 0.8 * Math.sin(ang));
-      ctx.stroke();
-      if (head && Math.hypot(x1 - x0, y1 - y0) > 1) {
-        ctx.beginPath();
-        ctx.moveTo(x1, y1);
-        ctx.lineTo(x1 - head * Math.cos(ang - 0.4), y1 - head * Math.sin(ang - 0.4));
-        ctx.lineTo(x1 - head * Math.cos(ang + 0.4), y1 - head * Math.sin(ang + 0.4));
-        ctx.closePath();
-        ctx.fill();
-      }
-    }
-  } else if (a.kind === "text") {
-    const s = a.key ? (fr ? fr.texts[a.key] : "") : a.text;
-    ctx.fillStyle = a.color;
-    ctx.font = `${a.size * 1.2}px sans-serif`;
-    ctx.textAlign = a.ha;
-    ctx.textBaseline = { center: "middle", middle: "middle" }[a.va] || a.va;
-    const x = a.axes ? m.l + a.x * m.w : m.sx(a.x),
-      y = a.axes ? m.t + (1 - a.y) * m.h : m.sy(a.y);
-    ctx.fillText(s || "", x, y);
-  }
+  ARTISTS[a.kind](ctx, a, m, fr, scene, hatch);
   ctx.restore();
 }
 
@@ -421,12 +451,7 @@ function render({ model, el }) {
   readout.style.cssText = "font-size:11px;line-height:1.25";
   root.append(canvas, readout);
   el.append(root);
-  const style = document.createElement("style");
-  style.textContent =
-    ".attnlib-readout table{border-collapse:collapse}" +
-    ".attnlib-readout th{text-align:left;padding:0 0.8em 0 0}" +
-    ".attnlib-readout td{text-align:right;padding:0 0.4em;font-family:monospace}";
-  el.append(style);
+  // the readout's table rules come from the view's _css (explorer.py)
   const ctx = canvas.getContext("2d"),
     hatch = hatchPattern(ctx, scene.hatch);
   const maps = scene.panels.map(panelMap);
@@ -447,7 +472,8 @@ function render({ model, el }) {
     for (const a of p.artists) if (!isDynamic(a)) drawArtist(bctx, a, maps[k], null, scene, hatch);
     bctx.restore();
   });
-  const sets = {};
+  const sets = {},
+    layers = new Map(); // token -> a layer's arrays, the last MAX_LAYERS received (wire.py)
   let want = {},
     now = null,
     active = null,
@@ -463,8 +489,12 @@ function render({ model, el }) {
   const index = (i) => nearest(fast[i].values, model.get(`v${i}`));
   function fresh(g) {
     const s = sets[g];
-    return s && s.token === want[g] && s.fixed_fast.every(([i, k]) => index(i) === k);
+    return (
+      s && s.token === want[g] && s.fixed_fast.every(([i, k]) => index(i) === k) && hasLayer(s)
+    );
   }
+  const hasLayer = (s) => s.layer === null || s.layer === undefined || layers.has(s.layer);
+  const layerOf = (s) => (s.layer === null || s.layer === undefined ? null : layers.get(s.layer));
   function current() {
     // [frame, control values] to draw now
     const g = active !== null ? active : groups.length ? 0 : null;
@@ -479,9 +509,9 @@ function render({ model, el }) {
       s.names.forEach((n, j) => {
         values[n] = s.axes[j][idx[j]];
       });
-      return [frameAt(s, flat), values, s];
+      return [frameAt(s, flat, layerOf(s)), values, s];
     }
-    return now ? [frameAt(now, 0), now.fixed, now] : null;
+    return now && hasLayer(now) ? [frameAt(now, 0, layerOf(now)), now.fixed, now] : null;
   }
   function paint() {
     pending = false;
@@ -530,14 +560,15 @@ function render({ model, el }) {
     });
   });
   model.on("msg:custom", (msg, buffers) => {
-    if (msg.type === "now") {
+    const parsed = parseMessage(msg, buffers);
+    if (msg.type === "layer") {
+      layers.set(msg.token, parsed);
+      if (layers.size > MAX_LAYERS) layers.delete(layers.keys().next().value);
+    } else if (msg.type === "now") {
       want = msg.want;
-      now = decode(msg, buffers);
-      schedule();
-    } else if (msg.type === "set") {
-      sets[msg.group] = decode(msg, buffers);
-      schedule();
-    }
+      now = parsed;
+    } else if (msg.type === "set") sets[msg.group] = parsed;
+    schedule();
   });
   // Draw the static picture at once, then ask the kernel for the frames.
   ctx.drawImage(bg, 0, 0);

@@ -6,9 +6,10 @@ How to write a builder (``attnlib/widgets/<concept>.py``)::
     import torch
     from attnlib.widgets.framework.artists import Bars, Line, Points
     from attnlib.widgets.framework.controls import float_slider, toggle
-    from attnlib.widgets.framework.explorer import Explorer
+    from attnlib.widgets.framework.explorer import Explorer, builder
     from attnlib.widgets.framework.scene import Frame, Panel, Scene
 
+    @builder("temperature")                           # records name and arguments (ex.args)
     def temperature_explorer(logits=(2.0, 1.0, 0.1), *, t: float = 1.0) -> Explorer:
         z = torch.tensor(logits, dtype=torch.float64)                     # (S,)
         ts = torch.linspace(0.1, 5.0, 50, dtype=torch.float64)
@@ -27,8 +28,7 @@ How to write a builder (``attnlib/widgets/<concept>.py``)::
             Panel([Line(torch.stack([ts, curve], 1)), Points("mark", color="black")],
                   xlim=(0, 5), ylim=(0, 1), title="weight of z1", xlabel="t"),
         ], cols=2, width=640, height=260)
-        return Explorer(controls, compute, scene, name="temperature", args=dict(logits=logits, t=t),
-                        columns=["z1", "z2", "z3"])
+        return Explorer(controls, compute, scene, columns=["z1", "z2", "z3"])
 
 Then add ``"temperature": temperature_explorer`` to ``BUILDERS`` in ``attnlib/widgets/__init__.py``
 and the notebook to ``tests/browser/specs.py``.
@@ -43,6 +43,17 @@ sends the frame at the new values at once, then the recomputed sets; sets are ca
 the values they depend on), so toggling back is instant. The kernel still learns every value:
 ``values()`` and ``state()`` are always true. Keep a set under ``max_bytes`` (choose ``step``).
 
+The framework owns the plumbing a builder would otherwise repeat:
+
+- ``@builder(name)`` records the builder's bound arguments (``ex.name``, ``ex.args``);
+- ``data=`` declares the inputs tests and readers read (``ex.data``);
+- ``layer=fn``: arrays that depend only on slow controls (``fn``'s parameters name them, e.g. a
+  surface chosen in a menu) are sent once per value, not in every frame; ``compute`` need not
+  return them;
+- :func:`~attnlib.widgets.framework.tables.grid_table`: one vectorised function over a whole
+  slider axis (or grid), cached per setting of the other controls; ``compute`` looks its row up;
+- the messages between kernel and browser are defined in :mod:`attnlib.widgets.framework.wire`.
+
 From Python: ``ex.set(**values)`` (synchronous; returns ``state()``), ``ex.state()`` (the
 readout numbers, unrounded), ``ex.values()``, ``ex.compute(**values)`` (the pure function),
 ``ex.state(**values)`` (the readout at other values, moving nothing), ``ex.frame()`` (the
@@ -55,76 +66,57 @@ displayed one.
 
 from __future__ import annotations
 
-import asyncio
 import base64
+import dataclasses
 import html
-import itertools
-import json
+import inspect
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from attnlib.widgets.framework.frames import check_frame, pack_frames, readout_spec, slider_axis
+from attnlib.widgets.framework import wire
+from attnlib.widgets.framework.builder import builder
+from attnlib.widgets.framework.frames import (
+    check_frame,
+    is_slider,
+    readout_spec,
+    slider_axis,
+)
 from attnlib.widgets.framework.readout import _py, readout_html
 from attnlib.widgets.framework.render import render, render_png
 from attnlib.widgets.framework.scene import Frame, Scene
+from attnlib.widgets.framework.sync import FrameSync
+from attnlib.widgets.framework.view import view_class
 
-__all__ = ["Explorer", "Frame", "readout_html", "MAX_FAST"]
+__all__ = ["Explorer", "Frame", "readout_html", "builder", "MAX_FAST"]
 
-MAX_FAST = 6  # fast sliders per explorer (front-end traits v0..v5)
-_ESM = Path(__file__).with_name("explorer.js")
-_TOKENS = itertools.count(1)
-
-
-def _view_class():
-    import anywidget
-    import traitlets
-
-    class ExplorerView(anywidget.AnyWidget):
-        """The front end: a <canvas> drawing the scene, and the readout (``explorer.js``)."""
-
-        _esm = _ESM
-        scene = traitlets.Dict().tag(sync=True)
-        fast = traitlets.List().tag(
-            sync=True
-        )  # per fast slider: {group, values} (the axis, as linked)
-        groups = traitlets.List().tag(sync=True)  # per group: the fast indices it holds
-        meta = traitlets.Dict().tag(sync=True)  # builder name, args (for the browser test), columns
-        v0, v1, v2, v3, v4, v5 = (traitlets.Any(None).tag(sync=True) for _ in range(MAX_FAST))
-
-    return ExplorerView
+MAX_FAST = wire.MAX_FAST
 
 
-_VIEW = None
-
-
-class Explorer:
+class Explorer(FrameSync):
     """Controls, a pure ``compute(**values) -> Frame`` and a :class:`Scene` (see the module doc).
 
     Args:
         controls: ``{name: ipywidget}`` (from :mod:`attnlib.widgets.framework.controls`);
             ``compute`` gets one keyword per name.
         compute: pure function of the control values returning a :class:`Frame`: an array for
-            every dynamic key of ``scene`` (same shapes for every value) and the readout.
+            every dynamic key of ``scene`` that ``layer`` does not give (same shapes for every
+            value) and the readout.
         scene: the static picture (:class:`Scene`).
         grid: tuples of sliders precomputed jointly (e.g. ``[("x", "y")]``: every (x, y) pair).
         slow: sliders that are *not* precomputed (each move asks the kernel; use for costly ones).
-        name, args: the ``BUILDERS`` name and the builder's JSON-able keyword arguments (the
-            browser test rebuilds ``BUILDERS[name](**args)`` to check what the browser draws).
+        layer: optional ``layer(**some slow controls) -> {key: array}``: the arrays that depend
+            only on the slow controls its parameters name (e.g. a surface chosen in a menu). They
+            are sent once per value of those controls, not in every frame; ``compute`` need not
+            return them (:meth:`compute` merges them in).
+        data: the inputs the builder computed from (a dict of tensors, or the demo's own result
+            object), for tests and readers who want the numbers behind the picture.
+        name, args: the ``BUILDERS`` name and the builder's JSON-able keyword arguments; a
+            builder decorated with :func:`builder` gets both without writing them.
         title: heading above the controls; columns: readout column headers; digits: decimals.
         max_bytes: the largest frame set allowed (a clear error suggests a coarser step).
-        cache: frame sets kept per explorer (LRU).
-
-    Attributes:
-        data: the inputs the builder computed from (a dict of tensors, or the demo's own
-            result object), for tests and readers who want the numbers behind the picture;
-            an empty dict unless the builder fills it.
+        cache: frame sets (and layers) kept per explorer (LRU).
     """
-
-    data: Any
 
     def __init__(
         self,
@@ -134,6 +126,8 @@ class Explorer:
         *,
         grid: Sequence[Sequence[str]] = (),
         slow: Sequence[str] = (),
+        layer: Callable[..., Mapping[str, Any]] | None = None,
+        data: Any = None,
         name: str | None = None,
         args: Mapping[str, Any] | None = None,
         title: str | None = None,
@@ -144,15 +138,16 @@ class Explorer:
     ):
         import ipywidgets as w
 
-        global _VIEW
         if not isinstance(controls, Mapping) or not controls:
             raise ValueError("controls must be a non-empty dict {name: ipywidget}")
         if not callable(compute):
             raise TypeError(f"compute must be callable, got {type(compute).__name__}")
         if not isinstance(scene, Scene):
             raise TypeError(f"scene must be a Scene, got {type(scene).__name__}")
+        if layer is not None and not callable(layer):
+            raise TypeError(f"layer must be callable or None, got {type(layer).__name__}")
         self.controls = dict(controls)
-        self.data = {}
+        self.data = {} if data is None else data
         self._compute, self.scene, self.name, self.digits = compute, scene, name, digits
         self.args = dict(args or {})
         self.columns = list(columns) if columns is not None else None
@@ -163,45 +158,51 @@ class Explorer:
             raise KeyError(
                 f"grid/slow name unknown control(s) {unknown}; controls are {sorted(self.controls)}"
             )
-        sliders = [
-            n for n, c in self.controls.items() if "Slider" in type(c).__name__ and n not in slow
-        ]
+        in_grid = {m for g in grid for m in g}
+        sliders = [n for n, c in self.controls.items() if is_slider(c) and n not in slow]
         self.groups: list[tuple[str, ...]] = [tuple(g) for g in grid]
-        self.groups += [(n,) for n in sliders if n not in {m for g in grid for m in g}]
+        self.groups += [(n,) for n in sliders if n not in in_grid]
         self.fast = [n for g in self.groups for n in g]
         if len(self.fast) > MAX_FAST:
             raise ValueError(
                 f"at most {MAX_FAST} fast sliders per explorer, got {self.fast}; list some in slow="
             )
         self._axes = {n: slider_axis(self.controls[n]) for n in self.fast}
-        self._sets: OrderedDict = (
-            OrderedDict()
-        )  # (group, outside values) -> (token, header, buffers)
+        self._layer = layer
+        self._layer_args = list(inspect.signature(layer).parameters) if layer else []
+        bad = sorted(set(self._layer_args) & set(self.fast) | set(self._layer_args) - set(controls))
+        if bad:
+            raise ValueError(
+                f"layer's parameters must be slow controls, got {bad}; fast are {self.fast}"
+            )
+        self._layers: OrderedDict = OrderedDict()  # layer values -> (token, arrays, shapes, b32)
+        self._sets: OrderedDict = OrderedDict()  # (group, outside values) -> (token, msg, bufs)
         self._sent: dict[int, int] = {}
+        self._sent_layers: OrderedDict = OrderedDict()  # as the front end keeps them
         self._want: dict[int, int] = {}
         self._timer = None
         self._hold = False
         self._ready = False
+        self._layer_keys: frozenset[str] = frozenset(self._layer_at(self.values())[1])
         first = self.frame()
         check_frame(scene, first)
         self._spec = readout_spec(first)
 
-        if _VIEW is None:
-            _VIEW = _view_class()
-        self.view = _VIEW(
-            scene=scene.to_json(),
-            fast=[
-                {"group": gi, "values": self._axes[n][2]}
-                for gi, g in enumerate(self.groups)
-                for n in g
-            ],
-            groups=[[self.fast.index(n) for n in g] for g in self.groups],
-            meta={"builder": name, "args": self.args, "columns": self.columns, "digits": digits},
+        self.view = view_class()(
+            **wire.view_traits(
+                scene.to_json(),
+                [(gi, self._axes[n].shown) for gi, g in enumerate(self.groups) for n in g],
+                [[self.fast.index(n) for n in g] for g in self.groups],
+                builder=name,
+                args=self.args,
+                columns=self.columns,
+                digits=digits,
+            )
         )
         self.view.add_class("attnlib-view")
         self._links = []
         for i, n in enumerate(self.fast):
-            attr = self._axes[n][0]
+            attr = self._axes[n].attr
             setattr(self.view, f"v{i}", getattr(self.controls[n], attr))
             self._links.append(w.jsdlink((self.controls[n], attr), (self.view, f"v{i}")))
         self.view.on_msg(self._on_msg)
@@ -212,14 +213,24 @@ class Explorer:
         self.widget = w.VBox(children)
         self.widget.add_class("attnlib-explorer")
 
+    def _named(self, name: str, args: Mapping[str, Any]) -> None:
+        """Set the ``BUILDERS`` name and arguments (from :func:`builder`)."""
+        self.name, self.args = name, dict(args)
+        self.view.meta = wire.meta(name, self.args, self.columns, self.digits)
+
     # -- Python API
     def values(self) -> dict[str, Any]:
         """The current control values ``{name: value}``."""
         return {k: _py(c.value) for k, c in self.controls.items()}
 
     def compute(self, **values) -> Frame:
-        """The pure function: the :class:`Frame` at these control values (missing ones: current)."""
-        return self._compute(**{**self.values(), **values})
+        """The pure function: the :class:`Frame` at these control values (missing ones: current),
+        the layer's arrays included."""
+        values = {**self.values(), **values}
+        frame = self._compute(**values)
+        if self._layer is None:
+            return frame
+        return dataclasses.replace(frame, arrays={**self._layer_at(values)[1], **frame.arrays})
 
     def frame(self) -> Frame:
         """The frame of the current control values."""
@@ -269,9 +280,19 @@ class Explorer:
         return render_png(self.scene, self.frame())
 
     def frame_set(self, group: int = 0) -> tuple[dict, list[bytes]]:
-        """The frame set of ``group`` at the current values, as sent: ``(header, [f32, f64])``."""
-        _, header, buffers = self._set_for(group)
-        return header, buffers
+        """The frame set of ``group`` at the current values, as sent: ``(set message, [f32,
+        f64])``."""
+        _, message, buffers = self._set_for(group)
+        return message, buffers
+
+    def layer(self) -> tuple[dict, list[bytes]]:
+        """The layer at the current values, as sent: ``(layer message, [f32])`` (``None`` when
+        the explorer has no layer)."""
+        if self._layer is None:
+            raise ValueError(f"{self.name or 'this explorer'} has no layer")
+        token, _, shapes, b32 = self._layer_at(self.values())
+        fixed = {k: _py(self.controls[k].value) for k in self._layer_args}
+        return wire.layer_message(token, shapes, fixed), [b32]
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
@@ -283,104 +304,3 @@ class Explorer:
 
     def __repr__(self):
         return f"<Explorer {self.name or '(unnamed)'} controls={list(self.controls)}>"
-
-    # -- frame sets
-    def _outside(self, gi: int) -> tuple:
-        inside = set(self.groups[gi])
-        return tuple(
-            (k, json.dumps(v, sort_keys=True, default=str))
-            for k, v in self.values().items()
-            if k not in inside
-        )
-
-    def _set_for(self, gi: int, token: int | None = None):
-        key = (gi, self._outside(gi))
-        if key in self._sets:
-            self._sets.move_to_end(key)
-            return self._sets[key]
-        names = self.groups[gi]
-        axes = [self._axes[n][1] for n in names]
-        base = {k: c.value for k, c in self.controls.items()}
-        frames = [
-            self._compute(**{**base, **dict(zip(names, combo))})
-            for combo in itertools.product(*axes)
-        ]
-        header, buffers = self._pack_frames(
-            frames, {k: _py(v) for k, v in base.items() if k not in names}
-        )
-        token = next(_TOKENS) if token is None else token
-        header.update(
-            group=gi,
-            token=token,
-            shape=[len(a) for a in axes],
-            names=list(names),
-            axes=[[_py(v) for v in a] for a in axes],
-            fixed_fast=[
-                [i, self._axis_index(n)] for i, n in enumerate(self.fast) if n not in names
-            ],
-        )
-        self._sets[key] = (token, header, buffers)
-        while len(self._sets) > self._cache_size:
-            self._sets.popitem(last=False)
-        return self._sets[key]
-
-    def _axis_index(self, n: str) -> int:
-        attr, _, seen = self._axes[n]
-        v = getattr(self.controls[n], attr)
-        return int(np.argmin([abs(float(v) - float(a)) for a in seen]))
-
-    def _pack_frames(self, frames: list[Frame], fixed: dict) -> tuple[dict, list[bytes]]:
-        return pack_frames(
-            self.scene, self._spec, frames, fixed, max_bytes=self.max_bytes, name=self.name
-        )
-
-    # -- the kernel side of the front end
-    def _on_msg(self, _widget, content, _buffers):
-        if isinstance(content, dict) and content.get("type") == "ready":
-            self._ready = True
-            self._sent.clear()
-            self._push()
-
-    def _on_change(self, change):
-        if self._hold:
-            return
-        name = change["owner"]
-        name = next(k for k, c in self.controls.items() if c is name)
-        if name in self.fast and len(self.groups) == 1:
-            return  # the browser plays this slider's frames; state() computes on demand
-        if name in self.fast:
-            # the other groups' sets depend on this value: recompute after the drag
-            self._debounce()
-        else:
-            self._push()
-
-    def _debounce(self):
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._push()
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = loop.call_later(0.3, self._push)
-
-    def _push(self):
-        """Send the frame at the current values at once, then every frame set the
-        front end lacks.
-        """
-        self._timer = None
-        if not self._ready:
-            return
-        want = {}
-        for gi in range(len(self.groups)):  # a token for each current set, computed or not yet
-            hit = self._sets.get((gi, self._outside(gi)))
-            want[gi] = hit[0] if hit is not None else next(_TOKENS)
-        self._want = want
-        header, buffers = self._pack_frames([self.frame()], self.values())
-        header.update(type="now", want=want, group=-1, token=0, shape=[1])
-        self.view.send(header, buffers)
-        for gi, token in want.items():
-            if self._sent.get(gi) != token:
-                _, header, buffers = self._set_for(gi, token)
-                self.view.send({**header, "type": "set"}, buffers)
-                self._sent[gi] = token

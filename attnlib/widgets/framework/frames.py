@@ -7,34 +7,72 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from attnlib.widgets.framework import wire
 from attnlib.widgets.framework.readout import _kind, _py
 from attnlib.widgets.framework.scene import Frame, Scene
 
-__all__ = ["slider_axis", "check_frame", "readout_spec", "pack_frames"]
+__all__ = [
+    "SliderAxis",
+    "slider_axis",
+    "is_slider",
+    "check_frame",
+    "readout_spec",
+    "pack_frames",
+    "pack_arrays",
+]
 
 
-def slider_axis(c) -> tuple[str, list, list]:
-    """``(linked attribute, values compute gets, values the front end sees)`` for every step of a
-    slider.
+@dataclass(frozen=True)
+class SliderAxis:
+    """Every step of a fast slider.
+
+    Attributes:
+        attr: the slider's trait linked to the front end (``"value"``, or ``"index"`` for a
+            ``SelectionSlider``).
+        values: the values ``compute`` gets, one per step.
+        shown: the linked trait's value at each step (what ``explorer.js`` compares with).
     """
-    name = type(c).__name__
-    if name in ("SelectionSlider",):
-        opts = [o[1] if isinstance(o, tuple) else o for o in c.options]
-        return "index", opts, list(range(len(opts)))
-    if name in ("IntSlider",):
-        ints = list(range(int(c.min), int(c.max) + 1, int(c.step)))
-        return "value", ints, ints
-    if name in ("FloatSlider", "FloatLogSlider"):
+
+    attr: str
+    values: tuple
+    shown: tuple
+
+    def index(self, control) -> int:
+        """The step nearest to ``control``'s linked value."""
+        v = float(getattr(control, self.attr))
+        return int(np.argmin([abs(v - float(a)) for a in self.shown]))
+
+
+def slider_axis(c) -> SliderAxis:
+    """The :class:`SliderAxis` of an ipywidgets slider (Float/Int/FloatLog/SelectionSlider)."""
+    import ipywidgets as w
+
+    if isinstance(c, w.SelectionSlider):
+        opts = tuple(o[1] if isinstance(o, tuple) else o for o in c.options)
+        return SliderAxis("index", opts, tuple(range(len(opts))))
+    if isinstance(c, w.IntSlider):
+        ints = tuple(range(int(c.min), int(c.max) + 1, int(c.step)))
+        return SliderAxis("value", ints, ints)
+    if isinstance(c, (w.FloatSlider, w.FloatLogSlider)):
         n = int(round((c.max - c.min) / c.step)) + 1
-        exps: list[float] = [round(c.min + i * c.step, 10) for i in range(n)]
-        vals = [float(c.base**e) for e in exps] if name == "FloatLogSlider" else exps
-        return "value", vals, vals
+        exps = tuple(round(c.min + i * c.step, 10) for i in range(n))
+        vals = tuple(float(c.base**e) for e in exps) if isinstance(c, w.FloatLogSlider) else exps
+        return SliderAxis("value", vals, vals)
     raise TypeError(
         "a fast control must be an ipywidgets slider (Float/Int/FloatLog/SelectionSlider), "
-        f"got {name}"
+        f"got {type(c).__name__}"
     )
+
+
+def is_slider(c) -> bool:
+    """Whether ``c`` is a slider the explorer can precompute (see :func:`slider_axis`)."""
+    import ipywidgets as w
+
+    return isinstance(c, (w.SelectionSlider, w.IntSlider, w.FloatSlider, w.FloatLogSlider))
 
 
 def check_frame(scene: Scene, f: Frame) -> None:
@@ -82,14 +120,18 @@ def pack_frames(
     *,
     max_bytes: int,
     name: str | None = None,
+    layer: tuple[int | None, frozenset[str]] = (None, frozenset()),
 ) -> tuple[dict, list[bytes]]:
-    """Encode ``frames`` as sent to the front end: ``(header, [float32 arrays, float64 readout])``.
+    """Encode ``frames`` as sent to the front end: ``(frame header, [float32 arrays, float64
+    readout])`` (:func:`attnlib.widgets.framework.wire.frames_header`).
 
+    ``layer``: ``(token, keys)`` of the layer that completes every frame; its keys are not packed.
     Raises ``ValueError`` when a frame's array shapes differ from the first frame's, or when the
     set exceeds ``max_bytes``.
     """
+    token, layer_keys = layer
     keys = scene.keys()
-    arr_keys = sorted(k for k, (_, f) in keys.items() if f != "text")
+    arr_keys = sorted(k for k, (_, f) in keys.items() if f != "text" and k not in layer_keys)
     txt_keys = sorted(k for k, (_, f) in keys.items() if f == "text")
     shapes = {k: list(_float32(frames[0].arrays[k]).shape) for k in arr_keys}
     f32, f64, texts, rstr = [], [], [], []
@@ -114,20 +156,35 @@ def pack_frames(
         texts.append([str(fr.texts.get(k, "")) for k in txt_keys])
     b32 = np.concatenate(f32).astype(np.float32).tobytes() if f32 else b""
     b64 = np.concatenate(f64).astype(np.float64).tobytes()
-    if len(b32) + len(b64) > max_bytes:
-        raise ValueError(
-            f"a frame set of {name or 'this explorer'} is "
-            f"{(len(b32) + len(b64)) / 1e6:.1f} MB "
-            f"({len(frames)} frames) > max_bytes={max_bytes / 1e6:.1f} MB: use a coarser "
-            f"slider step, or list the slider in slow="
-        )
-    header = {
-        "n": len(frames),
-        "arrays": {k: shapes[k] for k in arr_keys},
-        "readout": spec,
-        "texts": txt_keys,
-        "text_values": texts if txt_keys else [],
-        "strings": rstr if any(rstr) else [],
-        "fixed": fixed,
-    }
+    _check_size(len(b32) + len(b64), max_bytes, name, f"{len(frames)} frames")
+    header = wire.frames_header(
+        n=len(frames),
+        arrays={k: shapes[k] for k in arr_keys},
+        readout=spec,
+        texts=txt_keys,
+        text_values=texts,
+        strings=rstr,
+        fixed=fixed,
+        layer=token,
+    )
     return header, [b32, b64]
+
+
+def pack_arrays(
+    arrays: dict, *, max_bytes: int, name: str | None = None
+) -> tuple[dict[str, list[int]], bytes]:
+    """A layer's arrays as ``({key: shape}, float32 bytes)``, keys sorted."""
+    keys = sorted(arrays)
+    parts = [_float32(arrays[k]) for k in keys]
+    b32 = b"".join(a.astype(np.float32).tobytes() for a in parts)
+    _check_size(len(b32), max_bytes, name, "a layer")
+    return {k: list(a.shape) for k, a in zip(keys, parts)}, b32
+
+
+def _check_size(size: int, max_bytes: int, name: str | None, what: str) -> None:
+    if size > max_bytes:
+        raise ValueError(
+            f"a frame set of {name or 'this explorer'} is {size / 1e6:.1f} MB ({what}) > "
+            f"max_bytes={max_bytes / 1e6:.1f} MB: use a coarser slider step, or list the "
+            f"slider in slow="
+        )
