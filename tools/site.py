@@ -208,8 +208,16 @@ def explorer_state_space(
         if list(header["names"]) != inner:
             raise ValueError(f"{name}: frame set names {header['names']} != group {inner}")
         n = header["n"]
+        f32 = np.frombuffer(b32, dtype=np.float32).reshape(n, -1)
+        # Per frame: every array the scene reads, by key (the frame's own, then the layer's).
+        frame_keys, o = {}, 0
+        for k in sorted(header["arrays"]):  # pack order: keys sorted (frames.pack_frames)
+            size = math.prod(header["arrays"][k])
+            frame_keys[k] = (o, size)
+            o += size
+        layer_bytes, layer_shapes = _layer_arrays(ex)
         if not template:
-            arr = header["arrays"]
+            arr = {**header["arrays"], **layer_shapes}
             keys = [(k, math.prod(arr[k])) for k in sorted(arr)]
             tables = {k: {} for k, _ in keys}
             template = {
@@ -218,8 +226,6 @@ def explorer_state_space(
                 "texts": header["texts"],
             }
             index = np.zeros((nframes, len(keys) + 3), dtype=np.uint32)
-        stride = sum(s for _, s in keys)
-        f32 = np.frombuffer(b32, dtype=np.float32).reshape(n, stride)
         f64 = np.frombuffer(b64, dtype=np.float64).reshape(n, -1)
         rstride = f64.shape[1]
         at = dict(zip(outer, combo))
@@ -229,11 +235,14 @@ def explorer_state_space(
             flat = 0
             for d in dims:
                 flat = flat * sizes[d] + at[d]
-            o = 0
             row = index[flat]  # type: ignore[index]
-            for kk, (k, s) in enumerate(keys):
-                row[kk] = tables[k].setdefault(f32[j, o : o + s].tobytes(), len(tables[k]))
-                o += s
+            for kk, (k, _) in enumerate(keys):
+                if k in frame_keys:
+                    o, size = frame_keys[k]
+                    data = f32[j, o : o + size].tobytes()
+                else:  # a slow-only array of the explorer's layer: the same for every frame here
+                    data = layer_bytes[k]
+                row[kk] = tables[k].setdefault(data, len(tables[k]))
             row[-3] = rtable.setdefault(f64[j].tobytes(), len(rtable))
             tv = header["text_values"][j] if header["texts"] else []
             row[-2] = ttable.setdefault(json.dumps(tv), len(ttable))
@@ -293,6 +302,25 @@ def explorer_state_space(
         "not_live": [c["name"] for c in controls if not c["live"]],
     }
     return spec, b"".join(parts)
+
+
+def _layer_arrays(ex) -> tuple[dict[str, bytes], dict[str, list[int]]]:
+    """The explorer's layer at its current values (the arrays that depend only on slow controls,
+    sent once per slow value by the kernel), as ``({key: float32 bytes}, {key: shape})``; empty
+    when it has none. The page folds them into each frame (stored once: the tables dedupe)."""
+    import numpy as np
+
+    try:
+        message, (b32,) = ex.layer()
+    except ValueError:  # no layer
+        return {}, {}
+    flat = np.frombuffer(b32, dtype=np.float32)
+    out, o = {}, 0
+    for k in sorted(message["arrays"]):  # the buffer holds the arrays in sorted key order
+        size = math.prod(message["arrays"][k])
+        out[k] = flat[o : o + size].tobytes()
+        o += size
+    return out, dict(message["arrays"])
 
 
 def _nearest(values: list, v) -> int:
@@ -561,6 +589,9 @@ def _document(title: str, body: str, *, script: bool) -> str:
     css = (ASSETS / "site.css").read_text() + pygments_css()
     js = ""
     if script:
+        from attnlib.widgets.framework.view import _CSS  # the explorer's own styles (its _css)
+
+        css += _CSS
         src = EXPLORER_JS.read_text().replace("</script", "<\\/script")
         js = (
             f'<script type="text/plain" id="attnlib-explorer-js">{src}</script>'

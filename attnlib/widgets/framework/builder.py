@@ -12,12 +12,18 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from attnlib.widgets.framework.readout import _py
 
-if TYPE_CHECKING:
-    from attnlib.widgets.framework.explorer import Explorer
+
+class _Nameable(Protocol):
+    def _named(self, name: str, args: dict[str, Any]) -> None: ...
+
+
+#: An explorer (the decorator sets its ``name`` and ``args``). This module imports no Explorer,
+#: so the framework's modules import each other one way: explorer -> builder.
+Explorer = TypeVar("Explorer", bound=_Nameable)
 
 __all__ = ["builder"]
 
