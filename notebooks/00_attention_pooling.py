@@ -210,7 +210,7 @@ for sigma in [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]:
 # %% [markdown]
 # The training error only grows with $\sigma$. The error against the true function is large at both ends and smallest near $\sigma \approx 0.2$. Below, three fits on the left. On the right are the weights $\alpha(x, x_i)$ for $\sigma = 0.2$: the query $x$ runs down, each training point's column sits at its $x_i$ across. Each query looks at a narrow band of nearby keys, so the bright cells lie along the diagonal $x = x_i$. The colour scale stops at the largest weight of a query *inside* the data's range; the corners, where a single end point takes most of the weight, are drawn in the top colour.
 
-# %% alt="Nadaraya\u2013Watson fits of noisy training points for kernel widths \u03c3 = 0.05, 0.2 and 1.0 (narrow widths wiggle, wide ones smooth), with the attention weights of one width as a heatmap of queries against training inputs."
+# %% alt="Nadaraya\u2013Watson fits of noisy training points for kernel widths \u03c3 = 0.05, 0.2 and 1 against the dashed true function (narrow widths wiggle, wide ones smooth), next to the weights of \u03c3 = 0.2 as a heatmap of queries against training inputs, bright along the diagonal."
 # C22: the picture (fits for three widths; weights of one of them)
 grid_full = torch.linspace(0.0, 5.0, 101).to(device)
 fits = {f"σ = {s:g}": nadaraya_watson(grid_full, x_train, y_train, bandwidth=s)[0] for s in (0.05, 0.2, 1.0)}
@@ -396,7 +396,7 @@ print("batch 1, query 0:", rounded(w_pad[1, 0], 3))
 #
 # The explorer below scores a two-dimensional query against five keys of width three ($d_q = 2 \neq d_k = 3$) in two ways, both with hidden width $h = 6$: a (random, untrained) additive attention, and a dot product of random projections, $(qW_Q)\cdot(kW_K)/\sqrt{h}$. The two heatmaps show the score of one key, chosen in the **surface of key** menu ($k_4$ at the start), for **every** query in the plane $q_1, q_2 \in [-3, 3]$, with 9 contour lines spread over that key's range; the label in the corner names the key. All keys share one colour scale per score. The red dot is the current query and the dashed red line the queries with the same $q_2$. The projected dot product is a plane: straight, parallel, evenly spaced contours, for every key. The additive score bends and flattens where its $\tanh$ units saturate. The bars on the right are the weights of all five keys for the current query, under both scores (the values are $v_j = j - 1$; the readout gives both outputs). The explorer starts at $q = (0, -1.5)$, where additive attention gives $k_1$ most of the weight.
 
-# %% alt="The additive attention explorer: the score surfaces of additive attention and of a dot product over the query plane, and the softmax weights of the chosen query."
+# %% alt="The additive attention explorer: the score of one key (k4) over the query plane under additive attention (curved contours) and under a projected dot product (straight, parallel contours), and the weights of all five keys for the current query under both."
 # NBVAL_IGNORE_OUTPUT
 additive_explorer = additive_attention_explorer()
 additive_explorer

@@ -202,7 +202,7 @@ print(f"max |E - E^T| = {gap.max().item():.2f}")
 # %% [markdown]
 # Here are all 25 scores, their transpose and the difference. The right-hand panel would be blank if the matching rule were symmetric.
 
-# %% alt="Score matrices of a set of tokens with one shared projection (symmetric) and with separate query and key projections (not symmetric), side by side."
+# %% alt="The 5\u00d75 scores e_ij of five tokens (row i reads column j), the same scores transposed, e_ji, and their difference e_ij \u2212 e_ji, which is zero only on the diagonal: the scores are not symmetric."
 # C04: the picture
 _ = score_asymmetry_panels(score_asymmetry(E))
 

@@ -129,7 +129,7 @@ print(f"largest |Var − d_k| / SE over the six widths: {z.max().item():.2f} (ch
 #
 # The same table as a picture. $\operatorname{Var}(q\cdot k)/d_k$ is also the variance of the scaled score $q\cdot k/\sqrt{d_k}$ (same samples), so one series shows both; on a linear axis around the theory's 1, the $\pm 2$ SE bars are visible. Five of the six bars cross the dotted line; the bar of $d_k = 64$, 2.19 SE away, stops just short of it (at 0.997), which is what chance does about once in 20 widths:
 
-# %% alt="Measured Var(q\u00b7k)/d_k against d_k from 1 to 1024 on a log axis, with error bars of about two standard errors around the theoretical value 1."
+# %% alt="Sampled Var(q\u00b7k)/d_k for d_k = 1 to 1024 (log axis) with \u00b12 SE error bars, all close to the dotted theoretical value 1."
 # C05: the picture — Var(q·k)/d_k (= the variance of the scaled score) lies within about 2 SE of 1
 fig, ax = plt.subplots(figsize=(5.6, 3.6), layout="constrained")
 _ = variance_errorbars(table, ax)

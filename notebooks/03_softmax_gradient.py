@@ -240,7 +240,7 @@ _ = jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), axes)
 #
 # With the tied base row the max weight only approaches 1/2 and $\lVert J\rVert_F$ approaches 0.5 however large $\sigma$ gets (0.5000 at $\sigma = 8$, printed below): the two tied keys stay sensitive to each other (the two-way split of notebook 02), while the norm of the untied row collapses (0.0028 at $\sigma = 8$). The readout prints the logits, the weights, $J$, its row sums (always 0), $g$, $\partial L/\partial z$ and its sum (always 0), and the norms.
 
-# %% alt="The Jacobian explorer: the logits and softmax weights as bars, the Jacobian as a heatmap, and the gradient reaching the logits for the chosen upstream gradient."
+# %% alt="The Jacobian explorer: the softmax weights as bars, the Jacobian J as a heatmap, the upstream gradient g beside the gradient J\u1d40g that reaches the logits, and \u2016J\u2016_F, the largest weight and \u2016\u2202L/\u2202z\u2016 against the logit spread \u03c3, where the gradient dies as the row saturates."
 # NBVAL_IGNORE_OUTPUT
 explorer = jacobian_explorer()
 explorer

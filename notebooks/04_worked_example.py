@@ -278,7 +278,7 @@ _ = ax.set_title("softmax(q·k / √2)")
 #
 # It starts at the slides' $q_1 = (1, 2)$, scaled, with the worked example's values $v_1 = [2, 0]$, $v_2 = [0, 4]$. Moving the query moves the dot along the curve and the star along the segment; moving a value moves the star and the segment, but never the dot.
 
-# %% alt="The two-key explorer: a query among two keys, its two softmax weights, and the output moving on the segment between the two values."
+# %% alt="The two-key explorer: the query and the keys k1, k2 in the plane, the weight a1 = \u03c3(s1 \u2212 s2) as a point on a sigmoid curve, and the output o = a1 v1 + a2 v2 on the segment between the two values."
 # NBVAL_IGNORE_OUTPUT
 explorer = two_key_explorer()
 explorer

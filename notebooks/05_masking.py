@@ -362,7 +362,7 @@ print("combined weights:", show(w_both[0], 3))
 # %% [markdown]
 # The key picture of this notebook puts the three masks and the resulting weights side by side (hidden cells hatched). Its inputs are `attnlib.course.examples.demo_batch(batch=1, num_tokens=6)`, the ones the cell above used, so its right-hand panel shows the combined weights just printed, to two decimals:
 
-# %% alt="Scores, the padding-and-causal mask, and the masked softmax weights of a small batch as heatmaps, hidden cells hatched, each row's weights summing to 1."
+# %% alt="Three masks of one 6-token sequence as 6\u00d76 grids (padding with valid length 4, causal, and both combined) and the resulting weights with hidden cells hatched: query i spreads weight summing to 1 over keys 0 to min(i, 3)."
 # C37, C11: the key picture (also saved as figures/masking_combined.png)
 fig = plt.figure(figsize=(12.0, 3.3), layout="constrained")
 _ = masking_combined_figure(fig)
@@ -381,7 +381,7 @@ print(f"max |weights drawn - combined weights printed above| {'<' if gap < 1e-6 
 #
 # The readout says what the fully hidden queries of each batch row get (zeros, NaN, uniform, ≈ as if unmasked; "(none)" when no query of that row is fully hidden), the largest weight that landed on a hidden key, the number of NaN weights, how many query rows are fully hidden, and the largest gap between the drawn weights and the exact float64 masked softmax. Start with `attnlib masked_softmax`, slide a length to 0, then switch recipes and dtypes.
 
-# %% alt="The masking explorer: the weight matrices of three sequences with their valid lengths, hidden cells hatched, and any NaN or leaked weight marked."
+# %% alt="The masking explorer at its start: the weight matrices of three sequences with valid lengths 4, 6 and 2, hidden keys hatched, where NaN or leaked weights would be marked."
 # NBVAL_IGNORE_OUTPUT
 explorer = masking_explorer()
 explorer
@@ -402,7 +402,7 @@ print("causal + finfo.min, valid_len 0: largest weight on a hidden key =", round
 # %% [markdown]
 # Without a kernel the explorer above shows only its harmless start. This is what it draws at the setting of the last line (`add M = finfo(dtype).min`, float32, causal on, batch row 0 with valid length 0): every query of row 0 spreads its weight evenly over keys $0..i$, all of them padding (open orange squares), and query 0 puts weight 1.00 on key 0.
 
-# %% alt="The masking explorer's picture with causal masking, the finfo.min recipe and a valid length of 0: the fully masked first sequence gets uniform weights, not NaN."
+# %% alt="The masking explorer with causal masking, the finfo.min recipe and valid length 0 in batch row 0: every query i of that row spreads its weight evenly over keys 0 to i, all of them padding (marked with orange squares), where it should get zeros."
 # C12: the explorer's picture at causal + finfo.min + valid_len 0 (drawn from explorer.compute, which moves nothing)
 render(explorer.scene, explorer.compute(len0=0, causal=True, recipe="add M = finfo(dtype).min"))
 

@@ -260,7 +260,7 @@ print("real layer vs 'head 1 copied h times': max diff =", show((out - out_copie
 # - the wide head's map is the same for every $h$: it depends only on $W_Q, W_K$ (section 4's formula), while the average of the heads' maps changes with $h$ and equals it only at $h = 1$, where the single head *is* the wide head (the table below prints exactly 0.0 there, and 0.299 to 0.602 for $h = 2$ to 8);
 # - without positions the two *the* rows are identical in every head, and so are the two *the* columns: both tokens have the same embedding, hence the same query and the same key. Tick "+ positions" and they split.
 
-# %% alt="The heads explorer: the wide head's weight map (top left) and the weight maps of h heads cut from the same projections, with and without positions."
+# %% alt="The heads explorer at h = 4 without positions: the wide head's weight map (top left), the maps of heads 1 to 4 cut from the same projections, their mean (bottom left), and empty slots for heads 5 to 8."
 # NBVAL_IGNORE_OUTPUT
 heads_explorer()
 

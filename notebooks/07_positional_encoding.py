@@ -313,7 +313,7 @@ print("the same token everywhere, RoPE: largest spread along any diagonal of its
 #
 # Things to try: move $pos$ and watch the circle's arms turn together while the fingerprint and the dots do not move at all (the offset, not the position, sets them); grow $k$ and see the fast pairs wrap around while the slow ones (large $i$) hardly move; lower the base to 100 and the slow pairs turn faster, so the dot product falls further with $k$: within 32 positions it drops to about −2, where with base 10000 it stays above 1.8.
 
-# %% alt="The positions explorer: one frequency pair of the encoding as a point rotating on a circle, the encoding matrix, and the dot product against the offset."
+# %% alt="The positions explorer: one frequency pair at pos and pos + k on the unit circle, the encoding table with those rows outlined, the angle \u03c9_i\u00b7k of every pair as bars, and PE(pos)\u00b7PE(pos + k) against the offset k."
 # NBVAL_IGNORE_OUTPUT
 positions_explorer()
 
@@ -333,7 +333,7 @@ for i in range(8):
 # %% [markdown]
 # The key picture: the table, four of its sine columns as curves (each drawn as the continuous sine it samples, with the table's integer positions as dots), and four different starting positions each moved by $k = 5$ in pair $i = 2$ of the $d = 16$ table ($\omega_2 = 0.1$): every arrow turns clockwise by the same angle, 0.50 rad. (Section 4's printed $R(k = 5)$ for $i = 2$ was for $d = 64$, where $\omega_2 = 0.5623$.)
 
-# %% alt="An offset as a rotation: each (sin, cos) pair of the encoding turns by an angle proportional to the offset, shown for a few frequencies."
+# %% alt="The d = 16 encoding table, four of its sine columns as curves with different periods, and pair i = 2 on the unit circle, where four starting positions each moved by k = 5 turn clockwise by the same 0.50 rad."
 # C31, C32: the key picture (also saved as figures/positions_rotation.png)
 fig = plt.figure(figsize=(13.0, 3.8), layout="constrained")
 _ = positions_rotation_figure(fig)

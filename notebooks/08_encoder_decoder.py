@@ -413,7 +413,7 @@ with num_threads(1):                                    # a model this small tra
 print(f"{history.steps} steps, {history.seconds:.1f} s; last held-out check: {history.final_accuracy:.3f} of "
       f"{train_cfg.eval_size} sequences exactly right (target {train_cfg.target_accuracy})")
 
-# %% alt="The training loss (cross-entropy, log scale) of the tiny encoder\u2013decoder against the training step, falling as it learns to reverse sequences."
+# %% alt="The training loss (cross-entropy, log scale) of the tiny encoder\u2013decoder against the training step, falling from about 3 to 0.001, with the held-out exact-sequence accuracy (right axis) near 1 at steps 50, 100 and 150."
 # NBVAL_IGNORE_OUTPUT
 # (the curve's exact shape depends on the device; the facts are printed below)
 fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
@@ -502,7 +502,7 @@ for n in (4, 5, 6, 7, 8):
 # %% [markdown]
 # The explorer below only offers sources of length 6, so here is the map of one held-out source of length 8 (rows are output positions, averaged over heads, as above). The bright cells follow the length-6 anti-diagonal, starting at source position 5 instead of 7, and stay on position 0 after it: the model writes the first six letters reversed, then `</s>` (the two `·` after it are padding).
 
-# %% alt="A length-8 source (longer than any seen in training), its cross-attention map and what the model wrote, where the anti-diagonal breaks down."
+# %% alt="The cross-attention map of a length-8 source (training used only length 6), rows labelled with what the model wrote: the bright cells follow a length-6 anti-diagonal starting at source position 5 instead of 7, then stay on position 0 while it writes </s> and padding."
 # C33 (second half): one length-8 source, its cross-attention map and what the model wrote
 long_src = make_batch(train_cfg.task, 1, 8, model_cfg.vocab_size, split="test",
                       generator=torch.Generator().manual_seed(11), device=device).src[0]

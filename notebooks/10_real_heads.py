@@ -387,7 +387,7 @@ plt.show()
 # own sentences in the list (each at most 24 tokens) and run the cell again. The token slider goes up
 # to the longest sentence; on a shorter one, a position past its end shows that sentence's `[SEP]`.
 
-# %% alt="The head view explorer: one head's attention from the chosen token as lines to the other tokens, thumbnails of every head of the layer, and each head's entropy."
+# %% alt="The head view explorer: one head's attention from the picked token as lines to the other tokens, the picked token's weights in every head as a heatmap, each head's entropy (bars) and the picked token's (dots), and thumbnails of all 12 heads of the layer."
 from attnlib.widgets.explorers.head_view import head_view_explorer
 
 view_sentences = [
@@ -481,7 +481,7 @@ print(f"without layer 4 head 5: the sentence vectors move by at most 1 - cos = {
 # The sink hardly matters here. Now the same for every one of the 72 heads (`hs.ablation_effect`
 # runs all 72 ablations in one batch): for each head, the largest move over the five sentences.
 
-# %% alt="The effect of removing each of the 72 heads (1 \u2212 cos of the sentence vectors) as a heatmap of layers against heads: a few heads matter, most barely do."
+# %% alt="The effect of removing each of the 72 heads (largest 1 \u2212 cos of the sentence vectors) as a heatmap of layers against heads: only the last layer's heads move the vectors noticeably, layer 5 head 11 most (about 0.17), while removing any head of layers 0 to 4 barely moves them."
 # C48: all 72 heads, one at a time
 effect = hs.ablation_effect(enc, sentences).amax(-1)          # (6, 12): largest 1 - cos over s0..s4
 rank = effect.flatten().argsort().argsort() + 1               # (72,) 1 = the smallest effect
