@@ -53,9 +53,10 @@ def trace_greedy_decoding(
     """Greedy-decode one source sequence and collect the decoder's attention at every step.
 
     Args:
-        model: a :class:`~attnlib.models.seq2seq.model.Seq2SeqTransformer` (eval mode is used, then
-        restored). src: ``(S,)`` source token ids with no padding (or ``(1, S)``), on the model's
-        device. max_len: decoding steps T (default ``S + 1``: the sequence and its EOS).
+        model: a :class:`~attnlib.models.seq2seq.model.Seq2SeqTransformer` (eval mode is used,
+            then restored).
+        src: ``(S,)`` source token ids with no padding (or ``(1, S)``), on the model's device.
+        max_len: decoding steps T (default ``S + 1``: the sequence and its EOS).
 
     Returns:
         A :class:`DecodingTrace` (tensors on the model's device).

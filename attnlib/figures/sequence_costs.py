@@ -45,7 +45,8 @@ def measured_cost_panels(rows, axes):
 
     Args:
         rows: :class:`attnlib.course.costs.CostRow` list (from
-        :func:`attnlib.course.costs.layer_costs`). axes: two axes.
+            :func:`attnlib.course.costs.layer_costs`).
+        axes: two axes.
 
     Returns:
         ``{(layer, "time" | "memory"): Line2D}``.
