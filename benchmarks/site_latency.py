@@ -39,7 +39,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
-from harness import chromium  # noqa: E402
+from harness import chromium, offline_context  # noqa: E402
 
 SETUP = """(host) => {
   const canvas = host.querySelector('.attnlib-canvas canvas');
@@ -101,17 +101,7 @@ DRAG = """([input, seconds]) => new Promise((done) => {
 
 
 def measure_page(browser, path: Path, presses: int, seconds: float) -> list[dict]:
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    aborted: list[str] = []
-
-    def route(r):
-        if r.request.url.startswith(("file:", "data:", "blob:")):
-            r.continue_()
-        else:
-            aborted.append(r.request.url)
-            r.abort()
-
-    ctx.route("**/*", route)
+    ctx, aborted = offline_context(browser)
     page = ctx.new_page()
     page.goto(path.as_uri())
     rows = []

@@ -27,7 +27,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
-from harness import chromium, missing_browser  # noqa: E402
+from harness import chromium, missing_browser, offline_context  # noqa: E402
 
 PAGES = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 NUMBER = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|-?inf|True|False")
@@ -126,17 +126,7 @@ def _settle(page, root, before):
 def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, browser, stem):
     from attnlib.widgets import BUILDERS
 
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    aborted: list[str] = []
-
-    def route(r):
-        if r.request.url.startswith(("file:", "data:", "blob:")):
-            r.continue_()
-        else:
-            aborted.append(r.request.url)
-            r.abort()
-
-    ctx.route("**/*", route)
+    ctx, aborted = offline_context(browser)
     page = ctx.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))

@@ -204,6 +204,24 @@ def chromium():
         shutil.rmtree(home, ignore_errors=True)
 
 
+def offline_context(browser, viewport=(1280, 720)):
+    """A browser context for pages opened from disk with the network cut: every request that is
+    not for a local file (``file:``, ``data:``, ``blob:``) is aborted and its URL appended to the
+    returned list, so a test can assert that nothing was fetched from elsewhere."""
+    ctx = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    aborted: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(("file:", "data:", "blob:")):
+            r.continue_()
+        else:
+            aborted.append(r.request.url)
+            r.abort()
+
+    ctx.route("**/*", route)
+    return ctx, aborted
+
+
 def wait(predicate, timeout: float, what: str, interval: float = 0.2):
     """Poll ``predicate`` until it returns something truthy (returned), or fail
     after ``timeout`` s.
