@@ -16,38 +16,13 @@ from attnlib.util._extras import require_extra
 
 require_extra("widgets", what="attnlib.plotting")
 
-from attnlib.plotting._core import masked, to_numpy
-from attnlib.plotting.curves import curves, hist_bars, weight_bars
-from attnlib.plotting.matrices import cell_labels, hatch_overlay, heatmap, weights_rgba
-from attnlib.plotting.panels import (
-    jacobian_panels,
-    kernel_regression_panels,
-    mixing_segment,
-    score_asymmetry_panels,
-    sharpness_curves,
-    two_query_weights,
-    variance_errorbars,
-)
-from attnlib.plotting.points import QKVArtists, convex_hull, qkv_points
+# Each module's ``__all__`` is the one list of its public names; the package re-exports them all.
+from attnlib.plotting import _core, matrices, panels, points
+from attnlib.plotting import curves as _curves  # the module: ``curves`` is its function (below)
+from attnlib.plotting._core import *  # noqa: F403
+from attnlib.plotting.curves import *  # noqa: F403
+from attnlib.plotting.matrices import *  # noqa: F403
+from attnlib.plotting.panels import *  # noqa: F403
+from attnlib.plotting.points import *  # noqa: F403
 
-__all__ = [
-    "to_numpy",
-    "masked",
-    "heatmap",
-    "cell_labels",
-    "hatch_overlay",
-    "weights_rgba",
-    "weight_bars",
-    "curves",
-    "hist_bars",
-    "convex_hull",
-    "qkv_points",
-    "QKVArtists",
-    "kernel_regression_panels",
-    "score_asymmetry_panels",
-    "variance_errorbars",
-    "sharpness_curves",
-    "jacobian_panels",
-    "mixing_segment",
-    "two_query_weights",
-]
+__all__ = _core.__all__ + matrices.__all__ + _curves.__all__ + points.__all__ + panels.__all__

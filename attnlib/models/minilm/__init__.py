@@ -3,40 +3,10 @@ package, its hashes, the checkpoint's names) and ``model`` (the encoder and ``lo
 Every public name is here: ``from attnlib.models.minilm import load_minilm``.
 """
 
-from attnlib.models.minilm.config import MiniLMConfig
-from attnlib.models.minilm.files import (
-    INSTALL_HINT,
-    MODEL_PACKAGE,
-    MODEL_REQUIREMENT,
-    MODEL_SHA256,
-    UNUSED_TENSORS,
-    checkpoint_state,
-    minilm_dir,
-    verify_model_files,
-)
-from attnlib.models.minilm.model import (
-    BertEmbeddings,
-    EncoderOutput,
-    MiniLMEncoder,
-    TokenBatch,
-    load_minilm,
-    mean_pool,
-)
+# Each module's ``__all__`` is the one list of its public names; the package re-exports them all.
+from attnlib.models.minilm import config, files, model
+from attnlib.models.minilm.config import *  # noqa: F403
+from attnlib.models.minilm.files import *  # noqa: F403
+from attnlib.models.minilm.model import *  # noqa: F403
 
-__all__ = [
-    "INSTALL_HINT",
-    "MODEL_PACKAGE",
-    "MODEL_REQUIREMENT",
-    "MODEL_SHA256",
-    "UNUSED_TENSORS",
-    "MiniLMConfig",
-    "TokenBatch",
-    "EncoderOutput",
-    "BertEmbeddings",
-    "MiniLMEncoder",
-    "mean_pool",
-    "minilm_dir",
-    "verify_model_files",
-    "checkpoint_state",
-    "load_minilm",
-]
+__all__ = files.__all__ + config.__all__ + model.__all__

@@ -36,6 +36,20 @@ def _check_range(description, value, lo, hi):
         )
 
 
+def _slider(kind: str, description: str, width: str, continuous_update: bool, **kw):
+    """The one place a slider is made: ``ipywidgets.<kind>`` (e.g. ``"FloatSlider"``) with the
+    description, the shared style and layout, and ``kw`` (value, range, step, format) as given."""
+    import ipywidgets as w
+
+    return getattr(w, kind)(
+        description=description,
+        continuous_update=continuous_update,
+        style=STYLE,
+        layout=_layout(width),
+        **kw,
+    )
+
+
 def float_slider(
     description: str,
     min: float,
@@ -48,22 +62,13 @@ def float_slider(
     continuous_update: bool = True,
 ):
     """A ``FloatSlider`` with a description, a fixed range and live updates while dragging."""
-    import ipywidgets as w
-
     _check_range(description, value, min, max)
     if not step > 0:
         raise ValueError(f"step must be > 0 for slider {description!r}, got {step}")
-    return w.FloatSlider(
-        value=value,
-        min=min,
-        max=max,
-        step=step,
-        description=description,
-        readout_format=readout_format,
-        continuous_update=continuous_update,
-        style=STYLE,
-        layout=_layout(width),
-    )
+    return _slider(
+        "FloatSlider", description, width, continuous_update,
+        value=value, min=min, max=max, step=step, readout_format=readout_format,
+    )  # fmt: skip
 
 
 def int_slider(
@@ -77,19 +82,11 @@ def int_slider(
     continuous_update: bool = True,
 ):
     """An ``IntSlider`` with a description and a fixed range."""
-    import ipywidgets as w
-
     _check_range(description, value, min, max)
-    return w.IntSlider(
-        value=value,
-        min=min,
-        max=max,
-        step=step,
-        description=description,
-        continuous_update=continuous_update,
-        style=STYLE,
-        layout=_layout(width),
-    )
+    return _slider(
+        "IntSlider", description, width, continuous_update,
+        value=value, min=min, max=max, step=step,
+    )  # fmt: skip
 
 
 def log_slider(
@@ -105,28 +102,18 @@ def log_slider(
     continuous_update: bool = True,
 ):
     """A ``FloatLogSlider`` from ``base**min_exp`` to ``base**max_exp`` (steps in the exponent)."""
-    import ipywidgets as w
-
     _check_range(description, value, base**min_exp, base**max_exp)
-    return w.FloatLogSlider(
-        value=value,
-        base=base,
-        min=min_exp,
-        max=max_exp,
-        step=step,
-        description=description,
+    return _slider(
+        "FloatLogSlider", description, width, continuous_update,
+        value=value, base=base, min=min_exp, max=max_exp, step=step,
         readout_format=readout_format,
-        continuous_update=continuous_update,
-        style=STYLE,
-        layout=_layout(width),
-    )
+    )  # fmt: skip
 
 
 def selection_slider(
     description: str, options, value=None, *, width: str = "300px", continuous_update: bool = True
 ):
     """A ``SelectionSlider`` over ``options`` (e.g. the widths 1, 2, 4, ..., 1024)."""
-    import ipywidgets as w
 
     options = list(options)
     value = options[0] if value is None else value
@@ -134,13 +121,8 @@ def selection_slider(
         raise ValueError(
             f"value={value!r} is not one of the options {options} of slider {description!r}"
         )
-    return w.SelectionSlider(
-        options=options,
-        value=value,
-        description=description,
-        continuous_update=continuous_update,
-        style=STYLE,
-        layout=_layout(width),
+    return _slider(
+        "SelectionSlider", description, width, continuous_update, options=options, value=value
     )
 
 
