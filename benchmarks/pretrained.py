@@ -9,7 +9,8 @@ time the process used for the same calls (with one thread, steadier than wall-cl
 machine). "load" is the first ``load_minilm()`` of the process (reading the weights and the
 tokenizer, importing safetensors and tokenizers); "load again" the median of later ones. "host
 reads" counts the tensor -> Python reads of one forward (``item``, ``tolist``, ``bool``, ``int``,
-``float``, ``__index__``; on a GPU each waits for the device), as ``tests/test_host_reads.py`` does.
+``float``, ``__index__``; on a GPU each waits for the device) with
+:func:`attnlib.util.host_reads.host_reads`, the counter ``tests/test_host_reads.py`` uses.
 
 The headline row is like for like: both models return only the last hidden state (attnlib with
 ``output_attentions=False, output_hidden_states=False``, the reference by default), so neither keeps
@@ -31,7 +32,8 @@ import statistics
 import time
 
 import torch
-from torch.overrides import TorchFunctionMode
+
+from attnlib.util.host_reads import host_reads
 
 TEXT = (
     "The quick brown fox jumps over the lazy dog while the children watch from the old "
@@ -43,29 +45,6 @@ def fixed_length_ids(enc, length: int) -> torch.Tensor:
     """``(1, length)`` ids: [CLS], the first tokens of a long text, [SEP]."""
     ids = enc.tokenize([TEXT * (length // 20 + 2)]).ids  # (1, many)
     return torch.cat([ids[:, : length - 1], ids[:, -1:]], dim=1)  # (1, length), ends with [SEP]
-
-
-class HostReads(TorchFunctionMode):
-    """Counts the calls through which a tensor's value reaches Python."""
-
-    READS = frozenset(
-        {
-            torch.Tensor.item,
-            torch.Tensor.tolist,
-            torch.Tensor.__bool__,
-            torch.Tensor.__int__,
-            torch.Tensor.__float__,
-            torch.Tensor.__index__,
-        }
-    )
-
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.count += func in self.READS
-        return func(*args, **(kwargs or {}))
 
 
 def main() -> None:
@@ -154,9 +133,7 @@ def main() -> None:
             )
             reads = {}
             for key, fn in (("a", functools.partial(enc, ids, valid_lens=lens)), ("r", theirs)):
-                with HostReads() as counter:
-                    fn()
-                reads[key] = counter.count
+                reads[key] = len(host_reads(fn))
             print(f"{'  host reads (count)':<28} | {reads['a']:>10} | {reads['r']:>10} | {'':>9} |")
     a_ms, r_ms = results[args.lengths[0]]
     print(

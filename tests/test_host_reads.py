@@ -2,17 +2,16 @@
 tensors into Python (on a GPU each such read waits for the device), and the blocks a checked
 model runs read none.
 
-The counter is a ``TorchFunctionMode`` that counts the calls through which a tensor's value
-reaches Python (``item``, ``tolist``, ``bool``, ``int``, ``float``, ``__index__``); it is
-checked first on a function whose reads are counted by hand. "None inside the blocks" is
-tested by the count not changing with the number of layers.
+The counter (:mod:`attnlib.util.host_reads`, a ``TorchFunctionMode``) counts the calls through
+which a tensor's value reaches Python (``item``, ``tolist``, ``bool``, ``int``, ``float``,
+``__index__``); it is checked first on a function whose reads are counted by hand. "None inside
+the blocks" is tested by the count not changing with the number of layers.
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
-from torch.overrides import TorchFunctionMode
 
 from attnlib.core.attention import dot_product_attention
 from attnlib.core.multihead import MultiHeadAttention
@@ -20,35 +19,9 @@ from attnlib.core.transformer import DecoderBlock, EncoderBlock
 from attnlib.models.minilm import MiniLMConfig, MiniLMEncoder
 from attnlib.models.seq2seq.config import Seq2SeqConfig
 from attnlib.models.seq2seq.model import Seq2SeqTransformer
+from attnlib.util.host_reads import host_reads
 
-_READS = {
-    torch.Tensor.item,
-    torch.Tensor.tolist,
-    torch.Tensor.__bool__,
-    torch.Tensor.__int__,
-    torch.Tensor.__float__,
-    torch.Tensor.__index__,
-}
 LIMIT = 2  # host reads per public call (issue 17)
-
-
-class HostReads(TorchFunctionMode):
-    """Counts the tensor -> Python reads made while it is active."""
-
-    def __init__(self):
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if func in _READS:
-            self.names.append(func.__name__)
-        return func(*args, **(kwargs or {}))
-
-
-def host_reads(fn, *args, **kwargs) -> list[str]:
-    with HostReads() as counter:
-        fn(*args, **kwargs)
-    return counter.names
 
 
 def _seven_reads(t: torch.Tensor) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -24,6 +24,8 @@ __all__ = [
     "Arrows",
     "Polygon",
     "Text",
+    "Artist",
+    "mpl_cmap",
     "CMAPS",
     "HATCH_FILL",
 ]
@@ -38,13 +40,26 @@ def _num(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
 
-class _Artist:
-    kind = ""
-    _numeric: tuple[str, ...] = ()
-    _shapes: dict[str, str] = {}
+class Artist:
+    """The base of every artist. A subclass names its ``kind`` (what ``explorer.js`` and
+    :mod:`~attnlib.widgets.framework.render` draw it by) and its numeric fields with the shape
+    each must have, in its class line: ``class Bars(Artist, kind="bars", shapes={"heights": "1D",
+    "x": "1D"})`` (shapes: ``"N2"`` (N, 2), ``"N22"`` (N, 2, 2), ``"1D"``, ``"2D"``)."""
+
+    kind: ClassVar[str] = ""
+    shapes: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, *, kind: str = "", shapes: dict[str, str] | None = None, **kw):
+        super().__init_subclass__(**kw)
+        cls.kind, cls.shapes = kind, dict(shapes or {})
+
+    @property
+    def numeric(self) -> tuple[str, ...]:
+        """The numeric fields: each static (a number, list, tensor) or dynamic (a frame key)."""
+        return tuple(self.shapes)
 
     def dynamic_keys(self) -> list[str]:
-        keys = [getattr(self, f) for f in self._numeric if isinstance(getattr(self, f), str)]
+        keys = [getattr(self, f) for f in self.numeric if isinstance(getattr(self, f), str)]
         key = getattr(self, "key", None)
         if key:
             keys.append(key)
@@ -56,7 +71,7 @@ class _Artist:
 
     def check(self, name: str, value) -> np.ndarray:
         a = _num(value)
-        want = self._shapes.get(name)  # None: any shape
+        want = self.shapes.get(name)  # None: any shape
         ok = {
             "N2": a.ndim == 2 and a.shape[-1] == 2,
             "N22": a.ndim == 3 and a.shape[1:] == (2, 2),
@@ -75,7 +90,7 @@ class _Artist:
         out: dict[str, Any] = {"kind": self.kind}
         for f in fields(cast(Any, self)):  # every artist is a dataclass
             v = getattr(self, f.name)
-            if f.name in self._numeric and v is not None:
+            if f.name in self.numeric and v is not None:
                 if isinstance(v, str):
                     out[f.name] = {"key": v}
                 else:
@@ -94,7 +109,7 @@ class _Artist:
 
 
 @dataclass
-class Heatmap(_Artist):
+class Heatmap(Artist, kind="heatmap", shapes={"values": "2D", "hidden": "2D"}):
     values: Any
     vmin: float = 0.0
     vmax: float = 1.0
@@ -103,9 +118,6 @@ class Heatmap(_Artist):
     annotate: bool = False
     digits: int = 2
     colorbar: bool = False
-    kind = "heatmap"
-    _numeric = ("values", "hidden")
-    _shapes = {"values": "2D", "hidden": "2D"}
 
     def __post_init__(self):
         if self.cmap not in CMAPS:
@@ -115,7 +127,7 @@ class Heatmap(_Artist):
 
 
 @dataclass
-class Bars(_Artist):
+class Bars(Artist, kind="bars", shapes={"heights": "1D", "x": "1D"}):
     heights: Any
     x: Any = None
     width: float = 0.8
@@ -123,13 +135,10 @@ class Bars(_Artist):
     colors: Sequence[str] | None = None
     bottom: float = 0.0
     label: str | None = None
-    kind = "bars"
-    _numeric = ("heights", "x")
-    _shapes = {"heights": "1D", "x": "1D"}
 
 
 @dataclass
-class Points(_Artist):
+class Points(Artist, kind="points", shapes={"xy": "N2"}):
     xy: Any
     color: str = "C0"
     size: float = 5.0
@@ -137,9 +146,6 @@ class Points(_Artist):
     filled: bool = True
     labels: Sequence[str] | None = None
     label: str | None = None
-    kind = "points"
-    _numeric = ("xy",)
-    _shapes = {"xy": "N2"}
 
     def __post_init__(self):
         if self.marker not in ("o", "s", "^", "*"):
@@ -147,51 +153,39 @@ class Points(_Artist):
 
 
 @dataclass
-class Line(_Artist):
+class Line(Artist, kind="line", shapes={"xy": "N2"}):
     xy: Any
     color: str = "C0"
     width: float = 1.5
     dash: bool = False
     label: str | None = None
-    kind = "line"
-    _numeric = ("xy",)
-    _shapes = {"xy": "N2"}
 
 
 @dataclass
-class Segments(_Artist):
+class Segments(Artist, kind="segments", shapes={"xy": "N22", "widths": "1D"}):
     xy: Any
     color: str = "0.4"
     width: float = 1.0
     widths: Any = None
-    kind = "segments"
-    _numeric = ("xy", "widths")
-    _shapes = {"xy": "N22", "widths": "1D"}
 
 
 @dataclass
-class Arrows(_Artist):
+class Arrows(Artist, kind="arrows", shapes={"xy": "N22"}):
     xy: Any
     color: str = "C0"
     width: float = 1.5
-    kind = "arrows"
-    _numeric = ("xy",)
-    _shapes = {"xy": "N22"}
 
 
 @dataclass
-class Polygon(_Artist):
+class Polygon(Artist, kind="polygon", shapes={"xy": "N2"}):
     xy: Any
     color: str = "C2"
     alpha: float = 0.15
     edge: str | None = None
-    kind = "polygon"
-    _numeric = ("xy",)
-    _shapes = {"xy": "N2"}
 
 
 @dataclass
-class Text(_Artist):
+class Text(Artist, kind="text"):
     x: float
     y: float
     text: str = ""
@@ -201,8 +195,8 @@ class Text(_Artist):
     ha: str = "left"
     va: str = "center"
     axes: bool = False
-    kind = "text"
 
 
-def _mpl_cmap(name: str) -> str:
+def mpl_cmap(name: str) -> str:
+    """matplotlib's name of the scene colour map ``name`` (one of :data:`CMAPS`)."""
     return {"greys": "Greys"}.get(name, name)

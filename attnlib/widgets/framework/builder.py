@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from attnlib.widgets.framework.readout import _py
+from attnlib.widgets.framework.readout import to_py
 
 
 class _Nameable(Protocol):
@@ -30,7 +30,7 @@ __all__ = ["builder"]
 
 def _jsonable(x) -> Any:
     """``x`` as JSON (tuples -> lists, tensors and arrays -> nested lists), or raise TypeError."""
-    x = _py(x)
+    x = to_py(x)
     if isinstance(x, (list, tuple)):
         return [_jsonable(v) for v in x]
     if isinstance(x, dict):

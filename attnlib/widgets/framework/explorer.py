@@ -82,7 +82,7 @@ from attnlib.widgets.framework.frames import (
     readout_spec,
     slider_axis,
 )
-from attnlib.widgets.framework.readout import _py, readout_html
+from attnlib.widgets.framework.readout import readout_html, to_py
 from attnlib.widgets.framework.render import render, render_png
 from attnlib.widgets.framework.scene import Frame, Scene
 from attnlib.widgets.framework.sync import FrameSync
@@ -221,7 +221,7 @@ class Explorer(FrameSync):
     # -- Python API
     def values(self) -> dict[str, Any]:
         """The current control values ``{name: value}``."""
-        return {k: _py(c.value) for k, c in self.controls.items()}
+        return {k: to_py(c.value) for k, c in self.controls.items()}
 
     def compute(self, **values) -> Frame:
         """The pure function: the :class:`Frame` at these control values (missing ones: current),
@@ -242,7 +242,7 @@ class Explorer(FrameSync):
         With ``values``: the numbers the explorer *would* show there, moving nothing (for a
         notebook cell that prints what the reader will see at another setting).
         """
-        return {str(k): _py(v) for k, v in self.compute(**values).readout.items()}
+        return {str(k): to_py(v) for k, v in self.compute(**values).readout.items()}
 
     def set(self, **values) -> dict[str, Any]:
         """Set controls by name (sliders clip to their range), update the front end, return
@@ -291,7 +291,7 @@ class Explorer(FrameSync):
         if self._layer is None:
             raise ValueError(f"{self.name or 'this explorer'} has no layer")
         token, _, shapes, b32 = self._layer_at(self.values())
-        fixed = {k: _py(self.controls[k].value) for k in self._layer_args}
+        fixed = {k: to_py(self.controls[k].value) for k in self._layer_args}
         return wire.layer_message(token, shapes, fixed), [b32]
 
     def _repr_mimebundle_(self, **kwargs):

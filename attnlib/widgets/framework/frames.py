@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlib.widgets.framework import wire
-from attnlib.widgets.framework.readout import _kind, _py
+from attnlib.widgets.framework.readout import to_py, value_kind
 from attnlib.widgets.framework.scene import Frame, Scene
 
 __all__ = [
@@ -94,8 +94,8 @@ def readout_spec(f: Frame) -> list[dict]:
     """Label, kind and shape of every readout entry of ``f`` (fixed for all frames)."""
     spec = []
     for label, v in f.readout.items():
-        v = _py(v)
-        kind = _kind(v)
+        v = to_py(v)
+        kind = value_kind(v)
         shape = [] if kind == "s" else list(np.shape(v))
         spec.append({"label": str(label), "kind": kind, "shape": shape})
     return spec
@@ -103,7 +103,7 @@ def readout_spec(f: Frame) -> list[dict]:
 
 def _float32(x) -> np.ndarray:
     """An array field as float32, without a detour through Python lists (a tensor of any device
-    and dtype, an array or nested lists; the same values as ``np.asarray(_py(x), np.float32)``).
+    and dtype, an array or nested lists; the same values as ``np.asarray(to_py(x), np.float32)``).
     """
     if hasattr(x, "detach"):
         x = x.detach().to("cpu")
@@ -146,7 +146,7 @@ def pack_frames(
             f32.append(a.reshape(-1))
         nums, strs = [], []
         for s in spec:
-            v = _py(fr.readout.get(s["label"]))
+            v = to_py(fr.readout.get(s["label"]))
             if s["kind"] == "s":
                 strs.append(str(v))
             else:

@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["readout_html"]
+__all__ = ["readout_html", "to_py", "value_kind"]
 
 
-def _py(x) -> Any:
+def to_py(x) -> Any:
+    """``x`` as plain Python: tensors (floats in float64) and arrays as nested lists, numpy scalars
+    as numbers; anything else as it is."""
     if hasattr(x, "detach"):
         x = x.detach().to("cpu")
         x = x.double() if x.is_floating_point() else x
@@ -29,7 +31,9 @@ def _py(x) -> Any:
     return x
 
 
-def _kind(v) -> str:
+def value_kind(v) -> str:
+    """The readout kind of a plain value (from :func:`to_py`): ``"b"`` bool, ``"s"`` str, ``"i"``
+    integers, ``"f"`` floats (a list: its dtype)."""
     if isinstance(v, bool):
         return "b"
     if isinstance(v, str):
@@ -61,7 +65,7 @@ def readout_html(
     """The readout table as HTML, exactly as the front end writes it into ``.attnlib-readout``."""
     rows = []
     for name, value in readout.items():
-        kind, v = _kind(_py(value)), _py(value)
+        kind, v = value_kind(to_py(value)), to_py(value)
         grid = (
             v
             if isinstance(v, list) and v and isinstance(v[0], list)

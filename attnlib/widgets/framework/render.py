@@ -16,6 +16,7 @@ import numpy as np
 from attnlib.widgets.framework.artists import (
     HATCH_FILL,
     Arrows,
+    Artist,
     Bars,
     Heatmap,
     Line,
@@ -23,8 +24,7 @@ from attnlib.widgets.framework.artists import (
     Polygon,
     Segments,
     Text,
-    _Artist,
-    _mpl_cmap,
+    mpl_cmap,
 )
 from attnlib.widgets.framework.scene import Frame, Scene
 
@@ -59,7 +59,7 @@ def render(scene: Scene, frame: Frame, *, dpi: int = 100):
     return fig
 
 
-def _get(a: _Artist, name: str, frame: Frame):
+def _get(a: Artist, name: str, frame: Frame):
     v = getattr(a, name)
     if isinstance(v, str):
         if v not in frame.arrays:
@@ -77,7 +77,7 @@ def _heatmap(ax, a, frame: Frame, pt: float, fig, colorbar_at) -> None:
     n, m = v.shape
     im = ax.imshow(
         v,
-        cmap=_mpl_cmap(a.cmap),
+        cmap=mpl_cmap(a.cmap),
         vmin=a.vmin,
         vmax=a.vmax,
         interpolation="nearest",
@@ -240,7 +240,7 @@ DRAW = {
 }
 
 
-def _draw(ax, a: _Artist, frame: Frame, pt: float, fig, colorbar_at) -> None:
+def _draw(ax, a: Artist, frame: Frame, pt: float, fig, colorbar_at) -> None:
     DRAW[type(a)](ax, a, frame, pt, fig, colorbar_at)
 
 

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from attnlib.widgets.framework.artists import HATCH_FILL, Heatmap, Text, _Artist, _mpl_cmap
+from attnlib.widgets.framework.artists import HATCH_FILL, Artist, Heatmap, Text, mpl_cmap
 
 __all__ = ["Scene", "Panel", "Frame", "cells"]
 
@@ -90,7 +90,7 @@ def _label(t: float) -> str:
 class Panel:
     """One axes of the grid: limits, ticks, texts and the artists drawn in it (see module doc)."""
 
-    artists: Sequence[_Artist]
+    artists: Sequence[Artist]
     xlim: tuple[float, float]
     ylim: tuple[float, float]
     title: str = ""
@@ -111,7 +111,7 @@ class Panel:
         if self.legend not in _LEGEND_LOCS:
             raise ValueError(f"Panel legend must be one of {_LEGEND_LOCS}, got {self.legend!r}")
         for a in self.artists:
-            if not isinstance(a, _Artist):
+            if not isinstance(a, Artist):
                 raise TypeError(
                     "Panel artists must be scene artists (Heatmap, Bars, ...), "
                     f"got {type(a).__name__}"
@@ -187,7 +187,7 @@ class Scene:
         out = {}
         for p in self.panels:
             for a in p.artists:
-                for f in a._numeric:
+                for f in a.numeric:
                     if isinstance(getattr(a, f), str):
                         out[getattr(a, f)] = (a, f)
                 if isinstance(a, Text) and a.key:
@@ -225,7 +225,7 @@ class Scene:
         from matplotlib.colors import to_hex
 
         used = sorted({a.cmap for p in self.panels for a in p.artists if isinstance(a, Heatmap)})
-        luts = {c: [to_hex(colormaps[_mpl_cmap(c)](i / 255)) for i in range(256)] for c in used}
+        luts = {c: [to_hex(colormaps[mpl_cmap(c)](i / 255)) for i in range(256)] for c in used}
         panels = []
         for p, rect in zip(self.panels, self.rects()):
             d = {f.name: getattr(p, f.name) for f in fields(p) if f.name != "artists"}

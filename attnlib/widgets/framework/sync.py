@@ -17,7 +17,7 @@ from typing import Any
 
 from attnlib.widgets.framework import wire
 from attnlib.widgets.framework.frames import pack_arrays, pack_frames
-from attnlib.widgets.framework.readout import _py
+from attnlib.widgets.framework.readout import to_py
 from attnlib.widgets.framework.scene import Frame, Scene
 
 __all__ = ["FrameSync"]
@@ -83,7 +83,9 @@ class FrameSync:
             self._compute(**{**base, **dict(zip(names, combo))})
             for combo in itertools.product(*axes)
         ]
-        header, buffers = self._pack(frames, {k: _py(v) for k, v in base.items() if k not in names})
+        header, buffers = self._pack(
+            frames, {k: to_py(v) for k, v in base.items() if k not in names}
+        )
         token = next(_TOKENS) if token is None else token
         message = wire.set_message(
             header,
@@ -91,7 +93,7 @@ class FrameSync:
             token=token,
             shape=[len(a) for a in axes],
             names=names,
-            axes=[[_py(v) for v in a] for a in axes],
+            axes=[[to_py(v) for v in a] for a in axes],
             fixed_fast=[
                 (i, self._axes[n].index(self.controls[n]))
                 for i, n in enumerate(self.fast)

@@ -77,10 +77,10 @@ def decode_set(header: dict, buffers) -> list[tuple[dict, dict, np.ndarray]]:
 
 def readout_numbers(frame, spec) -> np.ndarray:
     """A frame's readout as the float64 numbers the front end gets (strings left out)."""
-    from attnlib.widgets.framework.readout import _py
+    from attnlib.widgets.framework.readout import to_py
 
     parts = [
-        np.asarray(_py(frame.readout[s["label"]]), dtype=np.float64).reshape(-1)
+        np.asarray(to_py(frame.readout[s["label"]]), dtype=np.float64).reshape(-1)
         for s in spec
         if s["kind"] != "s"
     ]
