@@ -36,7 +36,7 @@ class HostReads(TorchFunctionMode):
     """A ``TorchFunctionMode`` that records every read of :data:`READS` made while it is active,
     in ``names`` (the method names, in order)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.names: list[str] = []
 

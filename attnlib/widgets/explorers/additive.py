@@ -20,7 +20,7 @@ from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points, Segme
 from attnlib.widgets.framework.controls import dropdown, float_slider
 from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.frames import slider_axis
-from attnlib.widgets.framework.scene import Frame, Panel, Scene
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, bar_slots
 from attnlib.widgets.framework.tables import grid_table
 
 __all__ = ["additive_attention_explorer"]
@@ -250,13 +250,11 @@ def _bars_panel(labels: list[str]) -> Panel:
             Bars("w_add", x=np.arange(S) - 0.2, width=0.4, color="C0", label="additive"),
             Bars("w_dot", x=np.arange(S) + 0.2, width=0.4, color="C1", label="projected dot"),
         ],
-        xlim=(-0.6, S - 0.4),
         ylim=(0.0, 1.05),
         title="weights of every key",
         xlabel="key",
         ylabel="weight",
-        xticks=list(range(S)),
-        xticklabels=labels,
+        **bar_slots(S, labels),
         legend="upper right",
     )
 

@@ -22,7 +22,7 @@ from attnlib.models.seq2seq.toy_tasks import NUM_SPECIAL, token_labels
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Text
 from attnlib.widgets.framework.controls import dropdown, int_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
-from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, bar_slots, cells
 
 __all__ = ["decoding_explorer", "visible_rows", "SOURCES"]
 
@@ -219,12 +219,10 @@ def _scene(T: int, S: int, vocab: int) -> Scene:
             Text(0.02, 0.95, key="src", axes=True, size=8, color="0.2", va="top"),
             Text(0.02, 0.87, key="wrote", axes=True, size=8, color="C3", va="top"),
         ],
-        xlim=(-0.6, vocab - 0.4),
         ylim=(0.0, 1.05),
         title="next-token probabilities at t",
         xlabel="token",
-        xticks=list(range(vocab)),
-        xticklabels=vocab_labels,
+        **bar_slots(vocab, vocab_labels),
     )
     scene = Scene(
         [self_panel, cross_panel, prob_panel],

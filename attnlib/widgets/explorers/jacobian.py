@@ -8,8 +8,6 @@ logits tie stays sensitive inside the pair).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 
@@ -19,7 +17,7 @@ from attnlib.course.scaling import jacobian_norm, spread_logits
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points
 from attnlib.widgets.framework.controls import dropdown, float_slider
 from attnlib.widgets.framework.explorer import Explorer, builder
-from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, bar_slots, cells, weights_panel
 
 __all__ = ["jacobian_explorer", "BASES", "UPSTREAMS", "base_logits", "upstream_gradient"]
 
@@ -158,15 +156,14 @@ def jacobian_explorer(
 def _scene(S: int, labels) -> Scene:
     """The weights, the Jacobian, the gradients and the columns."""
     xs = np.arange(S, dtype=np.float64)
-    ticks: dict[str, Any] = dict(xticks=list(range(S)), xticklabels=labels)
-    w_panel = Panel(
-        [Bars("a", color="C0")],
-        xlim=(-0.6, S - 0.4),
-        ylim=(0.0, 1.0),
+    slots = bar_slots(S, labels)
+    w_panel = weights_panel(
+        "a",
+        S,
+        labels,
         title="weights a = softmax(z)",
         xlabel="key j (weight a_j of logit z_j)",
         ylabel="weight a_j",
-        **ticks,
     )
     j_panel = Panel(
         [Heatmap("J", vmin=-_CLIM, vmax=_CLIM, cmap="cividis", annotate=True, colorbar=True)],
@@ -179,13 +176,12 @@ def _scene(S: int, labels) -> Scene:
             Bars("g", x=xs - 0.2, width=0.38, color="0.65", label="g = ∂L/∂a (upstream)"),
             Bars("dz", x=xs + 0.2, width=0.38, color="C0", label="∂L/∂z = Jᵀg (to the scores)"),
         ],
-        xlim=(-0.6, S - 0.4),
         ylim=(-1.1, 1.1),
         title="the gradient the softmax passes back",
         xlabel="key j",
         ylabel="gradient",
         legend="lower right",
-        **ticks,
+        **slots,
     )
     c_panel = Panel(
         [

@@ -19,10 +19,10 @@ from attnlib.core.scoring import cosine_score, default_scale, scaled_scores
 from attnlib.course.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.plotting import convex_hull
 from attnlib.util._checks import check_int
-from attnlib.widgets.framework.artists import Arrows, Bars, Points, Polygon, Segments
+from attnlib.widgets.framework.artists import Arrows, Points, Polygon, Segments
 from attnlib.widgets.framework.controls import float_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
-from attnlib.widgets.framework.scene import Frame, Panel, Scene
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, square, weights_panel
 from attnlib.widgets.framework.tables import grid_table
 
 __all__ = ["query_explorer", "query_frame", "KEY_LENGTHS", "DEFAULT_KEYS", "DEFAULT_VALUES"]
@@ -185,23 +185,12 @@ def query_explorer(
             Points("query", color="C3", size=6, label="query"),
             Points("output", color="black", marker="*", size=6, label="output"),
         ],
-        xlim=(-lim, lim),
-        ylim=(-lim, lim),
-        equal=True,
+        **square(lim),
         title="query, keys, values, output",
         xlabel="first component",
         ylabel="second component",
         legend="lower right",
     )
-    bars = Panel(
-        [Bars("weights", color="C0")],
-        xlim=(-0.6, S - 0.4),
-        ylim=(0.0, 1.0),
-        title="softmax weights",
-        xlabel="key",
-        ylabel="weight",
-        xticks=list(range(S)),
-        xticklabels=labels,
-    )
+    bars = weights_panel("weights", S, labels, title="softmax weights")
     scene = Scene([plane_panel, bars], cols=2, width=720, height=320, col_widths=[1.15, 1.0])
     return Explorer(controls, compute, scene, grid=[("x", "y")], columns=labels, digits=3)

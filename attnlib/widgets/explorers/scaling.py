@@ -17,7 +17,7 @@ from attnlib.course.scaling import entropy, jacobian_norm, max_weight, scores_fo
 from attnlib.widgets.framework.artists import Bars, Line, Points, Text
 from attnlib.widgets.framework.controls import selection_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
-from attnlib.widgets.framework.scene import Frame, Panel, Scene
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, weights_panel
 
 __all__ = ["scaling_explorer", "WIDTHS", "SCALES"]
 
@@ -240,16 +240,13 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
         yticklabels=["      "] * 5,  # room for the y tick texts (e.g. "0.016") beside the y label
         legend="upper right",
     )
-    ticks = list(range(0, num_keys, 5))
-    row_panel = Panel(
-        [Bars("row", color="C0")],
-        xlim=(-0.6, num_keys - 0.4),
-        ylim=(0.0, 1.0),
+    row_panel = weights_panel(
+        "row",
+        num_keys,
+        [str(j + 1) for j in range(num_keys)],
         title="softmax row of one query",
         xlabel="key j",
-        ylabel="weight",
-        xticks=ticks,
-        xticklabels=[str(j + 1) for j in ticks],
+        every=5,
     )
     styles = {
         "1": ("C3", False, "q·k"),

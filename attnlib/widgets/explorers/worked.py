@@ -22,7 +22,7 @@ from attnlib.core.scoring import default_scale, scaled_scores
 from attnlib.widgets.framework.artists import Arrows, Line, Points, Segments, Text
 from attnlib.widgets.framework.controls import float_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
-from attnlib.widgets.framework.scene import Frame, Panel, Scene
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, square
 from attnlib.widgets.framework.tables import grid_table
 
 __all__ = ["two_key_explorer", "two_key_frame", "KEYS", "QUERY_LIM", "VALUE_LIM"]
@@ -120,25 +120,20 @@ def two_key_explorer(
             width="200px",
         )
 
+    def query_slider(axis, x):
+        return float_slider(
+            f"query {axis}",
+            -QUERY_LIM,
+            QUERY_LIM,
+            float(x),
+            step=QUERY_STEP,
+            readout_format=".1f",
+            width="240px",
+        )
+
     controls = {
-        "x": float_slider(
-            "query x",
-            -QUERY_LIM,
-            QUERY_LIM,
-            float(qt[0]),
-            step=QUERY_STEP,
-            readout_format=".1f",
-            width="240px",
-        ),
-        "y": float_slider(
-            "query y",
-            -QUERY_LIM,
-            QUERY_LIM,
-            float(qt[1]),
-            step=QUERY_STEP,
-            readout_format=".1f",
-            width="240px",
-        ),
+        "x": query_slider("x", qt[0]),
+        "y": query_slider("y", qt[1]),
         "scaled": toggle("divide scores by √d_k = √2", scaled),
         "v1x": value_slider("v1 x", vt[0, 0]),
         "v1y": value_slider("v1 y", vt[0, 1]),
@@ -175,9 +170,7 @@ def _scene() -> Scene:
             Arrows("query_arrow", color="C3", width=1.5),
             Points("query", color="C3", size=6, label="query q"),
         ],
-        xlim=(-qlim, qlim),
-        ylim=(-qlim, qlim),
-        equal=True,
+        **square(qlim),
         title="matching: q against k1, k2",
         xlabel="dimension 1",
         ylabel="dimension 2",
@@ -207,9 +200,7 @@ def _scene() -> Scene:
             Points("values", color="C2", marker="^", size=6, labels=["v1", "v2"], label="values"),
             Points("output", color="black", marker="*", size=6, label="output o"),
         ],
-        xlim=(-vlim, vlim),
-        ylim=(-vlim, vlim),
-        equal=True,
+        **square(vlim),
         title="content: o = a1 v1 + a2 v2",
         xlabel="dimension 1",
         ylabel="dimension 2",

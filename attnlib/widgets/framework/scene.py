@@ -28,10 +28,14 @@ The vocabulary (``xy`` arrays are ``(N, 2)`` points; segments/arrows ``(N, 2, 2)
           yticks=None, yticklabels=None, equal=False, legend=None|"upper right"|"upper left"|
           "lower right"|"lower left")      # ticks None: chosen here; [] none; ylim (hi, lo) flips y
     cells(n_rows, n_cols, row_labels=None, col_labels=None)  # Panel keyword args for a heatmap
+    bar_slots(n, labels=None, every=1)  # ... for n bars at 0..n-1; square(lim): a vector plane
+    weights_panel(key, n, labels=None, title=..., xlabel="key", ylabel="weight", every=1)
+                                 # a Panel: one row of softmax weights as bars on 0..1
     Scene(panels, cols=1, width=720, height=300, col_widths=None, row_heights=None)
 
 The artists live in :mod:`attnlib.widgets.framework.artists`; :class:`Frame`, :class:`Panel`,
-:func:`cells` and :class:`Scene` here.
+:func:`cells`, :func:`bar_slots`, :func:`square`, :func:`weights_panel` and :class:`Scene`
+here.
 
 Example (two small multiples of a heatmap, one with hatched hidden cells, and a bar panel)::
 
@@ -51,9 +55,9 @@ from typing import Any
 
 import numpy as np
 
-from attnlib.widgets.framework.artists import HATCH_FILL, Artist, Heatmap, Text, mpl_cmap
+from attnlib.widgets.framework.artists import HATCH_FILL, Artist, Bars, Heatmap, Text, mpl_cmap
 
-__all__ = ["Scene", "Panel", "Frame", "cells"]
+__all__ = ["Scene", "Panel", "Frame", "cells", "bar_slots", "square", "weights_panel"]
 
 _LEGEND_LOCS = (None, "upper right", "upper left", "lower right", "lower left")
 
@@ -145,6 +149,46 @@ def cells(n_rows: int, n_cols: int, row_labels=None, col_labels=None) -> dict:
         yticks=list(range(n_rows)),
         xticklabels=list(col_labels) if col_labels is not None else [str(j) for j in range(n_cols)],
         yticklabels=list(row_labels) if row_labels is not None else [str(i) for i in range(n_rows)],
+    )
+
+
+def bar_slots(n: int, labels: Sequence[str] | None = None, *, every: int = 1) -> dict:
+    """Panel keyword arguments for ``n`` bars at x = 0 .. n-1 (e.g. the weights over the keys):
+    the x limits ``(-0.6, n - 0.4)`` and a tick under every ``every``-th bar, labelled from
+    ``labels`` (one per bar; None: the index).
+    """
+    ticks = list(range(0, n, every))
+    return dict(
+        xlim=(-0.6, n - 0.4),
+        xticks=ticks,
+        xticklabels=None if labels is None else [list(labels)[j] for j in ticks],
+    )
+
+
+def square(lim: float) -> dict:
+    """Panel keyword arguments for a plane of vectors: x and y in ``(-lim, lim)``, one scale."""
+    return dict(xlim=(-lim, lim), ylim=(-lim, lim), equal=True)
+
+
+def weights_panel(
+    key: str,
+    n: int,
+    labels: Sequence[str] | None = None,
+    *,
+    title: str,
+    xlabel: str = "key",
+    ylabel: str = "weight",
+    every: int = 1,
+) -> Panel:
+    """The course's picture of one row of softmax weights: a bar per key (the frame's array
+    ``key``, ``(n,)``, colour C0) on a 0..1 scale, ticked as :func:`bar_slots` ticks them."""
+    return Panel(
+        [Bars(key, color="C0")],
+        ylim=(0.0, 1.0),
+        title=title,
+        xlabel=xlabel,
+        ylabel=ylabel,
+        **bar_slots(n, labels, every=every),
     )
 
 
