@@ -224,33 +224,27 @@ def sharpness_curves(unscaled, scaled, ax=None):
     ax_e, ax_m = (ax[0], ax[1]) if isinstance(ax, (list, tuple, np.ndarray)) else (ax, ax)
     d = np.asarray(unscaled.d_k, dtype=np.float64)
     S = unscaled.num_keys
-    lines = curves(
-        d,
-        {"q·k": unscaled.entropy, "q·k / √d_k": scaled.entropy},
-        ax=ax_e,
-        logx=True,
-        styles=["C3o-", "C0s-"],
-        title=f"mean entropy of a row (S = {S} keys)",
-        xlabel="d_k",
-        ylabel="entropy (nats)",
-    )
     log_s = math.log(S)
-    ax_e.axhline(log_s, color="0.6", ls=":", lw=1)
-    ax_e.text(d[0], log_s, "uniform row: log S", va="bottom", fontsize=8, color="0.4")
-    ax_e.set_ylim(0.0, 1.15 * log_s)
-    lines += curves(
-        d,
-        {"q·k": unscaled.max_weight, "q·k / √d_k": scaled.max_weight},
-        ax=ax_m,
-        logx=True,
-        styles=["C3o-", "C0s-"],
-        title=f"mean max weight of a row (S = {S} keys)",
-        xlabel="d_k",
-        ylabel="max weight",
-    )
-    ax_m.axhline(1 / S, color="0.6", ls=":", lw=1)
-    ax_m.text(d[0], 1 / S, "uniform row: 1/S", va="bottom", fontsize=8, color="0.4")
-    ax_m.set_ylim(0.0, 1.05)
+    lines: list = []
+    # per panel: its axes, the table's field, the title's quantity, the y label, and the uniform
+    # row's value (a dotted guide), its label and the top of the y axis
+    for a, name, what, ylabel, uniform, label, top in (
+        (ax_e, "entropy", "entropy", "entropy (nats)", log_s, "log S", 1.15 * log_s),
+        (ax_m, "max_weight", "max weight", "max weight", 1 / S, "1/S", 1.05),
+    ):
+        lines += curves(
+            d,
+            {"q·k": getattr(unscaled, name), "q·k / √d_k": getattr(scaled, name)},
+            ax=a,
+            logx=True,
+            styles=["C3o-", "C0s-"],
+            title=f"mean {what} of a row (S = {S} keys)",
+            xlabel="d_k",
+            ylabel=ylabel,
+        )
+        a.axhline(uniform, color="0.6", ls=":", lw=1)
+        a.text(d[0], uniform, f"uniform row: {label}", va="bottom", fontsize=8, color="0.4")
+        a.set_ylim(0.0, top)
     for a in {id(ax_e): ax_e, id(ax_m): ax_m}.values():
         a.set_xscale("log", base=2)
         a.legend(fontsize="small", loc="center right")

@@ -7,6 +7,7 @@ values involved, so a wrong call fails at the boundary instead of deep inside to
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 
@@ -255,6 +256,15 @@ def check_positive_int(name: str, value) -> int:
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}")
     return value
+
+
+def check_config_sizes(config, names: Sequence[str]) -> None:
+    """Check a model config's sizes: every field in ``names`` a positive int, and ``num_heads``
+    dividing ``d_model`` (both configs, the toy seq2seq and MiniLM, split D into H heads)."""
+    for name in names:
+        check_positive_int(name, getattr(config, name))
+    if config.d_model % config.num_heads:
+        raise ValueError(f"num_heads={config.num_heads} must divide d_model={config.d_model}")
 
 
 def check_scale(scale) -> None:

@@ -6,7 +6,20 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnlib.util._checks import check_config_sizes, check_int, check_number_above
+
 __all__ = ["MiniLMConfig"]
+
+# MiniLMConfig's fields that must be positive ints.
+_SIZES = (
+    "vocab_size",
+    "d_model",
+    "num_layers",
+    "num_heads",
+    "d_ff",
+    "max_positions",
+    "type_vocab_size",
+)
 
 
 @dataclass(frozen=True)
@@ -22,6 +35,11 @@ class MiniLMConfig:
     type_vocab_size: int = 2
     eps: float = 1e-12
     pad_id: int = 0
+
+    def __post_init__(self):
+        check_config_sizes(self, _SIZES)
+        check_number_above("eps", self.eps, 0.0)
+        check_int("pad_id", self.pad_id, min=0, max=self.vocab_size - 1)
 
     @classmethod
     def from_json(cls, path: Path) -> MiniLMConfig:

@@ -7,9 +7,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnlib.models.seq2seq.toy_tasks import NUM_SPECIAL, TASKS
-from attnlib.util._checks import check_number_above, check_positive_int
+from attnlib.util._checks import check_config_sizes, check_number_above, check_positive_int
 
 __all__ = ["Seq2SeqConfig", "TrainConfig"]
+
+# Seq2SeqConfig's fields that must be positive ints.
+_SIZES = (
+    "vocab_size",
+    "d_model",
+    "num_heads",
+    "d_ff",
+    "num_encoder_layers",
+    "num_decoder_layers",
+    "max_positions",
+)
 
 
 @dataclass(frozen=True)
@@ -39,23 +50,12 @@ class Seq2SeqConfig:
     norm_first: bool = False
 
     def __post_init__(self):
-        for name in (
-            "vocab_size",
-            "d_model",
-            "num_heads",
-            "d_ff",
-            "num_encoder_layers",
-            "num_decoder_layers",
-            "max_positions",
-        ):
-            check_positive_int(name, getattr(self, name))
+        check_config_sizes(self, _SIZES)
         if self.vocab_size < NUM_SPECIAL + 2:
             raise ValueError(
                 f"vocab_size must be >= {NUM_SPECIAL + 2} (PAD, BOS, EOS and two "
                 f"symbols), got {self.vocab_size}"
             )
-        if self.d_model % self.num_heads:
-            raise ValueError(f"num_heads={self.num_heads} must divide d_model={self.d_model}")
         if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)):
             raise TypeError(f"dropout must be a number, got {type(self.dropout).__name__}")
         if not 0.0 <= self.dropout < 1.0:
