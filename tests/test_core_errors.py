@@ -173,6 +173,13 @@ def test_is_causal_must_be_a_bool_not_truthy():
         dot_product_attention(q, k, v, is_causal="yes")
     with pytest.raises(TypeError, match="is_causal must be True or False, got int"):
         dot_product_attention(q, k, v, is_causal=1)
+    # The blockwise functions share dot_product_attention's checks (one prologue).
+    from attnlib.core.blockwise import blockwise_attention, blockwise_attention_steps
+
+    with pytest.raises(TypeError, match=r"is_causal must be True or False, got str \('yes'\)"):
+        blockwise_attention(q, k, v, is_causal="yes", block_size=2)
+    with pytest.raises(TypeError, match="is_causal must be True or False, got int"):
+        next(blockwise_attention_steps(q, k, v, is_causal=1, block_size=2))
 
 
 def test_wrong_type_is_typeerror_and_wrong_value_valueerror_in_the_helpers():

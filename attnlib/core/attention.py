@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlib.core.masks import checked_attention_mask
-from attnlib.core.scoring import default_scale, scaled_scores
+from attnlib.core.scoring import checked_scale, scaled_scores
 from attnlib.core.softmax import _masked_softmax
 from attnlib.util._checks import (
     check_bool,
@@ -15,11 +15,10 @@ from attnlib.util._checks import (
     check_probability,
     check_same_device,
     check_same_dtype,
-    check_scale,
     check_tensor,
 )
 
-__all__ = ["dot_product_attention", "check_qkv"]
+__all__ = ["dot_product_attention", "check_qkv", "check_attention_call"]
 
 
 def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
@@ -77,14 +76,46 @@ def dot_product_attention(
     score makes that query's weights and output all NaN; a NaN in ``v`` reaches every query's
     output, even where its weight is 0 (``0 · NaN = NaN``).
     """
-    check_qkv(q, k, v)
-    check_scale(scale)
-    check_bool("is_causal", is_causal)
     dropout_p = check_probability("dropout_p", dropout_p)
-    shape = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
-    mask, may_be_empty = checked_attention_mask(shape, q.device, attn_mask, valid_lens, is_causal)
-    scale = default_scale(q.shape[-1]) if scale is None else float(scale)
+    scale, mask, may_be_empty = check_attention_call(
+        q, k, v, attn_mask, valid_lens, is_causal, scale
+    )
     return _attention(q, k, v, mask, scale, dropout_p, rows_may_be_empty=may_be_empty)
+
+
+def check_attention_call(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None,
+    valid_lens: torch.Tensor | None,
+    is_causal: bool,
+    scale: float | None,
+    *,
+    batch: tuple[int, ...] | None = None,
+    fold_causal: bool = True,
+) -> tuple[float, torch.Tensor | None, bool]:
+    """The one prologue of the q/k/v attention functions (:func:`dot_product_attention`,
+    :func:`~attnlib.core.blockwise.blockwise_attention` and its steps): check q, k, v, ``scale``
+    and ``is_causal``, then fold the masking arguments into one mask for the scores
+    ``(*batch, L, S)`` (``batch``: the broadcast of q's and k's batch dimensions unless given).
+
+    ``fold_causal=False`` leaves ``is_causal`` out of the mask, for a caller that builds the
+    causal part itself (the blockwise loop, block by block).
+
+    Returns:
+        ``(scale as a number, mask or None, rows_may_be_empty)`` (see
+        :func:`attnlib.core.masks.checked_attention_mask`).
+    """
+    check_qkv(q, k, v)
+    scale = checked_scale(scale, q.shape[-1])
+    check_bool("is_causal", is_causal)
+    if batch is None:
+        batch = tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]))
+    shape = (*batch, q.shape[-2], k.shape[-2])
+    causal = is_causal and fold_causal
+    mask, may_be_empty = checked_attention_mask(shape, q.device, attn_mask, valid_lens, causal)
+    return scale, mask, may_be_empty
 
 
 def _attention(

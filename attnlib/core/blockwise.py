@@ -21,10 +21,9 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlib.core.attention import check_qkv
-from attnlib.core.masks import checked_attention_mask
-from attnlib.core.scoring import default_scale, scaled_scores
-from attnlib.util._checks import check_positive_int, check_scale
+from attnlib.core.attention import check_attention_call
+from attnlib.core.scoring import scaled_scores
+from attnlib.util._checks import check_positive_int
 
 __all__ = [
     "BlockwiseStep",
@@ -78,16 +77,16 @@ class BlockwiseStep:
         )
 
 
-def _prepare(q, k, v, block_size, attn_mask, valid_lens, scale):
+def _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale):
     """Check the inputs; return the scale as a number and one mask with valid_lens folded in."""
-    check_qkv(q, k, v)
     check_positive_int("block_size", block_size)
-    check_scale(scale)
-    lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    shape = (*lead, q.shape[-2], k.shape[-2])
-    # is_causal stays out of the mask: the blocks build their causal part themselves.
-    mask, _ = checked_attention_mask(shape, q.device, attn_mask, valid_lens)
-    return (default_scale(q.shape[-1]) if scale is None else float(scale)), mask
+    # The mask covers v's batch dimensions too (the output's), and leaves is_causal out: the
+    # blocks build their causal part themselves.
+    batch = tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
+    scale, mask, _ = check_attention_call(
+        q, k, v, attn_mask, valid_lens, is_causal, scale, batch=batch, fold_causal=False
+    )
+    return scale, mask
 
 
 def _online_blocks(
@@ -157,7 +156,7 @@ def blockwise_attention_steps(
         A :class:`BlockwiseStep` after each block of keys. The tensors of a step are not
         modified by later steps, so steps can be collected in a list.
     """
-    scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, scale)
+    scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
     yield from _online_blocks(
         q, k, v, block_size=block_size, is_causal=is_causal, attn_mask=attn_mask, scale=scale
     )
@@ -229,7 +228,7 @@ def blockwise_attention(
     Returns:
         ``(..., L, Dv)`` in q's dtype; a query that sees no key gets a zero output.
     """
-    scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, scale)
+    scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
     num_queries, num_keys = q.shape[-2], k.shape[-2]
     lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     out = q.new_zeros((*lead, num_queries, v.shape[-1]))  # (..., L, Dv)

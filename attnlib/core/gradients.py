@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 
 from attnlib.core.attention import check_qkv
-from attnlib.core.scoring import default_scale
-from attnlib.util._checks import check_scale, check_tensor
+from attnlib.core.scoring import checked_scale
+from attnlib.util._checks import check_tensor
 
 __all__ = ["attention_backward"]
 
@@ -36,7 +36,7 @@ def attention_backward(
         ``(dq, dk, dv)`` with the shapes of q, k and v.
     """
     check_qkv(q, k, v)
-    check_scale(scale)
+    scale = checked_scale(scale, q.shape[-1])
     check_tensor("weights", weights, ndim_min=2)
     check_tensor("grad_out", grad_out, ndim_min=2)
     expected_a = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
@@ -47,7 +47,6 @@ def attention_backward(
             f"grad_out must be (..., L, Dv) = (..., {q.shape[-2]}, {v.shape[-1]}), "
             f"got {tuple(grad_out.shape)}"
         )
-    scale = default_scale(q.shape[-1]) if scale is None else float(scale)
     dv = weights.transpose(-2, -1) @ grad_out  # (..., S, Dv)
     da = grad_out @ v.transpose(-2, -1)  # (..., L, S)
     dz = weights * (da - (da * weights).sum(-1, keepdim=True))  # (..., L, S): softmax backward

@@ -12,11 +12,13 @@ from attnlib.util._checks import (
     check_last_dim_match,
     check_number_above,
     check_same_device,
+    check_scale,
     check_tensor,
 )
 
 __all__ = [
     "default_scale",
+    "checked_scale",
     "scaled_scores",
     "dot_score",
     "scaled_dot_score",
@@ -34,6 +36,14 @@ __all__ = [
 def default_scale(d_k: int) -> float:
     """The scale of scaled dot-product attention, ``1 / sqrt(d_k)``: the one place it is written."""
     return 1.0 / math.sqrt(d_k)
+
+
+def checked_scale(scale: float | None, d_k: int) -> float:
+    """An attention call's ``scale`` argument checked (``None`` or a finite real number) and
+    made a number: ``None`` means :func:`default_scale` of ``d_k``; any number is used as given.
+    """
+    check_scale(scale)
+    return default_scale(d_k) if scale is None else float(scale)
 
 
 def scaled_scores(q: torch.Tensor, k: torch.Tensor, scale: float | None = None) -> torch.Tensor:
