@@ -225,7 +225,7 @@ def sharpness_curves(unscaled, scaled, ax=None):
     d = np.asarray(unscaled.d_k, dtype=np.float64)
     S = unscaled.num_keys
     log_s = math.log(S)
-    lines: list = []
+    lines = []
     # per panel: its axes, the table's field, the title's quantity, the y label, and the uniform
     # row's value (a dotted guide), its label and the top of the y axis
     for a, name, what, ylabel, uniform, label, top in (
