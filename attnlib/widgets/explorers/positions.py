@@ -233,12 +233,13 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
         ylabel="dot product",
         legend="lower right",
     )
-    # The notebook's width, short enough that controls, picture and readout fit 620 px (a
-    # 1280 x 720 browser, issue 16); the top row taller, for the circle.
+    # Within the notebook's width and short enough that controls, picture and the readout below
+    # it fit 620 px (a 1280 x 720 browser, issue 16); narrow enough that the site's wider page
+    # puts the readout beside it; the top row taller, for the circle.
     scene = Scene(
         [circle, table, fingerprint, similarity],
         cols=2,
-        width=840,
+        width=770,
         height=380,
         row_heights=[1.3, 1.0],
     )
