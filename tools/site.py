@@ -13,6 +13,9 @@ product of the values of every *live* control. Controls are made live in their o
 sliders precomputed jointly counts as one) while the product stays under ``MAX_FRAMES`` frames;
 the others are shown disabled at their notebook value, with a note. Each array of a frame is
 stored once per distinct value (a table, and a Uint32 index per frame), and the whole is gzipped.
+The readout numbers are stored at the precision the readout shows them (``readout_columns``:
+integers ``round(x * 10**digits)``, rounded as the page's ``toFixed`` rounds, so the page shows
+the text JupyterLab shows), which makes them dedupe and compress.
 
 Which explorer an output shows: the output's metadata ``{"attnlib": {"builder", "args"}}`` (written
 by ``Explorer._repr_mimebundle_``); for notebooks stored before that, ``tests/browser/specs.py``'s
