@@ -13,6 +13,9 @@ product of the values of every *live* control. Controls are made live in their o
 sliders precomputed jointly counts as one) while the product stays under ``MAX_FRAMES`` frames;
 the others are shown disabled at their notebook value, with a note. Each array of a frame is
 stored once per distinct value (a table, and a Uint32 index per frame), and the whole is gzipped.
+The readout numbers are stored at the precision the readout shows them (``readout_columns``:
+integers ``round(x * 10**digits)``, rounded as the page's ``toFixed`` rounds, so the page shows
+the text JupyterLab shows), which makes them dedupe and compress.
 
 Which explorer an output shows: the output's metadata ``{"attnlib": {"builder", "args"}}`` (written
 by ``Explorer._repr_mimebundle_``); for notebooks stored before that, ``tests/browser/specs.py``'s
@@ -118,13 +121,13 @@ def explorer_state_space(
     if not groups:
         raise ValueError(f"explorer {name!r} has no fast slider; the site needs one")
     # Each group's axes (compute values), from its frame set at the notebook's values, and the
-    # float64 readout numbers per frame (they hardly compress: the size's lower bound).
+    # readout's bytes per frame as stored (about 2 per number: integers at the digits shown).
     axes: dict[str, list] = {}
     for gi in range(len(groups)):
         header, (_, b64) = ex.frame_set(gi)
         for n, a in zip(header["names"], header["axes"]):
             axes[n] = list(a)
-        readout_bytes = len(b64) // header["n"]
+        readout_bytes = 2 * (len(b64) // 8 // header["n"])
     # Every control: its values (as compute gets them, JSON), labels, front-end values.
     controls: list[dict] = []
     py_values: dict[str, list] = {}
@@ -249,10 +252,30 @@ def explorer_state_space(
             sv = header["strings"][j] if header["strings"] else []
             row[-1] = stable.setdefault(json.dumps(sv), len(stable))
     ex.set(**{n: py_values[n][by_name[n]["index"]] for n in dims})
-    # The blob: float64 readout table first (8-byte aligned), the float32 tables, the index.
-    parts = [b"".join(rtable)]
-    layout: dict[str, Any] = {"readout": [0, len(rtable) * rstride], "tables": []}
-    off = len(parts[0])
+    # The readout at the precision it is shown: a column of integers where every value allows.
+    digits = int(_view_meta(ex).get("digits", 3))
+    rkinds = [s["kind"] for s in template["readout"] if s["kind"] != "s" for _ in _cells(s)]
+    rcols, rrows, remap = readout_columns(
+        np.frombuffer(b"".join(rtable), dtype=np.float64).reshape(len(rtable), rstride),
+        rkinds,
+        digits,
+    )
+    index[:, -3] = remap[index[:, -3]]  # type: ignore[index]
+    # The blob: the readout columns first (float64 ones 8-byte aligned), the float32 tables, the
+    # index.
+    parts: list[bytes] = []
+    layout: dict[str, Any] = {"readout": [], "tables": []}
+    off = 0
+    for code, div, data in rcols:
+        pad = -off % 8
+        parts.append(b"\0" * pad)
+        off += pad
+        layout["readout"].append([code, off, rrows, div])
+        parts.append(data)
+        off += len(data)
+    pad = -off % 4
+    parts.append(b"\0" * pad)
+    off += pad
     for k, s in keys:
         data = b"".join(tables[k])
         layout["tables"].append([k, off, len(tables[k]) * s])
@@ -260,7 +283,7 @@ def explorer_state_space(
         off += len(data)
     # The index, one column per key (+ readout, texts, strings), each in the narrowest unsigned
     # type that holds its ids (a column with one distinct value is not stored).
-    counts = [len(tables[k]) for k, _ in keys] + [len(rtable), len(ttable), len(stable)]
+    counts = [len(tables[k]) for k, _ in keys] + [rrows, len(ttable), len(stable)]
     layout["index"] = []
     for j, count in enumerate(counts):
         if count <= 1:
@@ -302,6 +325,77 @@ def explorer_state_space(
         "not_live": [c["name"] for c in controls if not c["live"]],
     }
     return spec, b"".join(parts)
+
+
+def _cells(s: dict) -> range:
+    return range(math.prod(s["shape"]))
+
+
+#: Readout columns stored as integers: the narrowest signed type that holds them.
+_INT_TYPES = (("i1", 127), ("i2", 32767), ("i4", 2**31 - 1))
+
+
+def _half_up(a, digits: int):
+    """``a * 10**digits`` rounded as the page's ``Number.toFixed(digits)`` rounds ``a``: to the
+    nearest integer of the exact binary value, ties away from zero (int64 array)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    import numpy as np
+
+    scaled = np.abs(a) * 10.0**digits
+    n = np.floor(scaled + 0.5)
+    # float64's product is within 1e-6 of the exact one below 2**31: only values that close to
+    # a tie can round differently; those are rounded exactly, in decimal
+    near = np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6
+    q = Decimal(1).scaleb(-digits)
+    for i in np.flatnonzero(near):
+        n[i] = int(Decimal(float(abs(a[i]))).quantize(q, rounding=ROUND_HALF_UP).scaleb(digits))
+    return (np.sign(a) * n).astype(np.int64)
+
+
+def readout_columns(rows, kinds: list[str], digits: int):
+    """The readout table ``rows`` ``(R, C)`` (float64) as stored in a page: ``(columns, rows,
+    remap)``, where ``columns`` is ``[(code, div, bytes)]`` one per column (``code`` "i1", "i2",
+    "i4" or "f8"; the page's number is the stored one divided by ``div``), ``rows`` the count of
+    distinct rows left and ``remap`` the new row of each old one.
+
+    A float (kind "f") is stored as the integer ``round(x * 10**digits)`` that the readout's
+    ``toFixed(digits)`` shows (ties away from zero, as ``toFixed`` rounds), so the page shows the
+    same text as JupyterLab; ints and bools as integers; a column with a value that does not fit
+    (nan, inf, too large) stays float64. Rows equal once rounded are stored once.
+    """
+    import numpy as np
+
+    cols, kept = [], []
+    for c, kind in enumerate(kinds):
+        x = rows[:, c]
+        div = 10**digits if kind == "f" else 1
+        if np.isfinite(x).all() and np.abs(x).max(initial=0) * div < 2**31 - 1:
+            n = _half_up(x, digits) if kind == "f" else np.rint(x).astype(np.int64)
+            if kind == "f" or np.array_equal(n, x):
+                cols.append(("i", div))
+                kept.append(n.astype(np.float64))
+                continue
+        cols.append(("f8", 1))
+        kept.append(x)
+    stacked = np.stack(kept, 1) if kept else np.zeros((len(rows), 0))
+    uniq, first, inverse = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first)  # the rows in the order first met (neighbours stay neighbours)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    uniq, remap = uniq[order], rank[np.asarray(inverse).reshape(-1)]
+    out = []
+    for c, (code, div) in enumerate(cols):
+        col = uniq[:, c]
+        if code == "f8":
+            out.append(("f8", 1, np.ascontiguousarray(col).tobytes()))
+            continue
+        top = np.abs(col).max(initial=0)
+        code = next(t for t, m in _INT_TYPES if top <= m)
+        out.append(
+            (code, div, col.astype({"i1": np.int8, "i2": np.int16, "i4": np.int32}[code]).tobytes())
+        )
+    return out, len(uniq), remap.astype(np.uint32)
 
 
 def _layer_arrays(ex) -> tuple[dict[str, bytes], dict[str, list[int]]]:

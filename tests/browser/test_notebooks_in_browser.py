@@ -25,6 +25,10 @@ from harness import wait as _wait
 from specs import NOTEBOOKS
 
 RUN_TIMEOUT_S = 150  # notebook 08 trains a small model
+#: A 1280 x 720 browser, as a laptop shows one: JupyterLab leaves the notebook about 620 px of
+#: height (issue 16), and its output area the width it gives (about 850 px, file browser open).
+VIEWPORT = (1280, 720)
+HEIGHT = 620
 NUMBER = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
@@ -106,6 +110,28 @@ def _check_canvas_explorer(page, ex_el) -> None:
     )
 
 
+_EXTENT = """e => {
+  const out = e.closest('.jp-OutputArea-output').getBoundingClientRect();
+  const parts = [e, ...e.querySelectorAll('canvas, .attnlib-readout, .widget-inline-hbox')];
+  return {height: e.getBoundingClientRect().height, width: out.width, left: out.left,
+          right: Math.max(...parts.map(p => p.getBoundingClientRect().right)),
+          overflow: e.scrollWidth - e.clientWidth};
+}"""
+
+
+def _fit_problem(ex_el) -> str | None:
+    """Why the explorer's whole output (title, controls, picture, readout) does not fit a
+    1280 x 720 browser's notebook: taller than ``HEIGHT`` or wider than its output area."""
+    x = ex_el.evaluate(_EXTENT)
+    name = _builder(ex_el)
+    if x["height"] > HEIGHT:
+        return f"{name}: {x['height']:.0f} px tall > {HEIGHT}"
+    if x["right"] > x["left"] + x["width"] + 0.5 or x["overflow"] > 0:
+        wide = x["right"] - x["left"]
+        return f"{name}: reaches {wide:.0f} px, wider than the notebook's {x['width']:.0f}"
+    return None
+
+
 def _drag_first_slider(page, explorer, dx: float) -> None:
     handle = explorer.locator(".widget-slider .noUi-handle").first
     handle.scroll_into_view_if_needed()
@@ -123,7 +149,9 @@ def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, l
     assert (lab.root / notebook).exists(), (
         f"notebooks/{notebook} is listed in specs.py but does not exist"
     )
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
+    context = browser.new_context(
+        viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]}, device_scale_factor=1
+    )
     page = context.new_page()
     console_errors = []
     page.on("pageerror", lambda exc: console_errors.append(str(exc)))
@@ -154,12 +182,18 @@ def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, l
         shown = [_builder(explorers.nth(i)) for i in range(explorers.count())]
         assert set(expected) <= set(shown), f"{notebook} should show {expected}, shows {shown}"
 
+        misfits = []
         for i in range(explorers.count()):
             ex_el = explorers.nth(i)
+            ex_el.scroll_into_view_if_needed()
+            ex_el.locator(".attnlib-canvas[data-frames]:not([data-frames='0'])").wait_for()
+            misfit = _fit_problem(ex_el)
+            if misfit:
+                misfits.append(misfit)
             if ex_el.locator(".widget-slider .noUi-handle").count() == 0:
                 continue
-            ex_el.scroll_into_view_if_needed()
             _check_canvas_explorer(page, ex_el)
+        assert not misfits, f"{notebook}: explorers must fit a 1280 x 720 browser: {misfits}"
         assert not console_errors, f"{notebook}: errors in the browser console: {console_errors}"
     finally:
         try:

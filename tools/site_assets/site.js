@@ -8,7 +8,8 @@
 //
 // Data per explorer (two <script> elements in its host): the spec (JSON) and the frames (gzip,
 // base64). The frames are the product of every live control's values, each array key stored once
-// per distinct value (a table) and a Uint32 index per frame and key.
+// per distinct value (a table) and a Uint32 index per frame and key. The readout numbers are
+// stored at the precision the readout shows them (tools/site.py readout_columns).
 
 function bytesOf(b64) {
   const s = atob(b64.trim());
@@ -24,7 +25,11 @@ async function inflate(b64) {
 
 function staticModel(spec, buffer, ui) {
   const L = spec.layout;
-  const r64 = new Float64Array(buffer, L.readout[0], L.readout[1]);
+  // The readout, one typed column per number: integers at the digits shown (the number is the
+  // stored one / div, as exact as parsing the text) or float64 (div 1).
+  const RTypes = { i1: Int8Array, i2: Int16Array, i4: Int32Array, f8: Float64Array };
+  const rcols = L.readout.map(([code, off, n]) => new RTypes[code](buffer, off, n));
+  const rdiv = L.readout.map(([, , , div]) => div);
   const tables = {};
   for (const [k, off, len] of L.tables) tables[k] = new Float32Array(buffer, off, len);
   // per key (+ readout, texts, strings): the id of each frame's value in its table
@@ -71,7 +76,7 @@ function staticModel(spec, buffer, ui) {
         o += size;
       });
       const r = id(nk - 3, fl);
-      f64.set(r64.subarray(r * rstride, (r + 1) * rstride), i * rstride);
+      for (let c = 0; c < rstride; c++) f64[i * rstride + c] = rcols[c][r] / rdiv[c];
       text_values.push(spec.texts_table[id(nk - 2, fl)]);
       strings.push(spec.strings_table[id(nk - 1, fl)]);
     });

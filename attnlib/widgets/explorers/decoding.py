@@ -224,11 +224,12 @@ def _scene(T: int, S: int, vocab: int) -> Scene:
         xlabel="token",
         **bar_slots(vocab, vocab_labels),
     )
+    # Within the notebook's width in a 1280 px browser (about 850 px, issue 16).
     scene = Scene(
         [self_panel, cross_panel, prob_panel],
         cols=3,
-        width=1040,
+        width=840,
         height=320,
-        col_widths=[1.0, 1.15, 1.55],
+        col_widths=[1.0, 1.05, 1.6],
     )
     return scene

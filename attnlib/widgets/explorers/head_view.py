@@ -263,11 +263,13 @@ def _scene(n_max: int, heads: int) -> Scene:
         ent,
         *smalls[2 * per_row :],
     ]
+    # The notebook's width, and short enough that title, controls, picture and the readout below
+    # it (two entries a line, view.py) fit 620 px together (a 1280 x 720 browser, issue 16).
     scene = Scene(
         panels,
         cols=per_row + 1,
-        width=760,
-        height=540,
+        width=840,
+        height=400,
         col_widths=[2.6] + [1.0] * per_row,
         row_heights=[1.45, 1.15, 0.9],
     )

@@ -182,5 +182,6 @@ def _scene(x_train, y_train, grid, y_true, x_max: float) -> Scene:
         xlabel="x (keys x_i at the bars)",
         ylabel="α / largest α",
     )
-    scene = Scene([top, bottom], cols=1, width=720, height=420, row_heights=[1.6, 1.0])
+    # 600 px wide: the readout fits beside it in a 1280 px browser (issue 16)
+    scene = Scene([top, bottom], cols=1, width=600, height=420, row_heights=[1.6, 1.0])
     return scene

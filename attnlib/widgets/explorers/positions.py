@@ -130,10 +130,10 @@ def positions_explorer(
 
     scene = _scene(num_positions, d_model, max_k)
     controls = {
-        "pos": int_slider("position pos", 0, max_pos, pos, width="230px"),
-        "k": int_slider("offset k", 0, max_k, offset, width="230px"),
-        "i": int_slider("frequency index i", 0, half - 1, freq, width="230px"),
-        "base": selection_slider("base", BASES, base, width="230px"),
+        "pos": int_slider("position pos", 0, max_pos, pos, width="205px"),
+        "k": int_slider("offset k", 0, max_k, offset, width="205px"),
+        "i": int_slider("frequency index i", 0, half - 1, freq, width="205px"),
+        "base": selection_slider("base", BASES, base, width="205px"),
     }
     data = {"pe": tables[base], "omegas": omegas[base]}  # the starting table, for tests
     return Explorer(
@@ -181,8 +181,10 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
             Points("moved", color="black", size=10, filled=False, label="R(k) · pair at pos"),
             Text(0.02, 0.04, key="matrix", axes=True, size=8),
         ],
-        xlim=(-1.35, 1.35),
-        ylim=(-1.35, 2.1),  # room above the circle for the legend, which then covers no point
+        xlim=(-1.35, 3.4),
+        ylim=(-1.35, 1.35),  # room right of the circle for the legend, which then covers no point
+        xticks=[-1.0, 0.0, 1.0],
+        yticks=[-1.0, 0.0, 1.0],
         equal=True,
         title="pair i on the unit circle",
         xlabel="sin(w_i pos), column 2i",
@@ -231,11 +233,14 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
         ylabel="dot product",
         legend="lower right",
     )
+    # Within the notebook's width and short enough that controls, picture and the readout below
+    # it fit 620 px (a 1280 x 720 browser, issue 16); narrow enough that the site's wider page
+    # puts the readout beside it; the top row taller, for the circle.
     scene = Scene(
         [circle, table, fingerprint, similarity],
         cols=2,
-        width=600,
-        height=370,
-        col_widths=[1.0, 1.15],
+        width=770,
+        height=380,
+        row_heights=[1.3, 1.0],
     )
     return scene
