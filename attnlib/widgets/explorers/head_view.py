@@ -205,19 +205,20 @@ def _scene(n_max: int, heads: int) -> Scene:
         ylim=(n_max - 0.5, -0.5),
         xticks=[],
         yticks=[],
-        title="this head: the picked token (left) and its keys (right)",
+        title="this head: picked token → its keys",
     )
     by_head = Panel(
+        # No token labels: its rows are the keys of the panel above, in the same order (15 labels
+        # in its height would run together).
         [Heatmap("by_head", hidden="pad_kh", colorbar=True, cmap="viridis")]
-        + [Text(-0.7, float(j), key=f"t{j}", ha="right", size=8) for j in range(n_max)]
         + [Line("head_col", color="C3", width=2.0)],
-        xlim=(-5.5, heads - 0.5),
+        xlim=(-0.5, heads - 0.5),
         ylim=(n_max - 0.5, -0.5),
         xticks=list(range(heads)),
         xticklabels=[str(h) for h in range(heads)],
         yticks=[],
         xlabel="head",
-        title="the picked token in every head (rows: keys)",
+        title="picked token in every head (rows: keys)",
     )
     log_n = math.log(n_max)
     ent = Panel(
