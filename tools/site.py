@@ -13,6 +13,10 @@ product of the values of every *live* control. Controls are made live in their o
 sliders precomputed jointly counts as one) while the product stays under ``MAX_FRAMES`` frames;
 the others are shown disabled at their notebook value, with a note. Each array of a frame is
 stored once per distinct value (a table, and a Uint32 index per frame), and the whole is gzipped.
+Sliders an explorer declares ``affine=`` (notebook 04's four values) are live without joining the
+product: per frame of the others the page stores a float64 basis ``B0, B1..Bm`` of the entries
+that move with them and shows ``B0 + sum_j v_j Bj`` (``tools/site_affine.py``, which checks the
+declaration for every frame when the site is built, and fails the build if it does not hold).
 The readout numbers are stored at the precision the readout shows them (``readout_columns``:
 integers ``round(x * 10**digits)``, rounded as the page's ``toFixed`` rounds, so the page shows
 the text JupyterLab shows), which makes them dedupe and compress.
