@@ -32,11 +32,6 @@ from harness import chromium, missing_browser, offline_context  # noqa: E402
 PAGES = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 NUMBER = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|-?inf|True|False")
 HEIGHT = 620  # px: what a 1280x720 browser leaves for a notebook (issue 16)
-#: The one documented exception to "every control is live": notebook 04's four value sliders
-#: (17**4 value settings x the 61 x 61 x 2 query frames: no product of them fits a page; the
-#: output a1 v1 + a2 v2 would need a non-product decomposition of the frames). The page shows
-#: them disabled, with a note.
-NOT_LIVE = {"two_key": {"v1x", "v1y", "v2x", "v2y"}}
 
 pytestmark = pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
 
@@ -183,16 +178,13 @@ def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, br
         canvas = root.locator("canvas")
         readout = root.locator(".attnlib-readout")
         controls = host.locator("[data-control]").all()
-        assert set(spec["not_live"]) == NOT_LIVE.get(name, set()), (
-            f"{name}: controls not live on the page: {spec['not_live']}"
-        )
+        # every control is live (notebook 04's four value sliders through their affine basis)
+        assert spec["not_live"] == [], f"{name}: controls not live on the page: {spec['not_live']}"
         unchanged: list[str] = []
         assert len(controls) == len(ref.controls)
         for ctl in controls:
             cname = ctl.get_attribute("data-control")
-            if ctl.is_disabled():
-                assert cname in spec["not_live"]
-                continue
+            assert not ctl.is_disabled(), f"{name}: {cname} is disabled"
             before = (root.get_attribute("data-values"), canvas.evaluate(HASH))
             tag, kind = ctl.evaluate("e => [e.tagName, e.type]")
             if tag == "SELECT":
@@ -285,3 +277,55 @@ def test_readout_columns_store_what_to_fixed_shows():
     cols, n, remap = tool.readout_columns(np.array([[0.1231], [0.1229], [0.5]]), ["f"], 3)
     assert n == 2 and remap.tolist() == [0, 0, 1]
     assert np.frombuffer(cols[0][2], types[cols[0][0]]).tolist() == [123, 500]
+
+
+def _one_value_explorer(f, text=lambda v: "fixed"):
+    """An explorer with a slider ``t`` and a slider ``v`` declared affine; its frame is
+    ``f(t, v)`` (a point, and a readout number) and a text ``text(v)``."""
+    from attnlib.widgets import Explorer
+    from attnlib.widgets.framework.artists import Points, Text
+    from attnlib.widgets.framework.controls import float_slider
+    from attnlib.widgets.framework.scene import Frame, Panel, Scene
+
+    def compute(t, v):
+        y = f(t, v)
+        return Frame(arrays={"p": [[t, y]]}, readout={"y": y, "t": t}, texts={"note": text(v)})
+
+    controls = {
+        "t": float_slider("t", 0, 1, 0.5, step=0.5),
+        "v": float_slider("v", -3, 3, 1, step=1),
+    }
+    scene = Scene([Panel([Points("p"), Text(0.1, 0.9, key="note")], xlim=(0, 1), ylim=(-9, 9))])
+    ex = Explorer(controls, compute, scene, affine=("v",), name="fake")
+    return ex, [{"t": t, "v": 0.0} for t in (0.0, 0.5, 1.0)]
+
+
+def test_the_affine_check_accepts_an_affine_frame_and_rejects_others(monkeypatch):
+    from attnlib.widgets import BUILDERS
+
+    tool = _site_tool()
+    affine = tool._site_affine()
+    # affine in v (t fixed): accepted; B0, B1 are the frame at v = 0 and its slope, by hand
+    ex, states = _one_value_explorer(lambda t, v: 2.5 * t - 0.1 * v)
+    basis = affine.affine_basis(ex, ("v",), states, checks=5)
+    assert basis.akeys == ["p"] and basis.rcols == [0]  # y moves; the point's x and t do not
+    assert basis.B[:, 0].tolist() == [[t, 2.5 * t, 2.5 * t, t] for t in (0.0, 0.5, 1.0)]
+    # B1 = f(t, 1) - f(t, 0), two float64 roundings of numbers <= 2.5: within 2 u 2.5 of -0.1
+    want_b1 = np.array([[0.0, -0.1, -0.1, 0.0] for _ in states])  # p = (t, y), then y, t
+    np.testing.assert_allclose(basis.B[:, 1], want_b1, rtol=0, atol=2 * 2.0**-53 * 2.5)
+    # v**2: B1 = 1 from v = 0, 1, but v = 3 gives 9, not 3
+    ex, states = _one_value_explorer(lambda t, v: t + v * v)
+    with pytest.raises(affine.AffineError, match=r"fake: array 'p'\[1\] is not affine in"):
+        affine.affine_basis(ex, ("v",), states)
+    # v (v - 1): the same at v = 0 and 1 (so declared not to move), another at v = 3
+    ex, states = _one_value_explorer(lambda t, v: t + v * (v - 1.0))
+    with pytest.raises(affine.AffineError, match="does not move with .* but does at v"):
+        affine.affine_basis(ex, ("v",), states, checks=20)
+    # a text that changes with v cannot be combined
+    ex, states = _one_value_explorer(lambda t, v: t + v, text=lambda v: f"v = {v:.0f}")
+    with pytest.raises(affine.AffineError, match="texts or strings change"):
+        affine.affine_basis(ex, ("v",), states, checks=20)
+    # and the site's build of such an explorer fails loudly
+    monkeypatch.setitem(BUILDERS, "fake", lambda: _one_value_explorer(lambda t, v: v**3)[0])
+    with pytest.raises(affine.AffineError, match="is not affine"):
+        tool.explorer_state_space("fake", {})

@@ -282,6 +282,26 @@ def test_bad_explorer_arguments_raise_clear_errors():
         ).frame_set(0)
 
 
+def test_affine_declares_fast_sliders_alone_in_their_group_with_0_on_their_range():
+    # (the site checks the claim itself: tests/test_site.py)
+    assert BUILDERS["two_key"]().affine == ("v1x", "v1y", "v2x", "v2y")
+    assert _tiny().affine == ()
+    with pytest.raises(ValueError, match=r"affine names sliders that are fast and alone.*\['a'\]"):
+        _tiny(affine=("a",))  # in the grid (a, b)
+    with pytest.raises(ValueError, match=r"alone in their group, got \['n', 'cmap'\]"):
+        _tiny(affine=("n", "cmap"))  # a slow slider, a dropdown
+    with pytest.raises(TypeError, match="affine must be a sequence of control names, got 'ab'"):
+        _tiny(affine="ab")
+    c = {"v": float_slider("v", 0.5, 2.0, 1.0, step=0.5)}
+    with pytest.raises(ValueError, match=r"0 on their range, got \['v'\]"):
+        Explorer(
+            c,
+            lambda v: Frame(arrays={"h": [v]}),
+            Scene([Panel([Bars("h")], xlim=(0, 1), ylim=(0, 2))]),
+            affine=("v",),
+        )
+
+
 def test_bad_scene_arguments_raise_clear_errors():
     with pytest.raises(ValueError, match="cmap must be one of"):
         Heatmap("w", cmap="jet")

@@ -13,6 +13,10 @@ product of the values of every *live* control. Controls are made live in their o
 sliders precomputed jointly counts as one) while the product stays under ``MAX_FRAMES`` frames;
 the others are shown disabled at their notebook value, with a note. Each array of a frame is
 stored once per distinct value (a table, and a Uint32 index per frame), and the whole is gzipped.
+Sliders an explorer declares ``affine=`` (notebook 04's four values) are live without joining the
+product: per frame of the others the page stores a float64 basis ``B0, B1..Bm`` of the entries
+that move with them and shows ``B0 + sum_j v_j Bj`` (``tools/site_affine.py``, which checks the
+declaration for every frame when the site is built, and fails the build if it does not hold).
 The readout numbers are stored at the precision the readout shows them (``readout_columns``:
 integers ``round(x * 10**digits)``, rounded as the page's ``toFixed`` rounds, so the page shows
 the text JupyterLab shows), which makes them dedupe and compress.
@@ -118,6 +122,7 @@ def explorer_state_space(
     defaults = ex.values()
     groups = [tuple(g) for g in ex.groups]
     fast = list(ex.fast)
+    affine = tuple(getattr(ex, "affine", ()))  # stored as a basis (site_affine), not a product
     if not groups:
         raise ValueError(f"explorer {name!r} has no fast slider; the site needs one")
     # Each group's axes (compute values), from its frame set at the notebook's values, and the
@@ -181,7 +186,7 @@ def explorer_state_space(
     live: list[tuple[str, ...]] = []
     total = 1
     for item in items:
-        if any(len(by_name[n]["values"]) < 2 for n in item):
+        if any(len(by_name[n]["values"]) < 2 for n in item) or set(item) <= set(affine):
             continue
         size = math.prod(len(by_name[n]["values"]) for n in item)
         fits = total * size <= max_frames and total * size * readout_bytes * 4 / 3 <= max_bytes
@@ -189,7 +194,7 @@ def explorer_state_space(
             live.append(item)
             total *= size
     dims = [n for item in live for n in item]
-    for n in dims:
+    for n in dims + list(affine):
         by_name[n]["live"] = True
     live_groups = [gi for gi, g in enumerate(groups) if g in live]
     driver = max(live_groups, key=lambda gi: math.prod(len(axes[n]) for n in groups[gi]))
@@ -205,8 +210,12 @@ def explorer_state_space(
     ttable: dict[str, int] = {}
     stable: dict[str, int] = {}
     index = None
+    states: list[dict] = [{}] * nframes if affine else []  # compute values of each frame
+    if affine:
+        ex.set(**dict.fromkeys(affine, 0))  # the frames below are B0's (v = 0)
     for combo in itertools.product(*(range(sizes[n]) for n in outer)):
         ex.set(**{n: py_values[n][i] for n, i in zip(outer, combo)})
+        base = ex.values() if affine else {}
         header, (b32, b64) = ex.frame_set(driver)
         if list(header["names"]) != inner:
             raise ValueError(f"{name}: frame set names {header['names']} != group {inner}")
@@ -239,6 +248,8 @@ def explorer_state_space(
             for d in dims:
                 flat = flat * sizes[d] + at[d]
             row = index[flat]  # type: ignore[index]
+            if affine:
+                states[flat] = {**base, **{d: py_values[d][at[d]] for d in dims}}
             for kk, (k, _) in enumerate(keys):
                 if k in frame_keys:
                     o, size = frame_keys[k]
@@ -251,15 +262,22 @@ def explorer_state_space(
             row[-2] = ttable.setdefault(json.dumps(tv), len(ttable))
             sv = header["strings"][j] if header["strings"] else []
             row[-1] = stable.setdefault(json.dumps(sv), len(stable))
-    ex.set(**{n: py_values[n][by_name[n]["index"]] for n in dims})
+    ex.set(**{n: py_values[n][by_name[n]["index"]] for n in dims + list(affine)})
+    rows = np.frombuffer(b"".join(rtable), dtype=np.float64).reshape(len(rtable), rstride).copy()
+    basis = None
+    if affine:  # the affine keys and readout columns: a float64 basis per frame, checked
+        basis = _site_affine().affine_basis(ex, affine, states)
+        if [k for k, _ in basis.keys] != [k for k, _ in keys]:
+            raise ValueError(f"{name}: affine keys {basis.keys} != the frames' {keys}")
+        for kk, (k, size) in enumerate(keys):
+            if k in basis.akeys:  # B0 + sum v_j Bj on the page: no float32 table
+                tables[k] = {bytes(4 * size): 0}
+                index[:, kk] = 0  # type: ignore[index]
+        rows[:, basis.rcols] = 0.0
     # The readout at the precision it is shown: a column of integers where every value allows.
     digits = int(_view_meta(ex).get("digits", 3))
     rkinds = [s["kind"] for s in template["readout"] if s["kind"] != "s" for _ in _cells(s)]
-    rcols, rrows, remap = readout_columns(
-        np.frombuffer(b"".join(rtable), dtype=np.float64).reshape(len(rtable), rstride),
-        rkinds,
-        digits,
-    )
+    rcols, rrows, remap = readout_columns(rows, rkinds, digits, exact=basis.rcols if basis else ())
     index[:, -3] = remap[index[:, -3]]  # type: ignore[index]
     # The blob: the readout columns first (float64 ones 8-byte aligned), the float32 tables, the
     # index.
@@ -297,6 +315,10 @@ def explorer_state_space(
         layout["index"].append([width, off, nframes])
         parts.append(col.tobytes())
         off += len(parts[-1])
+    layout["affine"] = None
+    if basis is not None:
+        aparts, layout["affine"], off = _site_affine().pack_affine(basis, off)
+        parts += aparts
     has_strings = any(s["kind"] == "s" for s in template["readout"])
     traits = {
         "scene": ex.scene.to_json(),
@@ -321,7 +343,9 @@ def explorer_state_space(
         "layout": layout,
         "traits": traits,
         "frames": nframes,
-        "live": dims,
+        "basis": 1 + len(affine),  # frames stored per setting of dims (affine: B0, B1..Bm)
+        "affine_worst_ulps": basis.worst if basis else 0.0,
+        "live": dims + list(affine),
         "not_live": [c["name"] for c in controls if not c["live"]],
     }
     return spec, b"".join(parts)
@@ -353,7 +377,7 @@ def _half_up(a, digits: int):
     return (np.sign(a) * n).astype(np.int64)
 
 
-def readout_columns(rows, kinds: list[str], digits: int):
+def readout_columns(rows, kinds: list[str], digits: int, exact=()):
     """The readout table ``rows`` ``(R, C)`` (float64) as stored in a page: ``(columns, rows,
     remap)``, where ``columns`` is ``[(code, div, bytes)]`` one per column (``code`` "i1", "i2",
     "i4" or "f8"; the page's number is the stored one divided by ``div``), ``rows`` the count of
@@ -362,7 +386,8 @@ def readout_columns(rows, kinds: list[str], digits: int):
     A float (kind "f") is stored as the integer ``round(x * 10**digits)`` that the readout's
     ``toFixed(digits)`` shows (ties away from zero, as ``toFixed`` rounds), so the page shows the
     same text as JupyterLab; ints and bools as integers; a column with a value that does not fit
-    (nan, inf, too large) stays float64. Rows equal once rounded are stored once.
+    (nan, inf, too large) stays float64, and so does every column in ``exact`` (the page adds
+    to it: an affine column). Rows equal once rounded are stored once.
     """
     import numpy as np
 
@@ -370,7 +395,7 @@ def readout_columns(rows, kinds: list[str], digits: int):
     for c, kind in enumerate(kinds):
         x = rows[:, c]
         div = 10**digits if kind == "f" else 1
-        if np.isfinite(x).all() and np.abs(x).max(initial=0) * div < 2**31 - 1:
+        if c not in exact and np.isfinite(x).all() and np.abs(x).max(initial=0) * div < 2**31 - 1:
             n = _half_up(x, digits) if kind == "f" else np.rint(x).astype(np.int64)
             if kind == "f" or np.array_equal(n, x):
                 cols.append(("i", div))
@@ -417,6 +442,20 @@ def _layer_arrays(ex) -> tuple[dict[str, bytes], dict[str, list[int]]]:
     return out, dict(message["arrays"])
 
 
+def _site_affine():
+    """``tools/site_affine.py`` (this file runs as a script, or is loaded by path in tests)."""
+    import importlib.util
+
+    if "site_affine" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "site_affine", Path(__file__).with_name("site_affine.py")
+        )
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules["site_affine"] = mod
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return sys.modules["site_affine"]
+
+
 def _nearest(values: list, v) -> int:
     for i, x in enumerate(values):
         if x == v:
@@ -456,6 +495,8 @@ def explorer_html(
     report = {
         "builder": name,
         "frames": spec["frames"],
+        "basis": spec["basis"],
+        "affine_worst_ulps": spec["affine_worst_ulps"],
         "raw_bytes": len(blob),
         "bytes": len(packed) + len(spec_json),
         "live": spec["live"],
@@ -788,7 +829,7 @@ def _table(report: dict) -> str:
     for e in report["explorers"]:
         lines.append(
             f"| {e['page']} | {e['builder']} | {', '.join(e['live'])} | "
-            f"{', '.join(e['not_live']) or '—'} | {e['frames']} | {e['bytes'] / 1e6:.2f} | "
+            f"{', '.join(e['not_live']) or '—'} | {_frames(e)} | {e['bytes'] / 1e6:.2f} | "
             f"{e['seconds']:.1f} |"
         )
     big = max((v, k) for k, v in report["pages"].items())
@@ -797,6 +838,11 @@ def _table(report: dict) -> str:
         f"(largest {big[1]} {big[0] / 1e6:.1f} MB) in {report['seconds']:.0f} s"
     )
     return "\n".join(lines)
+
+
+def _frames(e: dict) -> str:
+    basis = e.get("basis", 1)
+    return f"{e['frames']} × {basis} (affine basis)" if basis > 1 else str(e["frames"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,11 @@
 // base64). The frames are the product of every live control's values, each array key stored once
 // per distinct value (a table) and a Uint32 index per frame and key. The readout numbers are
 // stored at the precision the readout shows them (tools/site.py readout_columns).
+//
+// Affine sliders (Explorer(affine=...), tools/site_affine.py): the arrays and readout columns
+// that move with their values v are stored as a float64 basis per frame of the other controls,
+// B0 and B1..Bm; a frame's entry is B0 + v1*B1 + ... + vm*Bm, summed in that order in float64
+// (as the build checked it), then stored into the float32 arrays explorer.js reads.
 
 function bytesOf(b64) {
   const s = atob(b64.trim());
@@ -41,6 +46,28 @@ function staticModel(spec, buffer, ui) {
   const stride = keys.reduce((a, [, n]) => a + n, 0);
   const rstride = spec.rstride;
   const controls = Object.fromEntries(spec.controls.map((c) => [c.name, c]));
+  // the affine basis: per key, a float64 table and the ids of (B0, B1..Bm) of each frame
+  const A = L.affine;
+  const m1 = A ? A.names.length + 1 : 1;
+  const basis = {};
+  if (A)
+    for (const [k, size, toff, tlen, w, ioff] of A.keys)
+      basis[k] = {
+        size,
+        table: new Float64Array(buffer, toff, tlen),
+        ids: new Types[w](buffer, ioff, spec.frames * m1),
+      };
+  // B0 + sum_j v[j] * Bj of frame fl, into out[o..o+size) (every entry, or those in `at`)
+  function combine(b, fl, v, out, o, at) {
+    const ids = b.ids,
+      t = b.table,
+      size = b.size;
+    for (let i = 0; i < size; i++) {
+      let s = t[ids[fl * m1] * size + i];
+      for (let j = 0; j < v.length; j++) s += v[j] * t[ids[fl * m1 + 1 + j] * size + i];
+      out[at ? o + at[i] : o + i] = s;
+    }
+  }
   const cur = Object.fromEntries(spec.controls.map((c) => [c.name, c.index]));
   const traits = { ...spec.traits };
   const fastNames = spec.fast_names; // fast slider i -> control name
@@ -62,7 +89,10 @@ function staticModel(spec, buffer, ui) {
     });
     return f;
   }
-  function gather(flats, extra) {
+  // frames at the control indices of each of `idxs` ({name: index}, as cur)
+  function gather(idxs, extra) {
+    const flats = idxs.map(flat);
+    const coefs = idxs.map((idx) => (A ? A.names.map((nm) => controls[nm].values[idx[nm]]) : []));
     const n = flats.length,
       f32 = new Float32Array(n * stride),
       f64 = new Float64Array(n * rstride),
@@ -71,12 +101,16 @@ function staticModel(spec, buffer, ui) {
     flats.forEach((fl, i) => {
       let o = i * stride;
       keys.forEach(([k, size], j) => {
-        const r = id(j, fl);
-        f32.set(tables[k].subarray(r * size, (r + 1) * size), o);
+        if (basis[k]) combine(basis[k], fl, coefs[i], f32, o, null);
+        else {
+          const r = id(j, fl);
+          f32.set(tables[k].subarray(r * size, (r + 1) * size), o);
+        }
         o += size;
       });
       const r = id(nk - 3, fl);
       for (let c = 0; c < rstride; c++) f64[i * rstride + c] = rcols[c][r] / rdiv[c];
+      if (basis["@readout"]) combine(basis["@readout"], fl, coefs[i], f64, i * rstride, A.rcols);
       text_values.push(spec.texts_table[id(nk - 2, fl)]);
       strings.push(spec.strings_table[id(nk - 1, fl)]);
     });
@@ -97,23 +131,23 @@ function staticModel(spec, buffer, ui) {
   }
   function sendNow() {
     const fixed = Object.fromEntries(spec.controls.map((c) => [c.name, valueOf(c.name)]));
-    const [h, b] = gather([flat(cur)], { fixed, group: -1, token: 0, shape: [1], want });
+    const [h, b] = gather([cur], { fixed, group: -1, token: 0, shape: [1], want });
     emit("msg:custom", { ...h, type: "now" }, b);
   }
   function sendSet(g) {
     if (!liveGroup(g)) return;
     const names = spec.traits.groups[g].map((i) => fastNames[i]);
     const shape = names.map((n) => controls[n].values.length);
-    const flats = [];
-    const idx = { ...cur };
+    const idxs = [];
     const total = shape.reduce((a, b) => a * b, 1);
     for (let k = 0; k < total; k++) {
+      const idx = { ...cur };
       let r = k;
       for (let j = names.length - 1; j >= 0; j--) {
         idx[names[j]] = r % shape[j];
         r = Math.floor(r / shape[j]);
       }
-      flats.push(flat(idx));
+      idxs.push(idx);
     }
     const fixed = {};
     for (const c of spec.controls) if (!names.includes(c.name)) fixed[c.name] = valueOf(c.name);
@@ -122,7 +156,15 @@ function staticModel(spec, buffer, ui) {
       if (!names.includes(n)) fixed_fast.push([i, cur[n]]);
     });
     const axes = names.map((n) => controls[n].values);
-    const [h, b] = gather(flats, { group: g, token: want[g], shape, names, axes, fixed, fixed_fast });
+    const [h, b] = gather(idxs, {
+      group: g,
+      token: want[g],
+      shape,
+      names,
+      axes,
+      fixed,
+      fixed_fast,
+    });
     emit("msg:custom", { ...h, type: "set" }, b);
   }
   function newTokens() {

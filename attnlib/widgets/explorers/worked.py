@@ -148,7 +148,10 @@ def two_key_explorer(
         return two_key_frame(s, a, x, y, v1x, v1y, v2x, v2y)
 
     scene = _scene()
-    return Explorer(controls, compute, scene, columns=["1", "2"], digits=3)
+    # o = a @ v: every array and number is affine in the four values (weights, scores and texts
+    # do not move with them), so the static site stores 5 frames per query, not 17**4
+    values_ = ("v1x", "v1y", "v2x", "v2y")
+    return Explorer(controls, compute, scene, columns=["1", "2"], digits=3, affine=values_)
 
 
 def _scene() -> Scene:

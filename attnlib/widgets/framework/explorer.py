@@ -47,6 +47,9 @@ The framework owns the plumbing a builder would otherwise repeat:
 
 - ``@builder(name)`` records the builder's bound arguments (``ex.name``, ``ex.args``);
 - ``data=`` declares the inputs tests and readers read (``ex.data``);
+- ``affine=`` declares fast sliders in which every array and readout number of a frame is
+  affine (for fixed other values) and the texts do not change: a static page then stores 1 + k
+  frames per setting of the others, not a product (``tools/site_affine.py`` checks the claim);
 - ``layer=fn``: arrays that depend only on slow controls (``fn``'s parameters name them, e.g. a
   surface chosen in a menu) are sent once per value, not in every frame; ``compute`` need not
   return them;
@@ -111,6 +114,10 @@ class Explorer(FrameSync):
             return them (:meth:`compute` merges them in).
         data: the inputs the builder computed from (a dict of tensors, or the demo's own result
             object), for tests and readers who want the numbers behind the picture.
+        affine: fast sliders (each its own group, 0 on its range) in which every array and
+            readout number of a frame is affine, and the texts and strings do not change, at
+            fixed values of the other controls (e.g. the values ``v`` of ``o = a @ v``). A
+            declaration for the static site, which verifies it when it builds (``ex.affine``).
         name, args: the ``BUILDERS`` name and the builder's JSON-able keyword arguments; a
             builder decorated with :func:`builder` gets both without writing them.
         title: heading above the controls; columns: readout column headers; digits: decimals.
@@ -128,6 +135,7 @@ class Explorer(FrameSync):
         slow: Sequence[str] = (),
         layer: Callable[..., Mapping[str, Any]] | None = None,
         data: Any = None,
+        affine: Sequence[str] = (),
         name: str | None = None,
         args: Mapping[str, Any] | None = None,
         title: str | None = None,
@@ -168,6 +176,7 @@ class Explorer(FrameSync):
                 f"at most {MAX_FAST} fast sliders per explorer, got {self.fast}; list some in slow="
             )
         self._axes = {n: slider_axis(self.controls[n]) for n in self.fast}
+        self.affine = _affine(affine, self.groups, self._axes)
         self._layer = layer
         self._layer_args = list(inspect.signature(layer).parameters) if layer else []
         bad = sorted(set(self._layer_args) & set(self.fast) | set(self._layer_args) - set(controls))
@@ -304,3 +313,20 @@ class Explorer(FrameSync):
 
     def __repr__(self):
         return f"<Explorer {self.name or '(unnamed)'} controls={list(self.controls)}>"
+
+
+def _affine(names, groups, axes) -> tuple[str, ...]:
+    """The checked ``affine=`` declaration: fast sliders, each its own group, 0 on its range."""
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"affine must be a sequence of control names, got {names!r}")
+    names = tuple(names)
+    bad = [n for n in names if (n,) not in groups]
+    if bad:
+        raise ValueError(
+            f"affine names sliders that are fast and alone in their group, got {bad}; "
+            f"the groups are {groups}"
+        )
+    off = [n for n in names if 0 not in axes[n].values]
+    if off:
+        raise ValueError(f"affine sliders must have 0 on their range, got {off}")
+    return names
