@@ -241,3 +241,37 @@ def test_frames_sent_equal_compute_when_compute_reads_a_grid_table():
             arrays["w"], ex.compute(**values).arrays["w"].numpy().astype(np.float32)
         )
         np.testing.assert_allclose(nums, ref.numpy(), rtol=1e-15)
+
+
+def test_a_key_read_as_a_text_and_as_an_array_is_refused():
+    # The two-key explorer once had Segments("mix") and Text(key="mix"): the text won and the
+    # segments were never sent. A Scene now refuses such a pair when it is made.
+    from attnlib.widgets.framework.artists import Segments, Text
+
+    with pytest.raises(ValueError, match=r"'mix'.*text.*array"):
+        Scene([Panel([Segments("mix"), Text(0.1, 0.9, key="mix", axes=True)], (0, 1), (0, 1))])
+    # two artists reading the same array, or two texts the same string, stay allowed
+    Scene([Panel([Segments("mix"), Segments("mix", color="C1")], (0, 1), (0, 1))])
+    Scene(
+        [
+            Panel(
+                [Text(0.1, 0.9, key="t", axes=True), Text(0.5, 0.9, key="t", axes=True)],
+                (0, 1),
+                (0, 1),
+            )
+        ]
+    )
+
+
+def test_the_two_key_explorer_sends_its_weight_lines():
+    # the lines from the output to each value (widths from the weights) reach the page
+    from attnlib.widgets import BUILDERS
+
+    ex = BUILDERS["two_key"]()
+    keys = ex.scene.keys()
+    assert keys["mix"][1] == "xy" and keys["mix_text"][1] == "text"
+    fr = ex.compute(**{n: c.value for n, c in ex.controls.items()})
+    o = np.asarray(fr.arrays["output"])[0]
+    mix = np.asarray(fr.arrays["mix"])  # (S, 2, 2): from the output to each value
+    np.testing.assert_array_equal(mix[:, 0], np.broadcast_to(o, (2, 2)))
+    np.testing.assert_array_equal(mix[:, 1], np.asarray(fr.arrays["values"]))

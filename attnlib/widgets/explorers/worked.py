@@ -72,7 +72,7 @@ def two_key_frame(s: np.ndarray, a: np.ndarray, x, y, v1x, v1y, v2x, v2y) -> Fra
         },
         texts={
             "a1": f"a1 = {float(a[0]):.3f}",
-            "mix": f"o = {float(a[0]):.3f} v1 + {float(a[1]):.3f} v2",
+            "mix_text": f"o = {float(a[0]):.3f} v1 + {float(a[1]):.3f} v2",
         },
     )
 
@@ -199,7 +199,7 @@ def _scene() -> Scene:
             # the weight lines lie on the segment v1-v2: draw them first, the dashed segment on top
             Segments("mix", color="0.35", widths="mix_widths"),
             Line("values", color="C2", width=1.2, dash=True),
-            Text(0.04, 0.94, key="mix", axes=True, size=8.0),
+            Text(0.04, 0.94, key="mix_text", axes=True, size=8.0),
             Points("values", color="C2", marker="^", size=6, labels=["v1", "v2"], label="values"),
             Points("output", color="black", marker="*", size=6, label="output o"),
         ],

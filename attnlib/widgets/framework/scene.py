@@ -223,19 +223,20 @@ class Scene:
                 f"Scene col_widths needs {cols} and row_heights {self.rows} entries, got "
                 f"{len(self.col_widths)} and {len(self.row_heights)}"
             )
+        self.keys()  # a key read both as a text and as an array is refused here
 
     def keys(self) -> dict[str, tuple[Any, str]]:
         """``{frame key: (artist, field)}`` for every dynamic field
         (Text keys: field ``"text"``).
         """
-        out = {}
+        out: dict[str, tuple[Any, str]] = {}
         for p in self.panels:
             for a in p.artists:
                 for f in a.numeric:
                     if isinstance(getattr(a, f), str):
-                        out[getattr(a, f)] = (a, f)
+                        _add_key(out, getattr(a, f), a, f)
                 if isinstance(a, Text) and a.key:
-                    out[a.key] = (a, "text")
+                    _add_key(out, a.key, a, "text")
         return out
 
     def rects(self) -> list[tuple[float, float, float, float]]:
@@ -284,3 +285,16 @@ class Scene:
             "luts": luts,
             "hatch": HATCH_FILL,
         }
+
+
+def _add_key(out: dict[str, tuple[Any, str]], key: str, artist: Any, field: str) -> None:
+    """Record that ``artist.field`` reads frame key ``key``; a key read both as a text and as an
+    array is refused (one of the two would never be sent).
+    """
+    if key in out and (out[key][1] == "text") != (field == "text"):
+        raise ValueError(
+            f"Scene key {key!r} is read as a text by one artist and as an array by another "
+            f"({type(out[key][0]).__name__}.{out[key][1]} and {type(artist).__name__}.{field}): "
+            "give the text its own key"
+        )
+    out[key] = (artist, field)
