@@ -305,7 +305,7 @@ print("the same token everywhere, RoPE: largest spread along any diagonal of its
 # Sliders choose the position $pos$, the offset $k$, the frequency index $i$ (for $d = 16$, so $i = 0..7$) and the base of the wavelengths (10000 in the original Transformer). Four panels:
 #
 # - **top left**, the unit circle in the plane of columns $(2i, 2i+1)$: every position's pair as a grey dot, the pair at $pos$ (blue), the pair at $pos + k$ (red) and, circled, $R(k)$ applied to the blue point. The matrix $R(k)$ is printed in the corner;
-# - **top right**, the table (yellow = +1, dark blue = −1), with rows $pos$ and $pos + k$ and the pair of columns outlined;
+# - **top right**, the table (yellow = +1, dark blue = −1), with rows $pos$ (blue line) and $pos + k$ (red line) marked and the pair of columns framed in black;
 # - **bottom left**, the angle $\omega_i k \bmod 2\pi$ of *every* pair for the chosen $k$, the offset's "fingerprint" (red dot: the pair on the circle);
 # - **bottom right**, $PE(pos)\cdot PE(pos + k)$ against $k$: the grey curve is $\sum_i\cos(\omega_i k)$, the blue dots are read from the table at the current $pos$, the red one is the chosen $k$.
 #
@@ -313,7 +313,7 @@ print("the same token everywhere, RoPE: largest spread along any diagonal of its
 #
 # Things to try: move $pos$ and watch the circle's arms turn together while the fingerprint and the dots do not move at all (the offset, not the position, sets them); grow $k$ and see the fast pairs wrap around while the slow ones (large $i$) hardly move; lower the base to 100 and the slow pairs turn faster, so the dot product falls further with $k$: within 32 positions it drops to about −2, where with base 10000 it stays above 1.8.
 
-# %% alt="The positions explorer: one frequency pair at pos and pos + k on the unit circle, the encoding table with those rows outlined, the angle \u03c9_i\u00b7k of every pair as bars, and PE(pos)\u00b7PE(pos + k) against the offset k."
+# %% alt="The positions explorer: one frequency pair at pos and pos + k on the unit circle, the encoding table with those rows marked and the pair of columns framed, the angle \u03c9_i\u00b7k of every pair as bars, and PE(pos)\u00b7PE(pos + k) against the offset k."
 # NBVAL_IGNORE_OUTPUT
 positions_explorer()
 

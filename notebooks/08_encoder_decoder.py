@@ -522,7 +522,7 @@ print("source position read most at t = 0, 1, ...:",
 #
 # - left, the decoder's **causal self-attention**: position $t$ can only look at the tokens it has read so far (`<s>` and its own earlier outputs), so everything above the diagonal stays hidden (hatched);
 # - middle, the **cross-attention** row of position $t$ over the source: where it looked to decide what to write;
-# - right, the **next-token probabilities** at position $t$, with the source and what has been written so far.
+# - right, the **next-token probabilities** at position $t$, with the source and what has been written at positions 0 to $t$ (the token position $t$ writes included).
 #
 # Pick another **source**: `a a b b c c` and `c c c c c c` repeat letters, so the letters alone no longer say which position to read. Pick a single **head** to see how the heads split the work; "average of heads" is the picture above. The readout lists the numbers of the current row, including the source position reversal needs.
 

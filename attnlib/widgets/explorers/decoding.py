@@ -174,7 +174,7 @@ def decoding_explorer(
             },
             texts={
                 "src": "source: " + " ".join(d["src"]),
-                "wrote": "wrote: " + " ".join(d["writes"][: t + 1]),
+                "wrote": "written, positions 0..t: " + " ".join(d["writes"][: t + 1]),
             },
         )
 
@@ -199,7 +199,7 @@ def _scene(T: int, S: int, vocab: int) -> Scene:
             Heatmap("self", hidden="self_hidden", cmap="viridis"),
             Line("self_box", color="C3", width=2.0),
         ],
-        title="decoder self-attention (causal)",
+        title="self-attention (causal)",
         xlabel="decoder input j",
         ylabel="output position t",
         **cells(T, T, positions, positions),
@@ -219,7 +219,8 @@ def _scene(T: int, S: int, vocab: int) -> Scene:
             Text(0.02, 0.95, key="src", axes=True, size=8, color="0.2", va="top"),
             Text(0.02, 0.87, key="wrote", axes=True, size=8, color="C3", va="top"),
         ],
-        ylim=(0.0, 1.05),
+        ylim=(0.0, 1.3),  # room above a bar of 1 for the two texts
+        yticks=[0.0, 0.25, 0.5, 0.75, 1.0],
         title="next-token probabilities at t",
         xlabel="token",
         **bar_slots(vocab, vocab_labels),
@@ -230,6 +231,6 @@ def _scene(T: int, S: int, vocab: int) -> Scene:
         cols=3,
         width=840,
         height=320,
-        col_widths=[1.0, 1.05, 1.6],
+        col_widths=[0.95, 1.0, 1.85],  # the token labels of the bars need the room
     )
     return scene

@@ -199,8 +199,8 @@ def _scene(n_max: int, heads: int) -> Scene:
             Segments("lines", color="C0", widths="line_px"),
             Points("query", color="black", marker="s", size=4),
         ]
-        + [Text(-0.06, float(j), key=f"t{j}", ha="right", size=9) for j in range(n_max)]
-        + [Text(1.06, float(j), key=f"t{j}", ha="left", size=9) for j in range(n_max)],
+        + [Text(-0.06, float(j), key=f"t{j}", ha="right", size=7) for j in range(n_max)]
+        + [Text(1.06, float(j), key=f"t{j}", ha="left", size=7) for j in range(n_max)],
         xlim=(-1.25, 2.25),
         ylim=(n_max - 0.5, -0.5),
         xticks=[],
@@ -229,7 +229,8 @@ def _scene(n_max: int, heads: int) -> Scene:
             Points("ent_pick", color="C3", size=6, marker="*"),
         ],
         xlim=(-0.6, heads - 0.4),
-        ylim=(0.0, 1.15 * log_n),
+        ylim=(-0.08 * log_n, 1.15 * log_n),  # below 0: a star at entropy 0 is drawn whole
+        yticks=[0.0, 1.0, 2.0, 3.0],
         xticks=list(range(heads)),
         xticklabels=[str(h) for h in range(heads)],
         xlabel="head",
@@ -272,7 +273,7 @@ def _scene(n_max: int, heads: int) -> Scene:
         width=840,
         height=400,
         col_widths=[2.6] + [1.0] * per_row,
-        row_heights=[1.45, 1.15, 0.9],
+        row_heights=[1.7, 1.0, 0.9],  # the line view's token labels need the height
     )
     return scene
 
