@@ -77,27 +77,29 @@ function esc(s) {
     .replace(/'/g, "&#x27;");
 }
 
-function readoutHTML(spec, fr, columns, digits) {
+function readoutParts(spec, fr, columns, digits) {
+  // [the table's HTML with empty cells, the text of each cell in order]
   const head = columns
     ? `<tr><th></th>${columns.map((c) => `<th>${esc(c)}</th>`).join("")}</tr>`
     : "";
+  const texts = [];
   let body = "",
     p = 0,
     q = 0;
   for (const s of spec) {
     if (s.kind === "s") {
-      body += `<tr><th>${esc(s.label)}</th><td>${esc(fr.strings[q++])}</td></tr>`;
+      body += `<tr><th>${esc(s.label)}</th><td></td></tr>`;
+      texts.push(String(fr.strings[q++]));
       continue;
     }
     const rows = s.shape.length === 2 ? s.shape[0] : 1,
       cols = s.shape.length ? s.shape[s.shape.length - 1] : 1;
     for (let r = 0; r < rows; r++) {
-      body += `<tr><th>${r === 0 ? esc(s.label) : ""}</th>`;
-      for (let c = 0; c < cols; c++) body += `<td>${fmt(fr.nums[p++], s.kind, digits)}</td>`;
-      body += "</tr>";
+      body += `<tr><th>${r === 0 ? esc(s.label) : ""}</th>${"<td></td>".repeat(cols)}</tr>`;
+      for (let c = 0; c < cols; c++) texts.push(fmt(fr.nums[p++], s.kind, digits));
     }
   }
-  return `<table class='attnlib-table'>${head}${body}</table>`;
+  return [`<table class='attnlib-table'>${head}${body}</table>`, texts];
 }
 
 function get(field, fr) {
@@ -600,7 +602,7 @@ function render({ model, el }) {
   const dynamic = scene.panels.map((p) => p.artists.filter(isDynamic)),
     [regions, linked] = regionsOf(ctx, scene.panels, maps, dpr, canvas.width, canvas.height),
     drawnInputs = scene.panels.map(() => null); // per panel: the inputs it was last drawn from
-  let shownHTML = null;
+  const shown = { html: null, cells: [], texts: [] }; // the readout's table and cell texts
   const sets = {},
     layers = new Map(); // token -> a layer's arrays, the last MAX_LAYERS received (wire.py)
   let want = {},
@@ -639,7 +641,8 @@ function render({ model, el }) {
   }
   function paint() {
     // Only the panels whose inputs changed since the last paint are drawn again, over the
-    // background copied back into their regions; the readout is rewritten only when it changed.
+    // background copied back into their regions. The readout's table is rebuilt only when its
+    // rows change; otherwise only the cells whose text changed are rewritten.
     pending = false;
     const cur = current();
     if (!cur) return;
@@ -666,11 +669,17 @@ function render({ model, el }) {
       drawLegend(ctx, scene.panels[k], maps[k]);
       drawnInputs[k] = inputs[k];
     }
-    const html = readoutHTML(set.readout, fr, meta.columns, meta.digits);
-    if (html !== shownHTML) {
+    const [html, texts] = readoutParts(set.readout, fr, meta.columns, meta.digits);
+    if (html !== shown.html) {
       readout.innerHTML = html;
-      shownHTML = html;
+      shown.cells = readout.querySelectorAll("td");
+      shown.html = html;
+      shown.texts = [];
     }
+    texts.forEach((t, i) => {
+      if (t !== shown.texts[i]) shown.cells[i].textContent = t; // only the cells that changed
+    });
+    shown.texts = texts;
     last = { fr, values };
     painted += 1;
     root.dataset.frames = String(painted);
