@@ -455,30 +455,29 @@ function legendBox(ctx, p, m) {
 function drawLegend(ctx, p, m) {
   const box = legendBox(ctx, p, m);
   if (!box) return;
-  const [x, y, w, h] = box;
+  const [x, y, w, h] = box,
+    items = p.artists.filter((a) => a.label);
   ctx.save();
   ctx.font = "10px sans-serif";
   ctx.fillStyle = "rgba(255,255,255,0.85)";
   ctx.fillRect(x, y, w, h);
   ctx.strokeStyle = "#ccc";
   ctx.strokeRect(x, y, w, h);
-  p.artists
-    .filter((a) => a.label)
-    .forEach((a, i) => {
-      const yy = y + 10 + 14 * i;
-      ctx.fillStyle = a.color;
-      ctx.strokeStyle = a.color;
-      if (a.kind === "line") {
-        ctx.lineWidth = a.width;
-        ctx.beginPath();
-        ctx.moveTo(x + 4, yy);
-        ctx.lineTo(x + 18, yy);
-        ctx.stroke();
-      } else ctx.fillRect(x + 6, yy - 4, 8, 8);
-      ctx.fillStyle = "#222";
-      ctx.textBaseline = "middle";
-      ctx.fillText(a.label, x + 22, yy);
-    });
+  items.forEach((a, i) => {
+    const yy = y + 10 + 14 * i;
+    ctx.fillStyle = a.color;
+    ctx.strokeStyle = a.color;
+    if (a.kind === "line") {
+      ctx.lineWidth = a.width;
+      ctx.beginPath();
+      ctx.moveTo(x + 4, yy);
+      ctx.lineTo(x + 18, yy);
+      ctx.stroke();
+    } else ctx.fillRect(x + 6, yy - 4, 8, 8);
+    ctx.fillStyle = "#222";
+    ctx.textBaseline = "middle";
+    ctx.fillText(a.label, x + 22, yy);
+  });
   ctx.restore();
 }
 
