@@ -4,7 +4,8 @@
 // THE WIRE FORMAT (traits scene, fast, groups, meta, v0..v5; messages ready, layer, now, set;
 // every header field) is defined in ONE place: attnlib/widgets/framework/wire.py. It is parsed
 // here in one place too: the traits at the top of render(), the messages in parseMessage().
-// Drawing happens once per animation frame, from the latest values only (stale frames dropped).
+// Drawing happens once per animation frame, from the latest values only (stale frames dropped),
+// and redraws only the panels whose arrays or texts changed since the last paint.
 // Each artist kind is drawn by its entry of ARTISTS (render.py's DRAW is the matplotlib twin).
 // Test hooks: root.dataset.frames (frames painted), root.dataset.values (values of the last frame,
 // JSON), root.__attnlib.snapshot() (the arrays and readout numbers last drawn).
