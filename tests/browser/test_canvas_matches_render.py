@@ -61,6 +61,17 @@ def _scenes():
             {"v": np.linspace(0, 1, 12).reshape(3, 4), "h": np.eye(3, 4)},
             heat,
         ),
+        # row 0 at the bottom, 31 x 31 cells (an additive surface's size), a diverging map
+        "heatmap-upright": (
+            [Heatmap("v", vmin=-1.0, vmax=1.0, cmap="cividis")],
+            {"v": np.sin(np.add.outer(np.arange(31) / 5.0, np.arange(31) / 7.0))},
+            {**heat, "xlim": (-0.5, 30.5), "ylim": (-0.5, 30.5)},
+        ),
+        "heatmap-annotated": (
+            [Heatmap("v", vmin=-1.0, vmax=1.0, cmap="cividis", annotate=True, hidden="h")],
+            {"v": np.linspace(-1, 1, 12).reshape(3, 4), "h": np.fliplr(np.eye(3, 4))},
+            heat,
+        ),
         "bars": (
             [Bars("b", colors=["C0", "C1", "C2"])],
             {"b": [3.0, 7.0, 5.0]},

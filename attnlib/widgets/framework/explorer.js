@@ -4,7 +4,8 @@
 // THE WIRE FORMAT (traits scene, fast, groups, meta, v0..v5; messages ready, layer, now, set;
 // every header field) is defined in ONE place: attnlib/widgets/framework/wire.py. It is parsed
 // here in one place too: the traits at the top of render(), the messages in parseMessage().
-// Drawing happens once per animation frame, from the latest values only (stale frames dropped).
+// Drawing happens once per animation frame, from the latest values only (stale frames dropped),
+// and redraws only the panels whose arrays or texts changed since the last paint.
 // Each artist kind is drawn by its entry of ARTISTS (render.py's DRAW is the matplotlib twin).
 // Test hooks: root.dataset.frames (frames painted), root.dataset.values (values of the last frame,
 // JSON), root.__attnlib.snapshot() (the arrays and readout numbers last drawn).
@@ -77,27 +78,29 @@ function esc(s) {
     .replace(/'/g, "&#x27;");
 }
 
-function readoutHTML(spec, fr, columns, digits) {
+function readoutParts(spec, fr, columns, digits) {
+  // [the table's HTML with empty cells, the text of each cell in order]
   const head = columns
     ? `<tr><th></th>${columns.map((c) => `<th>${esc(c)}</th>`).join("")}</tr>`
     : "";
+  const texts = [];
   let body = "",
     p = 0,
     q = 0;
   for (const s of spec) {
     if (s.kind === "s") {
-      body += `<tr><th>${esc(s.label)}</th><td>${esc(fr.strings[q++])}</td></tr>`;
+      body += `<tr><th>${esc(s.label)}</th><td></td></tr>`;
+      texts.push(String(fr.strings[q++]));
       continue;
     }
     const rows = s.shape.length === 2 ? s.shape[0] : 1,
       cols = s.shape.length ? s.shape[s.shape.length - 1] : 1;
     for (let r = 0; r < rows; r++) {
-      body += `<tr><th>${r === 0 ? esc(s.label) : ""}</th>`;
-      for (let c = 0; c < cols; c++) body += `<td>${fmt(fr.nums[p++], s.kind, digits)}</td>`;
-      body += "</tr>";
+      body += `<tr><th>${r === 0 ? esc(s.label) : ""}</th>${"<td></td>".repeat(cols)}</tr>`;
+      for (let c = 0; c < cols; c++) texts.push(fmt(fr.nums[p++], s.kind, digits));
     }
   }
-  return `<table class='attnlib-table'>${head}${body}</table>`;
+  return [`<table class='attnlib-table'>${head}${body}</table>`, texts];
 }
 
 function get(field, fr) {
@@ -159,35 +162,88 @@ function marker(ctx, kind, x, y, r) {
   } else ctx.arc(x, y, r, 0, 2 * Math.PI);
 }
 
+function rgbLut(lut) {
+  // "#rrggbb" x 256 -> packed RGBA bytes, parsed once per colour map
+  if (!lut.rgba) {
+    lut.rgba = new Uint8Array(1024);
+    lut.forEach((c, i) => {
+      for (let b = 0; b < 3; b++) lut.rgba[4 * i + b] = parseInt(c.slice(1 + 2 * b, 3 + 2 * b), 16);
+      lut.rgba[4 * i + 3] = 255;
+    });
+  }
+  return lut.rgba;
+}
+
 function drawHeatmap(ctx, a, m, fr, scene, hatch) {
+  // The cells as one image (a pixel a cell) scaled up with no smoothing, then the hidden cells
+  // hatched in one fill, then the annotations: the pixels of one fillRect a cell, far cheaper.
   const v = get(a.values, fr),
     hid = get(a.hidden, fr);
   if (!v) return;
   const [n, k] = v.shape,
-    lut = scene.luts[a.cmap];
+    lut = rgbLut(scene.luts[a.cmap]);
+  if (!a.image || a.image.width !== k || a.image.height !== n) {
+    a.image = document.createElement("canvas");
+    a.image.width = k;
+    a.image.height = n;
+    a.pixels = new ImageData(k, n);
+  }
+  // screen x grows with j unless xlim runs backwards; row i sits at the top when ylim is inverted
+  const flipX = m.sx(1) < m.sx(0),
+    flipY = m.sy(1) < m.sy(0);
+  const px = a.pixels.data,
+    t = (val) => Math.min(1, Math.max(0, (val - a.vmin) / (a.vmax - a.vmin)));
+  let anyHidden = false;
   for (let i = 0; i < n; i++)
     for (let j = 0; j < k; j++) {
-      const x0 = m.sx(j - 0.5),
-        x1 = m.sx(j + 0.5),
-        y0 = m.sy(i - 0.5),
-        y1 = m.sy(i + 0.5);
-      const val = v.data[i * k + j],
-        hidden = hid && hid.data[i * k + j] > 0.5;
-      const t = Math.min(1, Math.max(0, (val - a.vmin) / (a.vmax - a.vmin)));
-      ctx.fillStyle = hidden ? hatch : lut[Math.min(255, Math.floor(t * 256))];
-      ctx.fillRect(
-        Math.min(x0, x1),
-        Math.min(y0, y1),
-        Math.abs(x1 - x0) + 0.5,
-        Math.abs(y1 - y0) + 0.5,
-      );
-      if (a.annotate && !hidden) {
-        ctx.fillStyle = t > 0.55 ? "#000" : "#fff";
-        ctx.font = "10px sans-serif";
-        ctx.textAlign = "center";
-        ctx.textBaseline = "middle";
-        ctx.fillText(fmt(val, "f", a.digits), (x0 + x1) / 2, (y0 + y1) / 2); // fmt: no "-0.00"
+      const o = 4 * ((flipY ? n - 1 - i : i) * k + (flipX ? k - 1 - j : j));
+      if (hid && hid.data[i * k + j] > 0.5) {
+        px[o + 3] = 0; // left to the hatch
+        anyHidden = true;
+        continue;
       }
+      const c = 4 * Math.min(255, Math.floor(t(v.data[i * k + j]) * 256));
+      px[o] = lut[c];
+      px[o + 1] = lut[c + 1];
+      px[o + 2] = lut[c + 2];
+      px[o + 3] = 255;
+    }
+  a.image.getContext("2d").putImageData(a.pixels, 0, 0);
+  const x0 = m.sx(-0.5),
+    x1 = m.sx(k - 0.5),
+    y0 = m.sy(-0.5),
+    y1 = m.sy(n - 0.5);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(a.image, Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+  const cell = (i, j) => {
+    const cx0 = m.sx(j - 0.5),
+      cx1 = m.sx(j + 0.5),
+      cy0 = m.sy(i - 0.5),
+      cy1 = m.sy(i + 0.5);
+    return [Math.min(cx0, cx1), Math.min(cy0, cy1), Math.abs(cx1 - cx0), Math.abs(cy1 - cy0)];
+  };
+  if (anyHidden) {
+    ctx.beginPath();
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < k; j++)
+        if (hid.data[i * k + j] > 0.5) {
+          const [x, y, w, h] = cell(i, j);
+          ctx.rect(x, y, w + 0.5, h + 0.5);
+        }
+    ctx.fillStyle = hatch;
+    ctx.fill();
+  }
+  if (!a.annotate) return;
+  ctx.font = "10px sans-serif";
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < k; j++) {
+      if (hid && hid.data[i * k + j] > 0.5) continue;
+      const val = v.data[i * k + j],
+        [x, y, w, h] = cell(i, j);
+      ctx.fillStyle = t(val) > 0.55 ? "#000" : "#fff";
+      ctx.fillText(fmt(val, "f", a.digits), x + w / 2, y + h / 2); // fmt: no "-0.00"
     }
 }
 
@@ -383,15 +439,27 @@ function drawAxes(ctx, p, m, scene) {
   }
 }
 
-function drawLegend(ctx, p, m) {
+function legendBox(ctx, p, m) {
+  // [x, y, w, h] of the panel's legend (10px font), or null
   const items = p.artists.filter((a) => a.label);
-  if (!p.legend || !items.length) return;
+  if (!p.legend || !items.length) return null;
   ctx.save();
   ctx.font = "10px sans-serif";
   const w = 26 + Math.max(...items.map((a) => ctx.measureText(a.label).width)),
     h = 14 * items.length + 6;
+  ctx.restore();
   const x = p.legend.includes("right") ? m.l + m.w - w - 4 : m.l + 4,
     y = p.legend.includes("upper") ? m.t + 4 : m.t + m.h - h - 4;
+  return [x, y, w, h];
+}
+
+function drawLegend(ctx, p, m) {
+  const box = legendBox(ctx, p, m);
+  if (!box) return;
+  const [x, y, w, h] = box,
+    items = p.artists.filter((a) => a.label);
+  ctx.save();
+  ctx.font = "10px sans-serif";
   ctx.fillStyle = "rgba(255,255,255,0.85)";
   ctx.fillRect(x, y, w, h);
   ctx.strokeStyle = "#ccc";
@@ -412,6 +480,65 @@ function drawLegend(ctx, p, m) {
     ctx.fillText(a.label, x + 22, yy);
   });
   ctx.restore();
+}
+
+function isDynamic(a) {
+  return Object.values(a).some((f) => f && typeof f === "object" && f.key !== undefined) || !!a.key;
+}
+
+function inputsOf(artists, fr) {
+  // what a panel's dynamic artists draw from: their arrays and texts in this frame
+  const out = [];
+  for (const a of artists) {
+    for (const f of Object.values(a))
+      if (f && typeof f === "object" && f.key !== undefined) out.push(fr.arrays[f.key]);
+    if (a.key) out.push(fr.texts[a.key]);
+  }
+  return out;
+}
+
+function sameInputs(a, b) {
+  if (!a || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i],
+      y = b[i];
+    if (x === y) continue;
+    if (!x || !y || typeof x !== "object" || typeof y !== "object") return false;
+    if (x.data.length !== y.data.length || String(x.shape) !== String(y.shape)) return false;
+    for (let j = 0; j < x.data.length; j++) {
+      const u = x.data[j],
+        w = y.data[j];
+      if (u !== w && !(Number.isNaN(u) && Number.isNaN(w))) return false;
+    }
+  }
+  return true;
+}
+
+function regionsOf(ctx, panels, maps, dpr, width, height) {
+  // Per panel, the device pixels its dynamic drawing may touch ([x, y, w, h]: its plot area and
+  // its legend, rounded out), and the panels whose regions overlap its own (itself included)
+  const rs = panels.map((p, k) => {
+    const m = maps[k],
+      box = legendBox(ctx, p, m) || [m.l, m.t, m.w, m.h];
+    const x0 = Math.max(0, Math.floor((Math.min(m.l, box[0]) - 1) * dpr)),
+      y0 = Math.max(0, Math.floor((Math.min(m.t, box[1]) - 1) * dpr)),
+      x1 = Math.min(width, Math.ceil((Math.max(m.l + m.w, box[0] + box[2]) + 1) * dpr)),
+      y1 = Math.min(height, Math.ceil((Math.max(m.t + m.h, box[1] + box[3]) + 1) * dpr));
+    return [x0, y0, x1 - x0, y1 - y0];
+  });
+  const meets = (a, b) =>
+    a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3];
+  const linked = rs.map((_, k) => [k]);
+  for (let grew = true; grew; ) {
+    grew = false; // close over chains of overlaps
+    for (const group of linked)
+      for (let j = 0; j < rs.length; j++)
+        if (!group.includes(j) && group.some((i) => meets(rs[i], rs[j]))) {
+          group.push(j);
+          grew = true;
+        }
+  }
+  return [rs, linked];
 }
 
 function nearest(values, v) {
@@ -472,6 +599,10 @@ function render({ model, el }) {
     for (const a of p.artists) if (!isDynamic(a)) drawArtist(bctx, a, maps[k], null, scene, hatch);
     bctx.restore();
   });
+  const dynamic = scene.panels.map((p) => p.artists.filter(isDynamic)),
+    [regions, linked] = regionsOf(ctx, scene.panels, maps, dpr, canvas.width, canvas.height),
+    drawnInputs = scene.panels.map(() => null); // per panel: the inputs it was last drawn from
+  const shown = { html: null, cells: [], texts: [] }; // the readout's table and cell texts
   const sets = {},
     layers = new Map(); // token -> a layer's arrays, the last MAX_LAYERS received (wire.py)
   let want = {},
@@ -481,11 +612,6 @@ function render({ model, el }) {
     last = null,
     painted = 0;
 
-  function isDynamic(a) {
-    return (
-      Object.values(a).some((f) => f && typeof f === "object" && f.key !== undefined) || !!a.key
-    );
-  }
   const index = (i) => nearest(fast[i].values, model.get(`v${i}`));
   function fresh(g) {
     const s = sets[g];
@@ -514,23 +640,46 @@ function render({ model, el }) {
     return now && hasLayer(now) ? [frameAt(now, 0, layerOf(now)), now.fixed, now] : null;
   }
   function paint() {
+    // Only the panels whose inputs changed since the last paint are drawn again, over the
+    // background copied back into their regions. The readout's table is rebuilt only when its
+    // rows change; otherwise only the cells whose text changed are rewritten.
     pending = false;
     const cur = current();
     if (!cur) return;
     const [fr, values, set] = cur;
+    const inputs = dynamic.map((artists) => inputsOf(artists, fr));
+    const dirty = new Set();
+    inputs.forEach((inp, k) => {
+      if (!sameInputs(drawnInputs[k], inp)) for (const j of linked[k]) dirty.add(j);
+    });
+    const redraw = [...dirty].sort((a, b) => a - b);
     ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.drawImage(bg, 0, 0);
+    for (const k of redraw) {
+      const [x, y, w, h] = regions[k];
+      ctx.drawImage(bg, x, y, w, h, x, y, w, h);
+    }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    scene.panels.forEach((p, k) => {
+    for (const k of redraw) {
       ctx.save();
       ctx.beginPath();
       ctx.rect(maps[k].l, maps[k].t, maps[k].w, maps[k].h);
       ctx.clip();
-      for (const a of p.artists) if (isDynamic(a)) drawArtist(ctx, a, maps[k], fr, scene, hatch);
+      for (const a of dynamic[k]) drawArtist(ctx, a, maps[k], fr, scene, hatch);
       ctx.restore();
-      drawLegend(ctx, p, maps[k]);
+      drawLegend(ctx, scene.panels[k], maps[k]);
+      drawnInputs[k] = inputs[k];
+    }
+    const [html, texts] = readoutParts(set.readout, fr, meta.columns, meta.digits);
+    if (html !== shown.html) {
+      readout.innerHTML = html;
+      shown.cells = readout.querySelectorAll("td");
+      shown.html = html;
+      shown.texts = [];
+    }
+    texts.forEach((t, i) => {
+      if (t !== shown.texts[i]) shown.cells[i].textContent = t; // only the cells that changed
     });
-    readout.innerHTML = readoutHTML(set.readout, fr, meta.columns, meta.digits);
+    shown.texts = texts;
     last = { fr, values };
     painted += 1;
     root.dataset.frames = String(painted);
