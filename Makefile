@@ -68,12 +68,12 @@ test-browser: $(STAMP)
 	$(BIN)/pytest tests/browser -q -rs
 
 # Every kind of code: ruff (lint + format) on the library, tests, benchmarks, tools and the
-# notebooks' .py pairs; mypy on attnlib; Biome on explorer.js; actionlint on the workflows.
+# notebooks' .py pairs; mypy on attnlib; Biome on explorer.js and the site's site.js; actionlint on the workflows.
 lint: $(STAMP)
 	$(BIN)/ruff check attnlib tests benchmarks tools notebooks
 	$(BIN)/ruff format --check attnlib tests benchmarks tools
 	$(BIN)/mypy attnlib
-	$(BIN)/biome ci attnlib/widgets/framework/explorer.js
+	$(BIN)/biome ci attnlib/widgets/framework/explorer.js tools/site_assets/site.js
 	$(BIN)/actionlint .github/workflows/*.yml
 
 # Re-run notebooks top to bottom in a fresh kernel and store their outputs (NB=notebooks/05_masking.ipynb).

@@ -242,7 +242,7 @@ for s in (0.05, 0.2, 1.0):
 #
 # Move the query and the kernel width $\sigma$. The top panel shows the data, the true function (dashed), the smallest and largest $y_i$ (grey dashed lines, which the fit never crosses), the fitted curve and the prediction at the query (the star). The bottom panel shows every key's weight at its position $x_i$, divided by the largest weight so that both narrow and wide kernels fill the panel. The readout gives the largest weight itself and its key, the **effective number of neighbours** $1/\sum_i \alpha_i^2$ (1 when one key takes all the weight, 40 when all share it equally), and, for the current $\sigma$, the two errors of the table above. The **score** menu swaps the Gaussian kernel for the other score functions of the next section, including the wrong "+distance".
 
-# %% alt="The kernel regression explorer: training points, the fitted curve and one query's prediction, with that query's attention weights over the training inputs as bars."
+# %% alt="The kernel regression explorer: training points, the fitted curve and one query's prediction, with that query's attention weights over the training inputs as bars (divided by the largest)."
 # NBVAL_IGNORE_OUTPUT
 kernel_explorer = kernel_regression_explorer()
 kernel_explorer

@@ -274,7 +274,7 @@ _ = ax.set_title("softmax(q·k / √2)")
 #
 # - **left, matching:** the query against the two keys. With these keys the scores are simply $s_1 = x/\sqrt2$ and $s_2 = y/\sqrt2$ (or $x$ and $y$ with the scale switched off). On the dashed diagonal $x = y$ the two scores are equal and so are the weights.
 # - **middle, the weight of position 1:** with two keys the softmax is a logistic curve, $a_1 = e^{s_1}/(e^{s_1} + e^{s_2}) = \sigma(s_1 - s_2)$ and $a_2 = 1 - a_1$, where $\sigma(t) = 1/(1 + e^{-t})$ is the logistic (sigmoid) function. Only the *difference* of the scores matters; the dot shows where the query puts you on that curve.
-# - **right, content:** the values, the segment between them (dashed), and the output $o = a_1 v_1 + a_2 v_2$ (black star), written out with its two weights in the panel's corner. The grey lines from the star to each value grow thicker with that value's weight. The output always stays on the segment.
+# - **right, content:** the values, the segment between them (dashed), and the output $o = a_1 v_1 + a_2 v_2$ (black star), written out with its two weights in the panel's corner. The grey lines from the star to each value grow thicker with that value's weight; since the output always stays on the segment, they lie along it, under the dashed line, and the thicker one is on the side of the value with the larger weight.
 #
 # It starts at the slides' $q_1 = (1, 2)$, scaled, with the worked example's values $v_1 = [2, 0]$, $v_2 = [0, 4]$. Moving the query moves the dot along the curve and the star along the segment; moving a value moves the star and the segment, but never the dot.
 

@@ -382,7 +382,7 @@ plt.show()
 #
 # The readout gives the picked token's three largest weights with their keys, its row's entropy, and
 # four numbers of the whole head on this sentence: its mean row entropy and its mean weight on the
-# previous token, on `[CLS]` and on `[SEP]`. Each sentence was run through the model once, when the
+# previous token, on `[CLS]` and on `[SEP]`, beside the entropy of a uniform row (log n, the most a row can have). Each sentence was run through the model once, when the
 # cell ran; the sliders only replay those weights in the browser, so dragging keeps up with the hand. Put your
 # own sentences in the list (each at most 24 tokens) and run the cell again. The token slider goes up
 # to the longest sentence; on a shorter one, a position past its end shows that sentence's `[SEP]`.

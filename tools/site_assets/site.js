@@ -81,7 +81,7 @@ function staticModel(spec, buffer, ui) {
   fastNames.forEach((n, i) => {
     traits[`v${i}`] = frontValue(n);
   });
-  const valueOf = (name) => controls[name].values[cur[name]];
+  const controlValue = (name) => controls[name].values[cur[name]];
   function flat(idx) {
     let f = 0;
     spec.dims.forEach(([name, size]) => {
@@ -130,7 +130,7 @@ function staticModel(spec, buffer, ui) {
     return spec.traits.groups[g].every((i) => controls[fastNames[i]].live);
   }
   function sendNow() {
-    const fixed = Object.fromEntries(spec.controls.map((c) => [c.name, valueOf(c.name)]));
+    const fixed = Object.fromEntries(spec.controls.map((c) => [c.name, controlValue(c.name)]));
     const [h, b] = gather([cur], { fixed, group: -1, token: 0, shape: [1], want });
     emit("msg:custom", { ...h, type: "now" }, b);
   }
@@ -150,7 +150,8 @@ function staticModel(spec, buffer, ui) {
       idxs.push(idx);
     }
     const fixed = {};
-    for (const c of spec.controls) if (!names.includes(c.name)) fixed[c.name] = valueOf(c.name);
+    for (const c of spec.controls)
+      if (!names.includes(c.name)) fixed[c.name] = controlValue(c.name);
     const fixed_fast = [];
     fastNames.forEach((n, i) => {
       if (!names.includes(n)) fixed_fast.push([i, cur[n]]);
@@ -178,7 +179,8 @@ function staticModel(spec, buffer, ui) {
     set: () => {},
     save_changes: () => {},
     on: (event, cb) => {
-      (listeners[event] ||= []).push(cb);
+      if (!listeners[event]) listeners[event] = [];
+      listeners[event].push(cb);
     },
     off: () => {},
     send: (msg) => {
