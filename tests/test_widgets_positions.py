@@ -100,3 +100,14 @@ def test_bad_input():
     with pytest.raises(ValueError, match="base"):
         positions_explorer(base=5)
     assert BASES == (100, 1000, 10000, 100000)
+
+
+@pytest.mark.parametrize("k,i", [(0, 0), (0, 5), (5, 1), (32, 7)])
+def test_the_drawn_matrix_text_is_the_rotation_rounded_with_no_negative_zero(explorer, k, i):
+    # at k = 0 the rotation is the identity: sin = 0 must print "+0.00" in both places
+    a = omega(i) * k
+    c, s = math.cos(a), math.sin(a)
+    text = explorer.compute(pos=3, k=k, i=i, base=10000).texts["matrix"]
+    cells = [float(x) for x in text.replace("R(k) = ", "").strip("[]").replace("], [", " ").split()]
+    assert cells == pytest.approx([c, s, -s, c], abs=0.005 + 1e-12)
+    assert "-0.00" not in text

@@ -28,6 +28,12 @@ from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["positions_explorer", "BASES"]
 
+
+def _signed(x: float) -> str:
+    """``x`` to 2 decimals with its sign, never ``-0.00`` (a rounded zero is ``+0.00``)."""
+    return f"{round(x, 2) + 0.0:+.2f}"
+
+
 #: The wavelength bases the base slider offers (10000 is the original Transformer's).
 BASES = (100, 1000, 10000, 100000)
 
@@ -125,7 +131,7 @@ def positions_explorer(
                 "PE(pos)·PE(pos + k)": float(dots[k]),
                 "Σ_i cos(w_i k)": float(closed[b][k]),
             },
-            texts={"matrix": f"R(k) = [[{c:+.2f} {s:+.2f}], [{-s:+.2f} {c:+.2f}]]"},
+            texts={"matrix": "R(k) = [[{} {}], [{} {}]]".format(*map(_signed, (c, s, -s, c)))},
         )
 
     scene = _scene(num_positions, d_model, max_k)
@@ -211,7 +217,7 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
     fingerprint = Panel(
         [Bars("angles", color="C0"), Points("angle_mark", color="C3", size=6)],
         xlim=(-0.6, half - 0.4),
-        ylim=(0.0, 2 * math.pi),
+        ylim=(-0.3, 2 * math.pi),  # a mark at angle 0 drawn whole
         title="angle w_i·k mod 2π of every pair",
         xlabel="frequency index i",
         ylabel="angle (rad)",
@@ -226,8 +232,8 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
             Points("dots", color="C0", size=3.5, label="PE(pos)·PE(pos + k)"),
             Points("dot_mark", color="C3", size=7),
         ],
-        xlim=(-0.5, max_k + 0.5),
-        ylim=(-0.55 * d_model, 0.55 * d_model),
+        xlim=(-1.0, max_k + 0.5),  # the k = 0 dot drawn whole
+        ylim=(-0.62 * d_model, 0.62 * d_model),  # a mark at d_model / 2 drawn whole
         title="PE(pos)·PE(pos + k): depends on k only",
         xlabel="offset k",
         ylabel="dot product",
