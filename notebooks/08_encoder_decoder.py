@@ -61,7 +61,7 @@ from attnlib.course.examples import (
 )
 from attnlib.figures.decoding import cross_attention_panel
 from attnlib.models.seq2seq.model import Seq2SeqTransformer, greedy_decode
-from attnlib.models.seq2seq.toy_tasks import make_batch, token_labels
+from attnlib.models.seq2seq.toy_tasks import EOS, make_batch, token_labels
 from attnlib.models.seq2seq.training import sequence_accuracy, train_seq2seq
 from attnlib.util.device import num_threads
 from attnlib.widgets import decoding_explorer
@@ -76,14 +76,14 @@ device = default_device()
 # The previous notebooks built one operation: every position sends a query, compares it with every key, and reads back a weighted average of the values. That solves *exchanging information by content*. It leaves several things open:
 #
 # - **Order.** Nothing in $\operatorname{softmax}(QK^\top/\sqrt{d_k})V$ knows where a token sits. Shuffle the tokens and the outputs are shuffled the same way, nothing more (notebook 07 fixes this with positional encodings).
-# - **Depth.** Each output row is a convex combination of value rows, so it lies inside their convex hull. With no projections ($V = X$) the value rows are the tokens themselves, so stacking such layers can only shrink the hull: the tokens are averaged towards one point. With a value projection the hull is that of $X W_V$, which can be larger than $X$'s, so the spread need not shrink; the general statement is **rank collapse**: Dong, Cordonnier and Loukas (2021, "Attention is not all you need: pure attention loses rank doubly exponentially with depth") prove that stacks of attention alone tend towards outputs whose rows are all the same, and that residual connections and FFNs are what stop it. Deep stacks need **residual connections (残差连接)** to carry each token's own signal past the mixing, and **normalisation (归一化)** to keep the scale of the activations in check.
+# - **Depth.** Each output row is a convex combination of value rows, so it lies inside their convex hull. With no projections ($V = X$) the value rows are the tokens themselves, so stacking such layers can only shrink the hull: the tokens are averaged towards one point. With a value projection the hull is that of $X W_V$, which can be larger than $X$'s, so the spread need not shrink, but the tokens can still lose what tells them apart; the general statement is **rank collapse (秩坍缩)**: Dong, Cordonnier and Loukas (2021, "Attention is not all you need: pure attention loses rank doubly exponentially with depth") prove that stacks of attention alone tend towards outputs whose rows are all the same, and that residual connections and FFNs are what stop it. Deep stacks need **residual connections (残差连接)** to carry each token's own signal past the mixing, and **normalisation (归一化)** to keep the scale of the activations in check.
 # - **Per-token computation.** Attention mixes tokens but applies no non-linearity to any single token; a **position-wise feed-forward network (逐位置前馈网络, FFN)** does that.
 # - **An output objective.** Something has to turn the final vectors into predictions: a linear layer and a softmax over the vocabulary.
 #
-# Order and depth are easy to see with parameter-free attention ($Q = K = V = X$) on six random tokens. The last column repeats the stack with the values scaled by 3 ($Q = K = H$, $V = 3H$), the simplest value projection that enlarges the hull:
+# Order and depth are easy to see with parameter-free attention ($Q = K = V = X$) on six random tokens. Beside the mean distance of a token from the tokens' mean (the *spread*), which measures the scale, the table prints the *shape* of the six tokens: $\sigma_2/\sigma_1$, the second-largest singular value of the centred token matrix over the largest. It is 0 when the centred tokens lie on one line (rank 1: at most one direction tells them apart), and "-" once they are one point. The second stack scales the values by 3 ($Q = K = H$, $V = 3H$), the simplest value projection that enlarges the hull; for it the table also counts the distinct tokens (two tokens count as one when their distance is below 1/1000 of the largest distance between two of them). The last two stacks are the remedy, one piece at a time: a residual connection, $H \leftarrow H + \operatorname{attn}(H)$, and then a LayerNorm after it (with $\gamma = 1$, $\beta = 0$), $H \leftarrow \operatorname{LN}(H + \operatorname{attn}(H))$, a Post-LN block without its FFN:
 
 # %%
-# C18: bare attention has no notion of order, and stacking it only averages
+# C18: bare attention has no notion of order, and stacked alone it collapses the tokens
 X = torch.randn(6, 8).to(device)                       # (L, D) six tokens
 perm = torch.tensor([3, 0, 5, 1, 4, 2]).to(device)
 
@@ -92,18 +92,53 @@ out_shuffled, _ = dot_product_attention(X[perm], X[perm], X[perm])
 err = (out_shuffled - out[perm]).abs().max().item()
 print(f"attention of the shuffled tokens vs the shuffled outputs: max |diff| {'<' if err < 1e-6 else '>='} 1e-6")
 
-H, G = X, X
-print("layers  mean distance of a token from the tokens' mean")
-print("        V = H (no projection)   V = 3H")
-for depth in range(7):
-    spread = (H - H.mean(0)).norm(dim=-1).mean().item()
-    spread_3 = (G - G.mean(0)).norm(dim=-1).mean().item()
-    print(f"{depth:6d}  {spread:21.3f}  {spread_3:7.1f}")
-    H, _ = dot_product_attention(H, H, H)               # one more attention-only layer
-    G, _ = dot_product_attention(G, G, 3 * G)           # the same, with the values scaled by 3
+ones, zeros = torch.ones(8).to(device), torch.zeros(8).to(device)
+
+
+def spread_and_shape(H):
+    """Mean distance of a token from the tokens' mean, and sigma_2 / sigma_1 of the centred tokens."""
+    centred = (H - H.mean(0)).double()                  # (L, D)
+    sigma = torch.linalg.svdvals(centred)               # singular values, largest first
+    return centred.norm(dim=-1).mean().item(), (sigma[1] / sigma[0]).item()
+
+
+def distinct_tokens(H, tol=1e-3):
+    """How many groups the tokens form, two tokens being one when their distance is below tol times the largest."""
+    dist = torch.cdist(H.double(), H.double())          # (L, L)
+    same = dist < tol * dist.max()
+    return len({tuple(row) for row in same.tolist()})
+
+
+def shown_ratio(spread, r):                                   # sigma_2 / sigma_1 means nothing once the tokens are one point
+    return f"{r:4.2f}" if spread > 1e-2 else "   -"
+
+
+stacks = {"V = H": X, "V = 3H": X, "H + attn(H)": X, "LN(H + attn(H))": X}
+print("mean distance of a token from the tokens' mean (spread), and sigma2/sigma1 of the centred tokens")
+print("layers  V = H (no projection)  V = 3H, distinct tokens   H + attn(H) (residual)  LN(H + attn(H)) (Post-LN, no FFN)")
+growth = {}
+for depth in range(13):
+    (s1, r1), (s3, r3), (sr, rr), (sn, rn) = (spread_and_shape(H) for H in stacks.values())
+    if depth <= 6 or depth == 12:                       # 4 significant digits: the large spreads are float32
+        print(f"{depth:6d}  {s1:13.3f}  {shown_ratio(s1, r1)}  {s3:10.4g}  {shown_ratio(s3, r3)}  {distinct_tokens(stacks['V = 3H']):3d}"
+              f"  {sr:17.4g}  {shown_ratio(sr, rr)}  {sn:17.2f}  {shown_ratio(sn, rn)}")
+    if depth == 5:
+        growth = {"V = 3H": s3, "residual": sr}
+    if depth == 6:
+        growth = {name: now / before for (name, before), now in zip(growth.items(), (s3, sr))}
+    H, G, R, N = stacks.values()
+    stacks = {                                          # one more layer of each kind
+        "V = H": dot_product_attention(H, H, H)[0],                         # attention only
+        "V = 3H": dot_product_attention(G, G, 3 * G)[0],                    # values scaled by 3
+        "H + attn(H)": R + dot_product_attention(R, R, R)[0],               # with a residual connection
+        "LN(H + attn(H))": layer_norm(N + dot_product_attention(N, N, N)[0], ones, zeros, 1e-5),  # and LayerNorm
+    }
+print(f"growth of the spread from layer 5 to layer 6: V = 3H x{growth['V = 3H']:.2f}, H + attn(H) x{growth['residual']:.2f}")
 
 # %% [markdown]
-# With $V = H$, after six attention-only layers the six tokens are almost the same vector (spread 2.270 → 0.021): the sequence has lost what told its tokens apart. With $V = 3H$ the spread grows instead (2.3 → 1119.4), so "the hull can only shrink" holds for $V = X$ only; that attention alone cannot be stacked into a deep model is the rank-collapse result above, not this picture. The Transformer wraps every attention layer in the missing pieces. The rest of this notebook puts them together.
+# With $V = H$, after six attention-only layers the six tokens are almost the same vector (spread 2.270 → 0.021), and from layer 4 on they lie on one line ($\sigma_2/\sigma_1$ 0.57 → 0.00): the sequence has lost what told its tokens apart. With $V = 3H$ the spread *grows* (2.27 → 1119 by layer 6), but that is only the scale: the shape collapses just the same. By layer 4, $\sigma_2/\sigma_1$ is 0.00 and only 2 distinct tokens are left, two points that then fly apart by a factor of 3 per layer (×3.00 from layer 5 to 6). So both stacks collapse: $V = H$ to one point, $V = 3H$ to two points on an exploding scale. This is rank collapse in miniature, and the blow-up is why normalisation is needed.
+#
+# The last two stacks show what each remedy does on the same six tokens. The residual connection carries each token's own signal past the mixing: $\sigma_2/\sigma_1$ stays between 0.42 and 0.47 from layer 1 on, but the scale about doubles per layer (×2.03 from layer 5 to 6; spread 115.8 at layer 6, 7529 at layer 12). A LayerNorm after the residual sum keeps the scale in check (spread 2.27 → 0.76 at layer 6), but on its own it does not stop the collapse, it only slows it ($\sigma_2/\sigma_1$ 0.12 at layer 6, 0.05 at layer 12). The Transformer block adds the third piece, the per-token FFN, and trained weights; Dong et al. show that the FFN too slows the collapse. The rest of this notebook puts the pieces together.
 #
 # ## 2. The encoder block
 #
@@ -230,7 +265,7 @@ for depth in (6, 12, 24):
 # - **Pre-LN: the gradient shrinks towards the output, and more so the deeper the stack.** Last / first is 0.80–0.91 at depth 6, 0.72–0.79 at depth 12 and 0.55–0.64 at depth 24 for all three seeds, and the last block's gradient falls with depth (0.15–0.16, 0.13–0.14, 0.11–0.12).
 # - So the two orders already differ at initialisation, and the difference grows with depth, but here it is Pre-LN whose profile changes with depth, while Post-LN's stays roughly level.
 #
-# Xiong et al. (2020, "On Layer Normalization in the Transformer Architecture") make two points. Their bound on the last layer's gradient is smaller in Pre-LN by a factor that shrinks like $1/\sqrt{\text{depth}}$ (their explanation: the final norm divides by a residual stream that grows with depth); this toy stack agrees in direction, Pre-LN's last block getting less gradient the deeper the stack. And in translation models at initialisation they measure Post-LN gradients that grow towards the output, which they tie to Post-LN's need for a small learning rate with a warm-up; with random inputs and targets, this stack shows no clear rise of that kind. What training does with these profiles is their claim, not something these cells show.
+# Xiong et al. (2020, "On Layer Normalization in the Transformer Architecture") make two points. Their bound on the last layer's gradient is smaller in Pre-LN by a factor that shrinks like $1/\sqrt{\text{depth}}$ (their explanation: the final norm divides by a residual stream that grows with depth); this toy stack agrees in direction, Pre-LN's last block getting less gradient the deeper the stack. And in translation models at initialisation they measure Post-LN gradients that grow towards the output, which they tie to Post-LN's need for a small learning rate with a warm-up; with random inputs and targets, this stack shows no clear rise of that kind. For Pre-LN their Figure 3 shows gradients about equal in every layer at initialisation; this toy's Pre-LN profile instead falls towards the output (last / first 0.55–0.64 at depth 24), which is what Shleifer, Weston and Ott (2021, "NormFormer: Improved Transformer Pretraining with Extra Normalization") report for Pre-LN: the gradients at early layers are much larger than at later ones. What training does with these profiles is their claim, not something these cells show.
 
 # %% [markdown]
 # ## 3. The decoder block and the causal mask
@@ -402,7 +437,7 @@ print("decoder reads:", " ".join(token_labels(example_batch.tgt_in[0])))
 print("must predict :", " ".join(token_labels(example_batch.tgt_out[0])))
 
 # %% [markdown]
-# Training uses Adam on the cross-entropy of the predicted tokens. Every 50 steps the model decodes 2048 sequences of the held-out split greedily (**greedy decoding, 贪心解码**: explained below), and training stops once at least 99.5% of them come out exactly right. Those 2048 are a **validation set (验证集)**: they decide when to stop, though the model never trains on them. The cell prints how long that took (which differs from machine to machine):
+# Training uses Adam on the cross-entropy of the predicted tokens. Every 50 steps the model decodes 2048 sequences of the held-out split greedily (**greedy decoding, 贪心解码**: explained below), and training stops once at least 99.5% of them come out exactly right. Those 2048 are a **validation set (验证集)**: they decide when to stop, though the model never trains on them. The cell prints how many steps and seconds that took. Both differ from machine to machine, the steps too: training runs in float32, and another CPU rounds its sums differently, so after a hundred Adam steps the weights are not bit-identical, and a held-out check can land just under the target on one CPU and just over it on another (we have seen the same code stop at different checks on two CPUs). So nbval does not compare this cell's numbers; the cell after the plot prints only what holds on every CPU, and from the decoding on, the numbers come from the shipped model:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -413,7 +448,7 @@ with num_threads(1):                                    # a model this small tra
 print(f"{history.steps} steps, {history.seconds:.1f} s; last held-out check: {history.final_accuracy:.3f} of "
       f"{train_cfg.eval_size} sequences exactly right (target {train_cfg.target_accuracy})")
 
-# %% alt="The training loss (cross-entropy, log scale) of the tiny encoder\u2013decoder against the training step, falling from about 3 to 0.001, with the held-out exact-sequence accuracy (right axis) near 1 at steps 50, 100 and 150."
+# %% alt="The training loss (cross-entropy, log scale) of the tiny encoder\u2013decoder against the training step, falling from about 3 to 0.001, with the held-out exact-sequence accuracy (right axis), measured every 50 steps, rising to the 99.5% target."
 # NBVAL_IGNORE_OUTPUT
 # (the curve's exact shape depends on the device; the facts are printed below)
 fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
@@ -424,7 +459,15 @@ _ = ax2.plot(history.eval_steps, history.accuracies, "o-", color="C2")
 _ = ax2.set_ylim(0, 1.02)
 _ = ax2.set_ylabel("held-out exact-sequence accuracy", color="C2")
 
+# %%
+# What the run above shows on every CPU (its step count and its curve differ between CPUs)
+print(f"reached the target of {train_cfg.target_accuracy} held-out accuracy before the limit of {train_cfg.steps} steps: "
+      f"{'yes' if history.final_accuracy >= train_cfg.target_accuracy and history.steps < train_cfg.steps else 'no'}; "
+      f"held-out checks every {train_cfg.eval_every} steps; Adam at a fixed learning rate of {train_cfg.lr}, no warm-up")
+
 # %% [markdown]
+# The loss does not fall smoothly: Adam at a fixed learning rate from the first step, with no **warm-up** (a learning rate that starts small and grows over the first steps), can overshoot, and a curve of this run can show a spike on the way down (where, and whether, depends on the CPU, as above). The Annotated Transformer and the UvA Deep Learning Tutorial 6 both train with a warm-up; Xiong et al. (§2) tie Post-LN's need for one to its gradients at initialisation. For one encoder and one decoder block this rate works without it.
+#
 # Greedy decoding writes one token at a time: start from `<s>`, run the decoder, take the most likely token, append it, and repeat until `</s>`. From here on the numbers come from the model `attnlib` ships (`trained_reversal_model()`: trained by this same code with this same seed, and saved), so they are the same on every machine; the model trained above is close to it but not bit-identical on other hardware. We score 1000 fresh held-out sequences (drawn with their own generator from the same held-out split as the validation set, so the check below first counts how many of them the stopping rule also saw), and measure how much cross-attention weight output position $t$ (counting from 0) puts on source position $n-1-t$, the letter it has to write; the same model before training is the baseline:
 
 # %%
@@ -500,9 +543,9 @@ for n in (4, 5, 6, 7, 8):
 # At length 6 every one of the 1000 held-out sequences comes out right; at every other length not one of the 1000 does. The last column shows what the model learned instead of "reverse": at output position $t$ it reads source position $5 - t$, exactly as at length 6, cut off at the last letter when the source is shorter (`3 3 3 2` at length 4). So at lengths 7 and 8 it reverses the first six letters, where it should start from the seventh or eighth, and then writes `</s>`: its letters match the target only by chance: about 1 in 10 (there are 10 letters) at each of the first six positions, and never after them, hence 0.09 and 0.07. At lengths 4 and 5 it starts on the last source letter, so the first letter is right (1.00), and then stays on it for too long. Being able to compute an answer (the positions exist, the attention could look anywhere) is not the same as having learned the rule for inputs unlike the training data.
 
 # %% [markdown]
-# The explorer below only offers sources of length 6, so here is the map of one held-out source of length 8 (rows are output positions, averaged over heads, as above). The bright cells follow the length-6 anti-diagonal, starting at source position 5 instead of 7, and stay on position 0 after it: the model writes the first six letters reversed, then `</s>` (the two `·` after it are padding).
+# The explorer below only offers sources of length 6, so here is the map of one held-out source of length 8 (rows are output positions, averaged over heads, as above). The bright cells follow the length-6 anti-diagonal, starting at source position 5 instead of 7, and stay on position 0 after it: the model writes the first six letters reversed, then `</s>`. Greedy decoding stops at `</s>`, so the two rows after it were never decoded: the trace fills them with padding and the panel greys them out, and the list of positions read stops at the `</s>` row.
 
-# %% alt="The cross-attention map of a length-8 source (training used only length 6), rows labelled with what the model wrote: the bright cells follow a length-6 anti-diagonal starting at source position 5 instead of 7, then stay on position 0 while it writes </s> and padding."
+# %% alt="The cross-attention map of a length-8 source (training used only length 6), rows labelled with what the model wrote: the bright cells follow a length-6 anti-diagonal starting at source position 5 instead of 7, then stay on position 0 while it writes </s>; the two rows after </s>, never decoded, are grey."
 # C33 (second half): one length-8 source, its cross-attention map and what the model wrote
 long_src = make_batch(train_cfg.task, 1, 8, model_cfg.vocab_size, split="test",
                       generator=torch.Generator().manual_seed(11), device=device).src[0]
@@ -512,13 +555,14 @@ _ = cross_attention_panel(long_trace, ax=ax)
 print("source     :", " ".join(token_labels(long_src)))
 print("reversed   :", " ".join(token_labels(long_src.flip(0))))
 print("model wrote:", " ".join(token_labels(long_trace.tokens)))
-print("source position read most at t = 0, 1, ...:",
-      " ".join(str(j) for j in long_trace.cross_weights[-1].mean(0).argmax(-1).tolist()))
+eos_row = long_trace.tokens.tolist().index(EOS)                    # the row that writes </s>
+print(f"source position read most at t = 0, 1, ..., {eos_row} (the </s> row):",
+      " ".join(str(j) for j in long_trace.cross_weights[-1].mean(0)[: eos_row + 1].argmax(-1).tolist()))
 
 # %% [markdown]
 # ## 7. Explorer: decoding position by position
 #
-# The explorer replays greedy decoding of a source with notebook 08's model: the trained one (the shipped weights) or, with **trained model** unticked, the same model before training. Positions count from 0. Move **output position t** to reveal one more row at a time (the stored picture shows $t = 3$; the axes count positions, and the readout names the tokens):
+# The explorer replays greedy decoding of a source with notebook 08's model: the trained one (the shipped weights) or, with **trained model** unticked, the same model before training. Positions count from 0. Move **output position t** to reveal one more row at a time (the stored picture shows $t = 3$; the axes count positions, and the readout names the tokens; the cell after the explorer prints the readout of the stored picture):
 #
 # - left, the decoder's **causal self-attention**: position $t$ can only look at the tokens it has read so far (`<s>` and its own earlier outputs), so everything above the diagonal stays hidden (hatched);
 # - middle, the **cross-attention** row of position $t$ over the source: where it looked to decide what to write;
@@ -528,7 +572,17 @@ print("source position read most at t = 0, 1, ...:",
 
 # %% alt="The decoding explorer: the decoder's self-attention and cross-attention maps at one step of greedy decoding, and the probabilities of the next token."
 # NBVAL_IGNORE_OUTPUT
-decoding_explorer(step=3)
+explorer = decoding_explorer(step=3)
+explorer
+
+# %%
+# The readout of the stored picture (output position t = 3, average of heads), as the explorer shows it
+for key, value in explorer.state(step=3).items():
+    if isinstance(value, list):
+        value = " ".join(f"{v:.2f}" for v in value)
+    elif isinstance(value, float):
+        value = f"{value:.2f}"
+    print(f"{key}: {value}")
 
 # %% [markdown]
 # ## Exercises
@@ -537,14 +591,14 @@ decoding_explorer(step=3)
 #
 # <details><summary>Answer</summary>
 #
-# With 6 source letters, output position 5 writes the last output letter, which is the *first* source letter, so its cross-attention row peaks at source position 0 (0.92 in the average over heads). Position 6, which writes `</s>`, has no letter to copy, yet it also looks at source position 0, even more (0.99). Nothing in training says where that row should look (any row that lets it write `</s>` is right); this model keeps reading where position 5 did, as the length table above shows too (at length 8, output positions 6 and 7 also read source position 0). Single heads differ from the average: all four follow the anti-diagonal, but not equally sharply (at output position 4 head 0 puts 0.86 on source position 1, head 1 only 0.44, the rest on its neighbours), and head 3 at output position 2 even peaks on a neighbour, source position 4 instead of 3. Untrained, the rows are smeared over the source with no anti-diagonal (its mass is about the uniform 0.17), and the output is not the reversed source.
+# With 6 source letters, output position 5 writes the last output letter, which is the *first* source letter, so its cross-attention row peaks at source position 0 (0.92 in the average over heads). Position 6, which writes `</s>`, has no letter to copy, yet it also looks at source position 0, even more (0.99). Nothing in training says where that row should look (any row that lets it write `</s>` is right); this model keeps reading where position 5 did, as the length-8 example above shows too (its `</s>` row, output position 6, also reads source position 0). Single heads differ from the average: all four follow the anti-diagonal, but not equally sharply (at output position 4 head 0 puts 0.86 on source position 1, head 1 only 0.44, the rest on its neighbours), and head 3 at output position 2 even peaks on a neighbour, source position 4 instead of 3. Untrained, the rows are smeared over the source with no anti-diagonal (its mass is about the uniform 0.17), and the output is not the reversed source.
 # </details>
 #
 # 2. Train the same model with Pre-LN blocks, `Seq2SeqTransformer(dataclasses.replace(model_cfg, norm_first=True))` (after `set_seed(train_cfg.seed)`, as above). Does it still learn the task, and does the anti-diagonal still appear?
 #
 # <details><summary>Answer</summary>
 #
-# Yes. With one block on each side both orders train easily: in our runs the Pre-LN model passed the 99.5% held-out check after 150 steps, as the Post-LN one did, got 995 to 1000 of the 1000 held-out sequences of the cell above right, and put 0.76 to 0.79 of its cross-attention on the anti-diagonal (training is not bit-identical across CPUs, so your numbers may differ a little). Xiong et al. locate Pre-LN's advantage in deep stacks; §2's experiment shows only that the two orders' gradient profiles at initialisation differ more the deeper the stack.
+# Yes. With one block on each side both orders train easily: in our runs on two CPUs the Pre-LN model passed the 99.5% held-out check after 150 steps on both, got 995 to 1000 of the 1000 held-out sequences of the cell above right, and put 0.76 to 0.79 of its cross-attention on the anti-diagonal. Do not compare its step count with the Post-LN run's stored above: that one stops at a different check on different CPUs (§6), so neither order is shown to train faster. Training is not bit-identical across CPUs, so your numbers may differ a little. Xiong et al. locate Pre-LN's advantage in deep stacks; §2's experiment shows only that the two orders' gradient profiles at initialisation differ more the deeper the stack.
 # </details>
 #
 # 3. Train on the copy task instead (`dataclasses.replace(train_cfg, task="copy")` for `train_seq2seq`, and `"copy"` in `make_batch`). What shape should the cross-attention map take, and why?

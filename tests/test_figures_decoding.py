@@ -64,3 +64,25 @@ def test_c40_figure_is_untrained_then_anti_diagonal():
     # The trained model writes the source backwards, then EOS (row labels "t: →letter").
     written = [label.get_text().split("→")[1] for label in panels[1].get_yticklabels()]
     assert written == token_labels(list(DEFAULT_SOURCE[::-1])) + ["</s>"]
+
+
+def test_rows_after_eos_are_hidden_and_labelled():
+    # A trace that wrote one letter, then </s>, then padding: greedy decoding stopped at </s>, so
+    # the last row was never decoded (the trace computed it on padding) and must not be shown.
+    from attnlib.course.decoding import DecodingTrace
+    from attnlib.models.seq2seq.toy_tasks import BOS, EOS, PAD
+
+    cross = torch.tensor([[[0.7, 0.3], [0.2, 0.8], [0.5, 0.5]]])  # (H=1, T=3, S=2)
+    trace = DecodingTrace(
+        src=torch.tensor([4, 5]),
+        tgt_in=torch.tensor([BOS, 5, EOS]),
+        tokens=torch.tensor([5, EOS, PAD]),
+        self_weights=(torch.ones(1, 3, 3) / 3,),
+        cross_weights=(cross,),
+    )
+    ax = Figure().subplots()
+    data = cross_attention_panel(trace, ax=ax).get_array()
+    assert np.ma.getmaskarray(data).tolist() == [[False, False], [False, False], [True, True]]
+    np.testing.assert_array_equal(np.ma.getdata(data)[:2], cross[0, :2].numpy())
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[1] == "1: →</s>" and labels[2] == "2: (after </s>)"

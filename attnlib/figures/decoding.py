@@ -9,7 +9,7 @@ from attnlib import plotting
 from attnlib.course.decoding import DecodingTrace, trace_greedy_decoding
 from attnlib.course.examples import DEFAULT_SOURCE, trained_reversal_model, untrained_reversal_model
 from attnlib.figures import register_figure
-from attnlib.models.seq2seq.toy_tasks import token_labels
+from attnlib.models.seq2seq.toy_tasks import EOS, token_labels
 
 __all__ = ["cross_attention_panel", "decoding_cross_attention_figure"]
 
@@ -32,14 +32,21 @@ def cross_attention_panel(
         title: axes title (default says which layer/head and the shape).
 
     Returns:
-        The ``AxesImage``.
+        The ``AxesImage``. Rows after the first ``</s>`` (not decoded: greedy decoding stops
+        there, and the trace holds padding) are masked, drawn grey and labelled so.
     """
     weights = trace.cross_weights[layer]  # (H, T, S)
     w = weights.mean(0) if head is None else weights[head]  # (T, S)
     steps, src_len = w.shape
+    written = trace.tokens.tolist()
+    done = written.index(EOS) + 1 if EOS in written else steps  # rows 0..done-1 were decoded
+    # Past </s> greedy decoding stops; those rows were computed on padding it never fed, so
+    # they are drawn hidden (grey) and labelled as not decoded.
     rows = [
-        f"{t}: →{o}" for t, o in enumerate(token_labels(trace.tokens))
+        f"{t}: →{o}" if t < done else f"{t}: (after </s>)"
+        for t, o in enumerate(token_labels(trace.tokens))
     ]  # 0-based, as the notebook
+    decoded = torch.arange(steps, device=w.device)[:, None] < done  # (T, 1)
     if title is None:
         who = "average of heads" if head is None else f"head {head}"
         title = f"cross-attention [{steps} × {src_len}], {who}"
@@ -50,6 +57,7 @@ def cross_attention_panel(
         col_labels=token_labels(trace.src),
         vmin=0.0,
         vmax=1.0,
+        mask=decoded.expand(steps, src_len),
         title=title,
         xlabel="source token j",
         ylabel="position t: writes",
