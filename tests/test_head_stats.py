@@ -280,3 +280,59 @@ def test_c48_striking_heads_matter_little_when_removed_and_a_plain_one_much_more
     # ... while removing (5, 11), whose weights look unremarkable, moves them far more
     assert worst[5, 11] > 0.1 and worst[5, 11] == worst.max()
     assert (worst < worst[4, 5]).sum() < 36 and (worst < worst[0, 2]).sum() < 36  # lower half
+
+
+def test_qk_variance_within_row_equals_a_loop(enc, run):
+    # Independent reference: each real query's row of q_i·k_j over the real keys, its population
+    # variance, averaged over the real queries of every sentence (float64 from the model's states).
+    batch, out = run
+    stats = hs.qk_variance(enc, batch.ids, batch.valid_lens)
+    assert stats.within_row.shape == (6, 12)
+    for layer, head in [(0, 2), (4, 1)]:
+        attn = enc.layers[layer].self_attn
+        rows = slice(32 * head, 32 * (head + 1))
+        row_vars = []
+        for b, n in enumerate(batch.valid_lens.tolist()):
+            x = out.hidden_states[layer][b, :n].double()
+            q = x @ attn.w_q.weight[rows].double().T + attn.w_q.bias[rows].double()
+            k = x @ attn.w_k.weight[rows].double().T + attn.w_k.bias[rows].double()
+            row_vars += [row.var(unbiased=False) for row in q @ k.T]
+        # qk_variance projects in float32, as the model runs, and the loop in float64. Each q or k
+        # component is a float32 sum of 384 products plus a bias: relative error at most about
+        # 385 * 2**-24 = 2.3e-5 (worst case; typically sqrt(385) * 2**-24 = 1.2e-6). A product
+        # q_r k_r then carries at most twice that, and a variance of such products at most about
+        # four times: rtol 1e-4 (seen: 2e-8).
+        assert_close(
+            stats.within_row[layer, head], torch.stack(row_vars).mean() / 32, rtol=1e-4, atol=0
+        )
+
+
+def test_weighted_values_sum_to_the_heads_share_of_the_output(enc, run):
+    # Independent reference: the attention module itself, in float64, with only this head kept
+    # minus with no head kept (W_O's bias cancels): that difference is the head's share.
+    import copy
+
+    batch, out = run
+    for layer, head in [(4, 5), (2, 7)]:
+        split = hs.weighted_values(enc, batch.ids, batch.valid_lens, layer, head)
+        n_b, length = batch.ids.shape
+        assert split.weights.shape == (n_b, length, length)
+        assert split.transformed.shape == (n_b, length, 384)
+        ref = copy.deepcopy(enc.layers[layer].self_attn).double()
+        x = out.hidden_states[layer].double()
+        only = torch.zeros(12, dtype=torch.float64)
+        only[head] = 1.0
+        with torch.no_grad():
+            kept = ref(x, x, x, valid_lens=batch.valid_lens, head_mask=only)[0]
+            none = ref(x, x, x, valid_lens=batch.valid_lens, head_mask=torch.zeros(12).double())[0]
+        real = torch.arange(length) < batch.valid_lens[:, None]  # (B, L)
+        mine = split.weights @ split.transformed  # (B, L, D)
+        # Both float64 from the same float32 states: sums of <= 384 products of numbers below
+        # ~10 round to ~384 * 10 * 1.1e-16 < 1e-12 each, so 1e-10 bounds the difference.
+        assert_close(mine[real], (kept - none)[real], rtol=0, atol=1e-10)
+        # The weights are the model's (float32 softmax of scores below ~30: error ~1e-6).
+        assert_close(
+            split.weights.float()[real], out.attentions[layer][:, head][real], atol=1e-5, rtol=0
+        )
+    with pytest.raises(ValueError, match="head must be an int in"):
+        hs.weighted_values(enc, batch.ids, batch.valid_lens, 0, 12)

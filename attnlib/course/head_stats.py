@@ -31,6 +31,7 @@ from attnlib.util._checks import check_positive_int, check_tensor, check_valid_l
 __all__ = [
     "HeadView",
     "QKVariance",
+    "WeightedValues",
     "stack_attentions",
     "real_token_mask",
     "is_punctuation",
@@ -42,6 +43,7 @@ __all__ = [
     "mean_distance",
     "head_distances",
     "qk_variance",
+    "weighted_values",
     "similarity_by_distance",
     "rotation_residual",
     "head_view",
@@ -223,17 +225,25 @@ class QKVariance:
         independent: ``(layers, H)`` the same if the d_k products q_r k_r were independent and the
             query and key tokens drawn independently, with the measured per-component moments:
             ``sum_r (E[q_r^2] E[k_r^2] - E[q_r]^2 E[k_r]^2) / d_k``.
+        within_row: ``(layers, H)`` the variance of q_i·k_j over the real keys j of one query's
+            row (population variance, over the row's n keys), averaged over all real queries,
+            divided by d_k. ``measured`` also holds the variance *between* rows (of the row
+            means, e.g. from q_i·b_k with the key bias b_k); softmax ignores a constant added to
+            a row, so this is the part that sets how sharp a row is.
     """
 
     measured: torch.Tensor
     independent: torch.Tensor
+    within_row: torch.Tensor
 
 
 def qk_variance(encoder, ids: torch.Tensor, valid_lens: torch.Tensor) -> QKVariance:
     """Measure Var(q·k)/d_k in every head of ``encoder`` (a MiniLMEncoder) on a batch."""
     real = real_token_mask(valid_lens, ids.shape[1])  # (B, L)
     pairs = real.unsqueeze(2) & real.unsqueeze(1)  # (B, L, L): query and key both real
-    measured, independent = [], []
+    measured, independent, within = [], [], []
+    keys = real[:, None, :].to(torch.float64)  # (B, 1, L): the real keys of each row
+    n_keys = keys.sum(-1, keepdim=True)  # (B, 1, 1)
     with torch.no_grad():
         states = encoder(ids, valid_lens=valid_lens).hidden_states
         for x, block in zip(states, encoder.layers):  # x: the layer's input
@@ -242,12 +252,79 @@ def qk_variance(encoder, ids: torch.Tensor, valid_lens: torch.Tensor) -> QKVaria
             k = split_heads(attn.w_k(x), attn.num_heads).double()  # (B, H, L, Dh)
             scores = scaled_scores(q, k, 1.0).transpose(0, 1)  # (H, B, L, L), unscaled
             measured.append(scores[:, pairs].var(dim=1) / attn.head_dim)  # (H,)
+            row_mean = (scores * keys).sum(-1, keepdim=True) / n_keys  # (H, B, L, 1)
+            row_var = ((scores - row_mean).pow(2) * keys).sum(-1) / n_keys[..., 0]  # (H, B, L)
+            within.append(row_var[:, real].mean(dim=1) / attn.head_dim)  # (H,) over real queries
             qs, ks = q.transpose(0, 1)[:, real], k.transpose(0, 1)[:, real]  # (H, N, Dh)
             terms = qs.pow(2).mean(1) * ks.pow(2).mean(1) - qs.mean(1).pow(2) * ks.mean(1).pow(
                 2
             )  # (H, Dh)
             independent.append(terms.sum(1) / attn.head_dim)  # (H,)
-    return QKVariance(torch.stack(measured), torch.stack(independent))
+    return QKVariance(torch.stack(measured), torch.stack(independent), torch.stack(within))
+
+
+@dataclass(frozen=True)
+class WeightedValues:
+    """What one head of a trained encoder reads, split by key (Kobayashi et al., 2020).
+
+    The head's share of the attention output at query i (after W_O, before W_O's bias) is
+    ``sum_j weights[b, i, j] * transformed[b, j]``: ``||transformed[b, j]||`` says how large what
+    key j passes on is, so ``weights[b, i, j] * ||transformed[b, j]||`` measures what the weight
+    actually carries (a large weight on a key whose vector is small carries little).
+
+    Attributes:
+        weights: ``(B, L, L)`` float64: the head's attention weights (0 on padding keys).
+        transformed: ``(B, L, D)`` float64: ``f(x_j) = (x_j W_V^(h) + b_V^(h)) W_O^(h)``, each
+            key's value vector of this head mapped by the head's block of W_O to the model width.
+    """
+
+    weights: torch.Tensor
+    transformed: torch.Tensor
+
+
+def weighted_values(
+    encoder, ids: torch.Tensor, valid_lens: torch.Tensor, layer: int, head: int
+) -> WeightedValues:
+    """Split head ``head`` of layer ``layer`` into its weights and what each key passes on.
+
+    Computed in float64 from the layer's input and its own projections, so that
+    ``weights @ transformed`` is the head's contribution to the attention output: the
+    attention output with only this head kept (``head_mask``) minus the output with no head.
+
+    Args:
+        encoder: a MiniLMEncoder.
+        ids: ``(B, L)`` token ids; valid_lens: ``(B,)`` real lengths.
+        layer, head: counted from 0.
+
+    Returns:
+        A :class:`WeightedValues`.
+    """
+    layers, num_heads = encoder.config.num_layers, encoder.config.num_heads
+    for name, value, top in (("layer", layer, layers), ("head", head, num_heads)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < top:
+            raise ValueError(f"{name} must be an int in [0, {top}), got {value!r}")
+    real = real_token_mask(valid_lens, ids.shape[1])  # (B, L)
+    with torch.no_grad():
+        x = encoder(ids, valid_lens=valid_lens).hidden_states[layer]  # (B, L, D): layer input
+        block = encoder.layers[layer]
+        if block.norm_first:
+            x = block.norm1(x)
+        attn = block.self_attn
+        rows = slice(attn.head_dim * head, attn.head_dim * (head + 1))
+
+        def project(linear, part):  # this head's rows (or W_O's columns) of a projection
+            w = linear.weight.double()
+            b = None if linear.bias is None else linear.bias.double()[part]
+            return w[part], b
+
+        x = x.double()
+        (wq, bq), (wk, bk), (wv, bv) = (project(m, rows) for m in (attn.w_q, attn.w_k, attn.w_v))
+        q, k, v = (F.linear(x, w, b) for w, b in ((wq, bq), (wk, bk), (wv, bv)))  # (B, L, Dh)
+        scores = scaled_scores(q, k, attn.head_dim**-0.5)  # (B, L, L)
+        scores = scores.masked_fill(~real[:, None, :], float("-inf"))
+        weights = scores.softmax(-1)  # (B, L, L)
+        transformed = v @ attn.w_o.weight.double()[:, rows].T  # (B, L, D): f(x_j)
+    return WeightedValues(weights, transformed)
 
 
 def similarity_by_distance(table: torch.Tensor, max_distance: int) -> torch.Tensor:

@@ -272,8 +272,8 @@ def _scene(n_max: int, heads: int) -> Scene:
         cols=per_row + 1,
         width=840,
         height=400,
-        col_widths=[2.6] + [1.0] * per_row,
-        row_heights=[1.7, 1.0, 0.9],  # the line view's token labels need the height
+        col_widths=[3.6] + [1.0] * per_row,
+        row_heights=[1.5, 1.1, 1.1],  # the line view's token labels need the height
     )
     return scene
 
