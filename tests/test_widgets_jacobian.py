@@ -157,3 +157,24 @@ def test_jacobian_panels_draw_autograd_jacobians():
     with pytest.raises(ValueError, match="logits"):
         spread_jacobians([[1.0, 0.0]], [1.0])
     assert len(softmax_jacobian_figure().axes) == 4  # three panels and a colorbar
+
+
+def test_titles_readable_in_the_rendered_picture():
+    """Every panel title lies inside the picture and overlaps no other title or legend
+    (a 1 x 4 row of the same panels overprinted its titles and cut the last one off)."""
+    ex = jacobian_explorer()
+    fig = ex.figure()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    titles = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_title()]
+    assert len(titles) == 4
+    for t in titles:  # inside the picture
+        assert box.x0 <= t.x0 and t.x1 <= box.x1 and box.y0 <= t.y0 and t.y1 <= box.y1
+    legends = [ax.get_legend().get_window_extent(renderer) for ax in fig.axes if ax.get_legend()]
+    assert len(legends) == 2
+    others = titles + legends
+    for i, a in enumerate(others):
+        for b in others[i + 1 :]:
+            assert not a.overlaps(b)
+    assert (ex.scene.rows, ex.scene.cols) == (2, 2)  # the notebook's prose names a 2 x 2 grid

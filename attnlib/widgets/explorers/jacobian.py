@@ -167,7 +167,7 @@ def _scene(S: int, labels) -> Scene:
     )
     j_panel = Panel(
         [Heatmap("J", vmin=-_CLIM, vmax=_CLIM, cmap="cividis", annotate=True, colorbar=True)],
-        title="J = diag(a) − a aᵀ (row a_j, column ∂/∂z_r)",
+        title="J = diag(a) − a aᵀ (row a_j, column z_r)",
         **cells(S, S, [f"a{j + 1}" for j in range(S)], labels),
     )
     g_panel = Panel(
@@ -176,11 +176,11 @@ def _scene(S: int, labels) -> Scene:
             Bars("g", x=xs - 0.2, width=0.38, color="0.65", label="g = ∂L/∂a (upstream)"),
             Bars("dz", x=xs + 0.2, width=0.38, color="C0", label="∂L/∂z = Jᵀg (to the scores)"),
         ],
-        ylim=(-1.1, 1.1),
-        title="the gradient the softmax passes back",
+        ylim=(-1.1, 1.7),  # headroom above the bars (|g_j| <= 1) for the legend
+        title="upstream g and the gradient ∂L/∂z",
         xlabel="key j",
         ylabel="gradient",
-        legend="lower right",
+        legend="upper right",
         **slots,
     )
     c_panel = Panel(
@@ -191,11 +191,12 @@ def _scene(S: int, labels) -> Scene:
             Points("m", color="black", size=5, filled=False),
         ],
         xlim=(0.0, _MAX_SPREAD),
-        ylim=(0.0, 1.05),
+        ylim=(0.0, 1.6),  # headroom above the max weight (<= 1) for the legend
         title="saturation kills the gradient",
         xlabel="spread σ (∝ 1/temperature)",
         ylabel="norm or weight",
         legend="upper right",
     )
-    scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=4, width=880, height=270)
+    # 2 x 2 (weights | J, then gradients | curves): one row of four left no room for the titles
+    scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=2, width=720, height=540)
     return scene
