@@ -44,6 +44,7 @@ from attnlib.course.scaling import (
     entropy,
     jacobian_norm,
     max_weight,
+    scores_for_widths,
     softmax_sharpness,
 )
 from attnlib.plotting import sharpness_curves, variance_errorbars
@@ -228,9 +229,7 @@ _ = sharpness_curves(raw, scl, axes)
 
 # %%
 # C06: variance 1 over all pairs is not variance 1 in every row — the spread of each scaled row's own scores
-from attnlib.course.scaling import scores_for_widths   # the scores softmax_sharpness used (same seed, same draws)
-
-gen = torch.Generator().manual_seed(0)
+gen = torch.Generator().manual_seed(0)   # softmax_sharpness's seed: the same draws, scored by the same scores_for_widths
 q_all = torch.randn(512, max(all_widths), generator=gen, dtype=torch.float64)   # (L, 1024), as in softmax_sharpness
 k_all = torch.randn(16, max(all_widths), generator=gen, dtype=torch.float64)    # (S, 1024)
 z_rows = scores_for_widths(q_all, k_all, all_widths, scaled=True)              # (widths, L, S)
