@@ -161,11 +161,12 @@ def scaling_explorer(
             pdf = _normal_bin_density(u, edges, R, var_theory)  # (201,)
         else:
             pdf = _normal_pdf(u * R, var_theory)  # (201,)
-        ytop = _nice_top(1.05 * max(float(density.max()), float(pdf.max())))
+        # headroom above the peak (at most 1/1.35 of the axis) for the legend and the axis text
+        ytop = _nice_top(1.35 * max(float(density.max()), float(pdf.max())))
         row = rows[scale][i]  # (S,)
         texts = {f"x{j}": _fmt(t * R) for j, t in enumerate(_TICKS)}
         texts.update({f"y{j}": _fmt(t * ytop) for j, t in enumerate(_YTICKS)})
-        texts["axis"] = f"x-axis {'fixed' if fixed_axis else 'follows the setting'}: ±{_fmt(R)}"
+        texts["axis"] = f"x-axis {'fixed' if fixed_axis else 'follows'}: ±{_fmt(R)}"
         return Frame(
             arrays={
                 "hist": density / ytop,
@@ -215,10 +216,10 @@ def _check_arguments(d_k, scale, fixed_axis, num_keys, num_pairs) -> None:
 def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
     """The histogram, the row, and the mean entropy and Jacobian norm against d_k."""
     hist_artists = [
-        Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label="sampled scores"),
-        Line("pdf", color="C3", width=1.2, label="normal, theory variance"),
+        Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label="sampled"),
+        Line("pdf", color="C3", width=1.2, label="normal (theory)"),
     ]
-    hist_artists.append(Text(0.02, 0.95, key="axis", size=8, color="0.3", axes=True))
+    hist_artists.append(Text(0.02, 0.95, key="axis", size=7, color="0.3", axes=True))
     hist_artists += [
         Text(0.5 + t / 2, -0.03, key=f"x{j}", size=8, ha="center", va="top", axes=True)
         for j, t in enumerate(_TICKS)
@@ -238,7 +239,7 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
         xticklabels=[" "] * 5,  # blank, but they keep room for the tick texts above the x label
         yticks=list(_YTICKS),
         yticklabels=["      "] * 5,  # room for the y tick texts (e.g. "0.016") beside the y label
-        legend="upper right",
+        legend="upper right",  # short labels: it stays clear of the axis text, above the peak
     )
     row_panel = weights_panel(
         "row",
@@ -257,10 +258,12 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
 
     def curve_panel(values, marker, title, ylabel, ylim, guides, legend):
         artists = [
-            Line([[x[0], y], [x[-1], y]], color="0.6", width=1, dash=True) for y, _ in guides
+            Line([[x[0], y], [x[-1], y]], color="0.6", width=1, dash=True) for y, _, _ in guides
         ]
+        # at the right end, on the side of the line the curves do not reach there
         artists += [
-            Text(0.0, y, f" {label}", color="0.4", size=7, va="bottom") for y, label in guides
+            Text(x[-1], y, f"{label} ", color="0.4", size=7, ha="right", va=va)
+            for y, label, va in guides
         ]
         for s in SCALES:
             color, dash, label = styles[s]
@@ -288,17 +291,17 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
         "mean entropy of a row",
         "entropy (nats)",
         (0.0, 1.15 * log_s),
-        [(log_s, "uniform: log S")],
+        [(log_s, "uniform: log S", "bottom")],  # every curve lies below log S
         "lower left",
     )
     j_uniform = math.sqrt(num_keys - 1) / num_keys
     jac_panel = curve_panel(
         mean_jac,
         "m_jac",
-        "mean ‖J‖_F of a row (gradient to the scores)",
+        "mean ‖J‖_F of a row",
         "‖J‖_F",
         (0.0, 0.62),
-        [(0.5, "two-way split: 0.5"), (j_uniform, f"uniform: {j_uniform:.3f}")],
+        [(0.5, "two-way split: 0.5", "bottom"), (j_uniform, f"uniform: {j_uniform:.3f}", "top")],
         "lower left",
     )
     scene = Scene([hist_panel, row_panel, ent_panel, jac_panel], cols=2, width=590, height=440)
