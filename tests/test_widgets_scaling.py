@@ -77,6 +77,10 @@ def test_mean_curves_match_an_independent_average(explorer):
             state = explorer.state(d_k=d_k, scale=scale)
             assert state["256 rows: mean entropy"] == pytest.approx(ent, rel=1e-9)
             assert state["256 rows: mean ||J||_F"] == pytest.approx(jn, rel=1e-9)
+            top = a.max(dim=-1).values.mean().item()
+            assert state["256 rows: mean max weight"] == pytest.approx(top, rel=1e-9)
+            line = np.asarray(explorer.compute(d_k=d_k, scale=scale).arrays["mean_top"])
+            np.testing.assert_allclose(line[:, 1], top, rtol=1e-9)  # the dashed line drawn
 
 
 @pytest.mark.parametrize("d_k", [4, 64, 1024])

@@ -17,7 +17,7 @@ from attnlib.course.scaling import entropy, jacobian_norm, max_weight, scores_fo
 from attnlib.widgets.framework.artists import Bars, Line, Points, Text
 from attnlib.widgets.framework.controls import selection_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
-from attnlib.widgets.framework.scene import Frame, Panel, Scene, weights_panel
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, bar_slots
 
 __all__ = ["scaling_explorer", "WIDTHS", "SCALES"]
 
@@ -144,6 +144,7 @@ def scaling_explorer(
     many = {s: masked_softmax(raw_many * factors[s][:, None, None]) for s in names}  # (K, L, S)
     mean_ent = {s: entropy(many[s]).mean(-1).numpy() for s in names}  # (K,)
     mean_jac = {s: jacobian_norm(many[s]).mean(-1).numpy() for s in names}  # (K,)
+    mean_top = {s: max_weight(many[s]).mean(-1).numpy() for s in names}  # (K,)
     x = np.log2(np.array(WIDTHS, dtype=np.float64))
     u = np.linspace(-1.0, 1.0, 201)  # histogram x axis in units of the half-range R
     edges = np.linspace(-1.0, 1.0, _NBINS + 1)
@@ -174,6 +175,7 @@ def scaling_explorer(
                 "row": row,
                 "m_ent": [[x[i], mean_ent[scale][i]]],
                 "m_jac": [[x[i], mean_jac[scale][i]]],
+                "mean_top": [[-0.5, mean_top[scale][i]], [num_keys - 0.5, mean_top[scale][i]]],
             },
             readout={
                 "d_k": int(d_k),
@@ -188,6 +190,7 @@ def scaling_explorer(
                 "row: ||J||_F": jacobian_norm(row),
                 "256 rows: mean entropy": float(mean_ent[scale][i]),
                 "256 rows: mean ||J||_F": float(mean_jac[scale][i]),
+                "256 rows: mean max weight": float(mean_top[scale][i]),
             },
             texts=texts,
         )
@@ -241,13 +244,17 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
         yticklabels=["      "] * 5,  # room for the y tick texts (e.g. "0.016") beside the y label
         legend="upper right",  # short labels: it stays clear of the axis text, above the peak
     )
-    row_panel = weights_panel(
-        "row",
-        num_keys,
-        [str(j + 1) for j in range(num_keys)],
+    row_panel = Panel(  # one row jumps about from width to width; the dashed line is the mean
+        [
+            Bars("row", color="C0"),
+            Line("mean_top", color="C3", width=1.2, dash=True, label="mean max weight, 256 rows"),
+        ],
+        ylim=(0.0, 1.3),  # headroom above a one-hot row for the legend
         title="softmax row of one query",
         xlabel="key j",
-        every=5,
+        ylabel="weight",
+        legend="upper right",
+        **bar_slots(num_keys, [str(j + 1) for j in range(num_keys)], every=5),
     )
     styles = {
         "1": ("C3", False, "q·k"),
