@@ -237,12 +237,12 @@ _ = jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), axes)
 # %% [markdown]
 # ## 5. Try it: the Jacobian explorer
 #
-# Drag **logit spread σ** from 0 (uniform row) to 10 (nearly one-hot); the slider plays in the browser from frames the kernel computed once. Two menus choose the **base logits** (the five logits of section 4, or the same row with its top two tied) and the **upstream** gradient $g = \partial L/\partial a$ (the loss $L = a_1$, $L = a_2$, or a fixed mixed vector). The four panels form a 2 × 2 grid:
+# Drag **logit spread σ** from 0 (uniform row) to 10 (nearly one-hot); the slider plays in the browser from frames the kernel computed once. Two menus choose the **base logits** (the five logits of section 4, or the same row with its top two tied) and the **upstream** gradient $g = \partial L/\partial a$ (the loss $L = a_1$, $L = a_2$, or a fixed mixed vector). The four panels stand in one row, from left to right:
 #
-# - *top left*: the weights $a = \operatorname{softmax}(z)$;
-# - *top right*: $J = \operatorname{diag}(a) - aa^\top$ with its entries written in, on a fixed colour scale $[-1/4, 1/4]$ (cividis, readable in grey): the diagonal is bright (positive), off-diagonal entries dark (negative), and everything drifts to the mid-grey of 0 as the row saturates;
-# - *bottom left*: the upstream $g$ (grey) beside the gradient that reaches the scores, $\partial L/\partial z = J^\top g = a \odot (g - a\cdot g)$ (blue). With $L = a_1$ only $a_1$ is asked to grow, yet *every* score gets a gradient: $z_1$ up, all the others down, summing to 0. That is the competition of section 3, seen as gradient;
-# - *bottom right*: $\lVert J\rVert_F$ (red), the max weight (blue dashed) and $\lVert\partial L/\partial z\rVert$ (dark grey) against $\sigma$, with the current $\sigma$ marked.
+# - *first*: the weights $a = \operatorname{softmax}(z)$;
+# - *second*: $J = \operatorname{diag}(a) - aa^\top$ with its entries written in, on a fixed colour scale $[-1/4, 1/4]$ (cividis, readable in grey): the diagonal is bright (positive), off-diagonal entries dark (negative), and everything drifts to the mid-grey of 0 as the row saturates;
+# - *third*: the upstream $g$ (grey) beside the gradient that reaches the scores, $\partial L/\partial z = J^\top g = a \odot (g - a\cdot g)$ (blue). With $L = a_1$ only $a_1$ is asked to grow, yet *every* score gets a gradient: $z_1$ up, all the others down, summing to 0. That is the competition of section 3, seen as gradient;
+# - *fourth*: $\lVert J\rVert_F$ (red), the max weight (blue dashed) and $\lVert\partial L/\partial z\rVert$ (dark grey) against $\sigma$, with the current $\sigma$ marked.
 #
 # With the tied base row the max weight only approaches 1/2 and $\lVert J\rVert_F$ approaches 0.5 however large $\sigma$ gets (0.5000 at $\sigma = 8$, printed below): the two tied keys stay sensitive to each other (the two-way split of notebook 02), while the norm of the untied row collapses (0.0028 at $\sigma = 8$). The readout prints the logits, the weights, $J$, its row sums (always 0), $g$, $\partial L/\partial z$ and its sum (always 0), and the norms.
 

@@ -159,10 +159,11 @@ def test_jacobian_panels_draw_autograd_jacobians():
     assert len(softmax_jacobian_figure().axes) == 4  # three panels and a colorbar
 
 
-def test_titles_readable_in_the_rendered_picture():
-    """Every panel title lies inside the picture and overlaps no other title or legend
-    (a 1 x 4 row of the same panels overprinted its titles and cut the last one off)."""
-    ex = jacobian_explorer()
+def test_titles_and_entries_readable_in_the_rendered_picture():
+    """Every panel title lies inside the picture and overlaps no other title or legend, and no
+    two of J's written-in entries touch (the first row of four overprinted its titles, cut the
+    last one off and ran J's entries together: "-0.03-0.02")."""
+    ex = jacobian_explorer(upstream="mixed", spread=0.5)  # the widest entries: all 25 nonzero
     fig = ex.figure()
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -177,4 +178,10 @@ def test_titles_readable_in_the_rendered_picture():
     for i, a in enumerate(others):
         for b in others[i + 1 :]:
             assert not a.overlaps(b)
-    assert (ex.scene.rows, ex.scene.cols) == (2, 2)  # the notebook's prose names a 2 x 2 grid
+    entries = [t.get_window_extent(renderer) for t in fig.axes[1].texts]
+    assert len(entries) == 25
+    for i, a in enumerate(entries):
+        for b in entries[i + 1 :]:
+            assert not a.overlaps(b)
+    # one row, so that controls, picture and readout fit 620 px of height (tests/test_site.py)
+    assert (ex.scene.rows, ex.scene.cols, ex.scene.height) == (1, 4, 270)
