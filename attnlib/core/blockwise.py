@@ -223,17 +223,22 @@ def _tiles(num_queries: int, num_keys: int, block_size: int, is_causal: bool):
         yield rows, (min(num_keys, rows.stop) if is_causal else num_keys)
 
 
-def _forward(q, k, v, mask, scale, is_causal, block_size):
+def _forward(q, k, v, mask, scale, is_causal, block_size, with_lse=True):
     """The online softmax over query tiles: ``(out (..., L, Dv) in q's dtype, lse (..., L))``.
 
     ``lse = m + log(l)`` is each query's log-sum-exp of its visible scores, ``+inf`` for a query
-    that sees no key (so that the backward's ``exp(s - lse)`` gives 0 there, not NaN).
+    that sees no key (so that the backward's ``exp(s - lse)`` gives 0 there, not NaN); ``None``
+    when ``with_lse`` is False (inference: nothing will need it).
     """
     num_queries, num_keys = q.shape[-2], k.shape[-2]
     lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
     out = q.new_zeros((*lead, num_queries, v.shape[-1]))  # (..., L, Dv)
-    lse = torch.full((*lead, num_queries), float("inf"), dtype=work, device=q.device)  # (..., L)
+    lse = (
+        torch.full((*lead, num_queries), float("inf"), dtype=work, device=q.device)  # (..., L)
+        if with_lse
+        else None
+    )
     for rows, key_stop in _tiles(num_queries, num_keys, block_size, is_causal):
         tile_mask = None if mask is None else mask[_mask_index(mask, rows, slice(0, key_stop))]
         last = None
@@ -250,6 +255,7 @@ def _forward(q, k, v, mask, scale, is_causal, block_size):
             pass
         if last is not None:
             out[..., rows, :] = last.output.to(q.dtype)
+        if last is not None and lse is not None:
             seen = last.running_sum > 0  # (..., tile): the query sees at least one key
             lse[..., rows] = torch.where(
                 seen, last.running_max + torch.log(last.running_sum), float("inf")
@@ -273,10 +279,12 @@ def _backward(q, k, v, mask, out, lse, grad_out, scale, is_causal, block_size, n
     dk = torch.zeros((*lead, num_keys, k.shape[-1]), dtype=work, device=q.device)
     dv = torch.zeros((*lead, num_keys, v.shape[-1]), dtype=work, device=q.device)
     dmask = torch.zeros(mask.shape, dtype=work, device=q.device) if need_mask_grad else None
-    delta = (grad_out * out.to(work)).sum(dim=-1)  # (..., L): D_i = dO_i · O_i
     for rows, key_stop in _tiles(num_queries, num_keys, block_size, is_causal):
         qs = q[..., rows, :].to(work) * scale  # (..., tile, Dk), scaled as in the forward
         go = grad_out[..., rows, :]  # (..., tile, Dv)
+        # D_i = dO_i · O_i, one tile at a time (a whole-sequence product would be a temporary
+        # as large as the output)
+        delta = (go * out[..., rows, :].to(work)).sum(dim=-1, keepdim=True)  # (..., tile, 1)
         row_ids = torch.arange(rows.start, rows.stop, device=q.device).unsqueeze(-1)  # (tile, 1)
         for start in range(0, key_stop, block_size):
             keys = slice(start, min(start + block_size, key_stop))
@@ -297,7 +305,7 @@ def _backward(q, k, v, mask, out, lse, grad_out, scale, is_causal, block_size, n
             p = torch.exp(s - lse[..., rows].unsqueeze(-1))  # (..., tile, blk): the weights
             dv[..., keys, :] += p.transpose(-2, -1) @ go  # (..., blk, Dv)
             dp = go @ vb.transpose(-2, -1)  # (..., tile, blk)
-            ds = p * (dp - delta[..., rows].unsqueeze(-1))  # (..., tile, blk): d loss / d s
+            ds = p * (dp - delta)  # (..., tile, blk): d loss / d s
             dq[..., rows, :] += ds @ kb * scale  # (..., tile, Dk)
             dk[..., keys, :] += ds.transpose(-2, -1) @ qs  # (..., blk, Dk)
             if dmask is not None:
@@ -401,14 +409,11 @@ def blockwise_attention(
         ``(..., L, Dv)`` in q's dtype; a query that sees no key gets a zero output (and zero
         gradients).
     """
-    out, _ = blockwise_attention_lse(
-        q,
-        k,
-        v,
-        attn_mask,
-        valid_lens=valid_lens,
-        is_causal=is_causal,
-        scale=scale,
-        block_size=block_size,
-    )
+    scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
+    inputs = (q, k, v) if attn_mask is None else (q, k, v, attn_mask)
+    if not (torch.is_grad_enabled() and any(t.requires_grad for t in inputs)):
+        # Nothing will call the backward: skip the log-sum-exp it would need (and the graph).
+        out, _ = _forward(q, k, v, attn_mask, scale, is_causal, block_size, with_lse=False)
+        return out
+    out, _ = _BlockwiseAttention.apply(q, k, v, attn_mask, scale, is_causal, block_size)
     return out
