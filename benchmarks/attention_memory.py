@@ -174,7 +174,7 @@ def training_table(args, device, ns, heads, head_dim) -> None:
         growth = f"{peak['blockwise'] / previous:24.2f}" if previous else f"{'':>24}"
         print(
             f"{n:>6} | {written} | {peak['blockwise'] / MiB:9.1f} | {peak['SDPA'] / MiB:7.1f} | "
-            f"{growth}"
+            f"{growth}".rstrip()
         )
         previous = peak["blockwise"]
         q = k = v = grad_out = None  # free them before the next n
