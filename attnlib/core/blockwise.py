@@ -28,7 +28,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
-from torch.autograd.function import once_differentiable
 
 from attnlib.core.attention import check_attention_call, check_qkv
 from attnlib.core.scoring import scaled_scores
@@ -327,8 +326,13 @@ class _BlockwiseAttention(torch.autograd.Function):
         return out, lse
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, grad_out, _grad_lse):
+        if torch.is_grad_enabled():  # create_graph=True: a gradient of the gradient is asked for
+            raise RuntimeError(
+                "blockwise_attention's backward pass cannot be differentiated again (it was "
+                "called with create_graph=True, e.g. for a double backward); use "
+                "attnlib.dot_product_attention for higher derivatives"
+            )
         q, k, v, mask, out, lse = ctx.saved_tensors
         scale, is_causal, block_size = ctx.args
         need_mask_grad = mask is not None and ctx.needs_input_grad[3]
