@@ -388,7 +388,31 @@ err = (lse[0] - torch.logsumexp(scores, dim=-1)).abs().max().item()
 print(f"log-sum-exp vs torch.logsumexp of the full score rows: max |diff| {'<' if err < 1e-4 else '>='} 1e-4")
 
 # %% [markdown]
-# Nothing of size $n \times n$: a float32 $1024 \times 1024$ matrix would be 4 MiB. Its gradients are those of full attention, checked against autograd through `dot_product_attention` in float64, with padding and the causal mask:
+# Nothing of size $n \times n$: a float32 $1024 \times 1024$ matrix would be 4 MiB. The backward's two steps on the 12-key example of above (blocks of 4), with the log-sum-exp the library saved: each block's weights recomputed as $e^{s - \mathrm{lse}}$, and the score gradient $p \odot (\frac{\partial L}{\partial o} V^\top - D)$, against full attention's weights and autograd through a full softmax:
+
+# %%
+# C42: the recomputation in the backward pass, on the 12-key example (float64)
+out1, lse1 = blockwise_attention_lse(q1, k1, v1, block_size=4)     # lse1: (1,) what the forward saved
+last = list(blockwise_attention_steps(q1, k1, v1, block_size=4))[-1]
+m_last, l_last = last.running_max[0].item(), last.running_sum[0].item()
+print(f"saved lse = {lse1[0].item():.4f} = m + log(l) = {m_last:.4f} + log({l_last:.4f}) = {m_last + math.log(l_last):.4f}")
+_, w_full = dot_product_attention(q1, k1, v1)                   # (1, 12) full attention's weights
+d_out = torch.tensor([[1.0, -2.0, 0.5]], dtype=torch.float64).to(device)   # some dL/d output, (1, Dv)
+delta = (d_out * out1).sum(-1, keepdim=True)                   # (1, 1): D = dL/do · o
+s_full = (q1 @ k1.T / math.sqrt(8)).requires_grad_()            # (1, 12) the scores, for autograd's reference
+(ds_ref,) = torch.autograd.grad(torch.softmax(s_full, -1) @ v1, s_full, d_out)
+for start in range(0, 12, 4):
+    keys = slice(start, start + 4)
+    p = torch.exp(s_full.detach()[:, keys] - lse1.unsqueeze(-1))   # (1, 4) the block's weights, recomputed
+    ds = p * (d_out @ v1[keys].T - delta)                        # (1, 4) dL/ds for the block
+    w_err = (p - w_full[:, keys]).abs().max().item()
+    ds_err = (ds - ds_ref[:, keys]).abs().max().item()
+    print(f"block {start // 4}: weights e^(s - lse) = [{', '.join(f'{x:.4f}' for x in p[0].tolist())}], "
+          f"vs full softmax {'<' if w_err < 1e-12 else '>='} 1e-12; dL/ds vs autograd {'<' if ds_err < 1e-12 else '>='} 1e-12")
+print(f"sum of the recomputed weights over all 12 keys: {torch.exp(s_full.detach() - lse1.unsqueeze(-1)).sum().item():.4f}")
+
+# %% [markdown]
+# The recomputed weights of the three blocks are the full softmax's, so they sum to 1 over all 12 keys, and no block needs another's. Its gradients are those of full attention, checked against autograd through `dot_product_attention` in float64, with padding and the causal mask:
 
 # %%
 # C42: blockwise attention's gradients equal autograd's through full attention (float64)
@@ -427,7 +451,7 @@ for name in names:
           f"x{train[name, 2048] / train[name, 1024]:.2f} from 1024 to 2048")
 
 # %% [markdown]
-# Written-out attention's training peak grows ×3.85 and ×3.92 per doubling, like $n^2$: its backward reads the softmax matrix and builds $n \times n$ gradients from it. The loop left to autograd grows ×2.81 and ×3.43: quadratic again, because autograd saves every block's exponentials, although its forward pass alone never holds more than one block. `blockwise_attention`, with its own backward, grows ×1.24 and ×1.39: its peak is a fixed set of tile × block slices plus what grows with $n$, the output, the three gradients and one number per query, so the factor per doubling stays below 2 and rises towards 2 as the part linear in $n$ takes over (the unit tests check that the peak is exactly $a + b\,n$). The same count for 8 heads up to $n = 8192$ is the training table in the project's README (`benchmarks/attention_memory.py`).
+# Written-out attention's training peak grows ×3.85 and ×3.92 per doubling, like $n^2$: its backward reads the softmax matrix and builds $n \times n$ gradients from it. The loop left to autograd grows ×2.81 and ×3.43: quadratic again, because autograd saves every block's exponentials, although without gradients it never holds more than one block of scores. `blockwise_attention`, with its own backward, grows ×1.24 and ×1.39: its peak is a fixed set of tile × block slices plus what grows with $n$, the output, the three gradients and one number per query, so the factor per doubling stays below 2 and rises towards 2 as the part linear in $n$ takes over (the unit tests check that the peak is exactly $a + b\,n$). The same count for 8 heads up to $n = 8192$ is the training table in the project's README (`benchmarks/attention_memory.py`).
 
 # %% [markdown]
 # ## 4. Explorer: the online softmax, block by block
