@@ -496,5 +496,5 @@ online_softmax_explorer()
 #
 # <details><summary>Answer</summary>
 #
-# It only removes the $n^2$ *memory*; the compute is still $O(n^2 d)$, so time still grows quadratically (the row "self-attention, $O(n^2 d)$" is unchanged; the FLOP count at the end of §3 is the same for both and grows ×4 when $n$ doubles). Reducing the arithmetic needs a different model of attention: local windows, sparse patterns, or low-rank / linear approximations, which in general no longer compute exactly the same output.
+# It only removes the $n^2$ *memory*; the compute is still $O(n^2 d)$, so time still grows quadratically (the row "self-attention, $O(n^2 d)$" is unchanged; the FLOP count in §3 is the same for both and grows ×4 when $n$ doubles, and so does the time once $n$ is large). Its backward pass even does the forward's arithmetic a second time, to recompute the blocks. Reducing the arithmetic needs a different model of attention: local windows, sparse patterns, or low-rank / linear approximations, which in general no longer compute exactly the same output.
 # </details>
