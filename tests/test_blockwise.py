@@ -19,8 +19,7 @@ from attnlib import (
     dot_product_attention,
     written_out_attention,
 )
-from attnlib.core.blockwise import blockwise_attention_lse as attnlib_blockwise_lse
-from attnlib.core.blockwise import query_tile
+from attnlib.core.blockwise import blockwise_attention_lse, query_tile
 from attnlib.course.memory import largest_tensor_bytes
 
 
@@ -428,7 +427,7 @@ def test_c42_backward_gradcheck(case):
 
 def test_c42_backward_saves_only_inputs_output_and_one_number_per_query():
     q, k, v = (t.requires_grad_() for t in _qkv("cpu", L=300, S=270, dtype=torch.float64))
-    out, lse = attnlib_blockwise_lse(q, k, v, block_size=32)
+    out, lse = blockwise_attention_lse(q, k, v, block_size=32)
     saved = out.grad_fn.saved_tensors  # what the backward will read
     assert len(saved) == 6 and saved[3] is None  # q, k, v, no mask, out, lse
     for a, b in zip(saved[:3], (q, k, v)):
