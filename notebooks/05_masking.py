@@ -64,8 +64,7 @@ from attnlib.util.rounding import (
     rounded as show,  # rounds for printing: same digits on every device
 )
 from attnlib.widgets import masking_explorer
-from attnlib.widgets.explorers.masking import DTYPES, RECIPES
-from attnlib.widgets.framework.render import render
+from attnlib.widgets.explorers.masking import DTYPES, RECIPES, masking_picture
 
 set_seed(0)
 device = default_device()
@@ -439,7 +438,7 @@ print(f"max |weights drawn - combined weights printed above| {'<' if gap < 1e-6 
 # %% [markdown]
 # ## 6. Explore: lengths, the causal switch, and the recipe × dtype switch
 #
-# Three batch rows of self-attention over 6 tokens. Each slider sets one row's valid length; the checkbox adds the causal mask; the two menus choose **how** the hidden keys are hidden (the recipes of section 3; the additive ones *add* the padding mask and the causal mask, each carrying the sentinel where it hides) and the **dtype** the scores are masked and softmaxed in. How to read a cell:
+# Three batch rows of self-attention over 6 tokens. Each slider sets one row's valid length (they start at 4, 6 and 2); the checkbox adds the causal mask; the two menus choose **how** the hidden keys are hidden (the recipes of section 3; the additive ones *add* the padding mask and the causal mask, each carrying the sentinel where it hides) and the **dtype** the scores are masked and softmaxed in. How to read a cell:
 #
 # - hatched grey: hidden, weight exactly 0 (what should happen);
 # - colour and number under an open orange square: a hidden key that received weight (padding or the future leaking in);
@@ -466,11 +465,11 @@ print()
 print("causal + finfo.min, valid_len 0: largest weight on a hidden key =", round(st["largest weight on a hidden key"], 3))
 
 # %% [markdown]
-# Without a kernel the explorer above shows only its harmless start. This is what it draws at the setting of the last line (`add M = finfo(dtype).min`, float32, causal on, batch row 0 with valid length 0): every query of row 0 spreads its weight evenly over keys $0..i$, all of them padding (open orange squares), and query 0 puts weight 1.00 on key 0.
+# Without a kernel the explorer above shows only its harmless start. This is what it draws at the setting of the last line (`add M = finfo(dtype).min`, float32, causal on, batch row 0 with valid length 0; the caption and the panel titles give the settings, which the live explorer shows in its controls): every query of row 0 spreads its weight evenly over keys $0..i$, all of them padding (open orange squares), and query 0 puts weight 1.00 on key 0.
 
 # %% alt="The masking explorer with causal masking, the finfo.min recipe and valid length 0 in batch row 0: every query i of that row spreads its weight evenly over keys 0 to i, all of them padding (marked with orange squares), where it should get zeros."
 # C12: the explorer's picture at causal + finfo.min + valid_len 0 (drawn from explorer.compute, which moves nothing)
-render(explorer.scene, explorer.compute(len0=0, causal=True, recipe="add M = finfo(dtype).min"))
+masking_picture(explorer, len0=0, causal=True, recipe="add M = finfo(dtype).min")   # titles: lengths; caption: settings, legend
 
 # %% [markdown]
 # ## Exercises
