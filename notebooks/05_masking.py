@@ -312,7 +312,7 @@ for mode in ("eval", "train"):
 # 2. **guard**: find the rows whose maximum is $-\infty$, the rows with nothing visible, and set *every* score of those rows to 0. That is finite, so the softmax of the next step never computes $-\infty - (-\infty)$, and no NaN reaches the forward or the backward pass;
 # 3. **softmax, then zero**: an ordinary `torch.softmax` of every row (which subtracts the row's maximum first), which gives the guarded rows a uniform $1/S$; those rows are then overwritten with 0, and the result is cast back to the scores' dtype.
 #
-# No magic number is involved: the only value written into a score is 0, and only in a row where nothing is visible. Section 3's row $z = (2, 0.5, -1, 1)$, once with keys 2 and 3 hidden and once with every key hidden, and in float16:
+# No magic number is involved: the only values ever written into the scores are $-\infty$ (hidden) and 0 (every score of a row with nothing visible). Section 3's row $z = (2, 0.5, -1, 1)$, once with keys 2 and 3 hidden and once with every key hidden, and in float16:
 
 # %%
 # C12: masked_softmax's intermediate steps (masked_softmax_steps), and a finite gradient through the empty row

@@ -23,7 +23,7 @@
 # - the sinusoidal table of the original Transformer, checked entry by entry against its formula;
 # - why sines and cosines: moving from position $pos$ to $pos + k$ rotates every (sin, cos) pair by an angle that depends on $k$ alone;
 # - that the dot product of two positions' encodings depends only on how far apart they are, but the position part of an attention score does not (which is what rotary position embedding, RoPE, repairs);
-# - what "the encoding works for any length" does and does not promise.
+# - what "the encoding works for any length" does and does not promise, tested on a model trained on lengths 2 to 6.
 #
 # **Seed sections taught:** lecture notes 004 (*9 Attention and the Transformer*) §9.11 (why self-attention needs positional encoding) and §9.12 (sinusoidal positional encoding: formula, why sin/cos, what length extrapolation really means).
 #
@@ -403,7 +403,7 @@ for n in range(2, 11):
           f"{int(first_read.cpu().mode().values)}")
 
 # %% [markdown]
-# On the lengths it was trained on, the model reverses 0.97 to 1.00 of the sources, and output step 0 reads position $n - 1$ as it should. From length 7 on it fails: 0.02 of the sources at length 7 and none from 8 on, with 0.07 to 0.09 of the letters right at lengths 8 to 10, no better than guessing. Output step 0 reads position 5 whatever the length: in training the last letter was never further out than position 5, so "start from the last letter" was learned only for the places where the last letter had been. Positions 6 to 9 have perfectly good encodings, and the weights do not know what to do with them. This is the failure the common mistake above is about, now without the confound of a single training length.
+# On the lengths it was trained on, the model reverses 0.97 to 1.00 of the sources, and output step 0 reads position $n - 1$ as it should. From length 7 on it fails: 0.02 of the sources at length 7 and none from 8 on, with 0.07 to 0.09 of the letters right at lengths 8 to 10, no better than guessing. From length 6 on, output step 0 reads position 5 (most often) whatever the length: in training the last letter was never further out than position 5, so "start from the last letter" was learned only for the places where the last letter had been. Positions 6 to 9 have perfectly good encodings, and the weights do not know what to do with them. This is the failure the common mistake above is about, now without the confound of a single training length.
 #
 # There is also a purely numerical limit. The angle $pos\cdot\omega_i$ grows with $pos$, and in float32 a large number has few digits left after the decimal point, so $\sin$ of it is computed from a rounded angle. If the angles are computed in float32 (as a naive implementation would) instead of float64 (as `sinusoidal_encoding` does before it casts), the error grows with the position:
 
