@@ -180,7 +180,7 @@ out_empty, _ = dot_product_attention(Q[None], K[None], V[None], valid_lens=torch
 print("output of an empty row (4 queries x d_v = 3):", show(out_empty[0]))
 
 # %% [markdown]
-# The lecture notes' own function is in `attnlib.course.pitfalls.lecture_masked_softmax`, copied word for word. Its last two steps are what make it correct: after the softmax it multiplies by the mask, so a hidden key gets exactly 0 however the $-10^6$ fared, and it divides by the new row sum, or returns 0 where that sum is 0. For the empty row, the softmax of four equal $-10^6$ is uniform, the mask zeroes it, and the sum is 0. On the rows with something visible it gives the weights of the $-\infty$ formula, to float32 rounding. In float16 its `masked_fill` with $-10^6$ raises, for any batch given `valid_lens`, even one in which nothing is hidden:
+# The lecture notes' own function is in `attnlib.course.pitfalls.lecture_masked_softmax`, copied word for word. Its last two steps are what make it correct: after the softmax it multiplies by the mask, so a hidden key gets exactly 0 however the $-10^6$ fared, and it divides by the new row sum, or returns 0 where that sum is 0. For the empty row, the softmax of five equal $-10^6$ is uniform, the mask zeroes it, and the sum is 0. On the rows with something visible it gives the weights of the $-\infty$ formula, to float32 rounding. In float16 its `masked_fill` with $-10^6$ raises, for any batch given `valid_lens`, even one in which nothing is hidden:
 
 # %%
 # C25, C12: the seed's masked_softmax (lecture notes 004 §9.6) run as written, beside attnlib's
