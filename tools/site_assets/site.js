@@ -28,8 +28,14 @@ async function inflate(b64) {
   return await new Response(stream).arrayBuffer();
 }
 
+// The blob's layout version this page reads (tools/site_state.py LAYOUT_VERSION, which documents
+// the layout; decode_blob is its reader in Python).
+const LAYOUT_VERSION = 2;
+
 function staticModel(spec, buffer, ui) {
   const L = spec.layout;
+  if (L.version !== LAYOUT_VERSION)
+    throw new Error(`frames in layout version ${L.version}; this page reads ${LAYOUT_VERSION}`);
   // The readout, one typed column per number: integers at the digits shown (the number is the
   // stored one / div, as exact as parsing the text) or float64 (div 1).
   const RTypes = { i1: Int8Array, i2: Int16Array, i4: Int32Array, f8: Float64Array };

@@ -10,8 +10,6 @@
 // Test hooks: root.dataset.frames (frames painted), root.dataset.values (values of the last frame,
 // JSON), root.__attnlib.snapshot() (the arrays and readout numbers last drawn).
 
-const MAX_LAYERS = 16; // layers kept, oldest received dropped first: the kernel mirrors it
-
 function buf(b, Type) {
   const v = b instanceof DataView ? b : new DataView(b.buffer || b);
   const copy = v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength); // aligned
@@ -604,7 +602,7 @@ function render({ model, el }) {
     drawnInputs = scene.panels.map(() => null); // per panel: the inputs it was last drawn from
   const shown = { html: null, cells: [], texts: [] }; // the readout's table and cell texts
   const sets = {},
-    layers = new Map(); // token -> a layer's arrays, the last MAX_LAYERS received (wire.py)
+    layers = new Map(); // token -> a layer's arrays, the last meta.max_layers received (wire.py)
   let want = {},
     now = null,
     active = null,
@@ -712,7 +710,7 @@ function render({ model, el }) {
     const parsed = parseMessage(msg, buffers);
     if (msg.type === "layer") {
       layers.set(msg.token, parsed);
-      if (layers.size > MAX_LAYERS) layers.delete(layers.keys().next().value);
+      if (layers.size > meta.max_layers) layers.delete(layers.keys().next().value);
     } else if (msg.type === "now") {
       want = msg.want;
       now = parsed;
