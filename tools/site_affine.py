@@ -158,6 +158,36 @@ def _basis_rows(ex, names, st, keys, rspec):
     return np.stack(rows), words
 
 
+def _moving_blocks(ex, names, states, keys, rspec, moving):
+    """The second pass: ``(akeys, rcols, blocks)``, the basis of the entries that move
+    (``moving`` ``(L,)``), each key's distinct float64 vectors stored once (``AffineBasis``)."""
+    m, n = len(names), len(states)
+    spans, o = {}, 0
+    for k, size in keys:
+        spans[k] = np.arange(o, o + size)
+        o += size
+    akeys = [k for k, _ in keys if moving[spans[k]].any()]
+    rcols = [int(c) for c in np.flatnonzero(moving[o:])]
+    cols = {k: spans[k] for k in akeys}
+    if rcols:
+        cols["@readout"] = o + np.asarray(rcols)
+    tables: dict[str, dict[bytes, int]] = {k: {} for k in cols}
+    ids = {k: np.empty((n, m + 1), dtype=np.uint32) for k in cols}
+    for f, st in enumerate(states):  # the second pass: the moving entries' basis, deduplicated
+        B, _ = _basis_rows(ex, names, st, keys, rspec)
+        for k, at in cols.items():
+            for b in range(m + 1):
+                ids[k][f, b] = tables[k].setdefault(B[b, at].tobytes(), len(tables[k]))
+    blocks = {
+        k: (
+            np.frombuffer(b"".join(tables[k]), dtype=np.float64).reshape(len(tables[k]), -1),
+            ids[k],
+        )
+        for k in cols
+    }
+    return akeys, rcols, blocks
+
+
 def affine_basis(
     ex, names, states: list[dict], *, keys=None, checks: int = 3, seed: int = 0, chunk: int = 256
 ) -> AffineBasis:
@@ -216,29 +246,7 @@ def affine_basis(
         check.add(f0, B, F, V[f0 : f0 + chunk])
     check.raise_if_bad(states, V)
     moving = check.moving
-    spans, o = {}, 0
-    for k, size in keys:
-        spans[k] = np.arange(o, o + size)
-        o += size
-    akeys = [k for k, _ in keys if moving[spans[k]].any()]
-    rcols = [int(c) for c in np.flatnonzero(moving[o:])]
-    cols = {k: spans[k] for k in akeys}
-    if rcols:
-        cols["@readout"] = o + np.asarray(rcols)
-    tables: dict[str, dict[bytes, int]] = {k: {} for k in cols}
-    ids = {k: np.empty((n, m + 1), dtype=np.uint32) for k in cols}
-    for f, st in enumerate(states):  # the second pass: the moving entries' basis, deduplicated
-        B, _ = _basis_rows(ex, names, st, keys, rspec)
-        for k, at in cols.items():
-            for b in range(m + 1):
-                ids[k][f, b] = tables[k].setdefault(B[b, at].tobytes(), len(tables[k]))
-    blocks = {
-        k: (
-            np.frombuffer(b"".join(tables[k]), dtype=np.float64).reshape(len(tables[k]), -1),
-            ids[k],
-        )
-        for k in cols
-    }
+    akeys, rcols, blocks = _moving_blocks(ex, names, states, keys, rspec, moving)
     worst = float(check.worst[moving].max(initial=0.0))
     return AffineBasis(names, keys, blocks, akeys, rcols, worst)
 

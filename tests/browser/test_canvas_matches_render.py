@@ -67,6 +67,13 @@ def _scenes():
             {"v": np.sin(np.add.outer(np.arange(31) / 5.0, np.arange(31) / 7.0))},
             {**heat, "xlim": (-0.5, 30.5), "ylim": (-0.5, 30.5)},
         ),
+        # NaN cells (half of them, in a block): matplotlib draws the map's "bad" colour
+        # (transparent, so the white background) and so must the canvas, not black (issue 27)
+        "heatmap-nan": (
+            [Heatmap("v", cmap="viridis")],
+            {"v": np.where(np.arange(12).reshape(3, 4) % 4 < 2, np.nan, 0.7)},
+            heat,
+        ),
         "heatmap-annotated": (
             [Heatmap("v", vmin=-1.0, vmax=1.0, cmap="cividis", annotate=True, hidden="h")],
             {"v": np.linspace(-1, 1, 12).reshape(3, 4), "h": np.fliplr(np.eye(3, 4))},

@@ -101,12 +101,22 @@ function readoutParts(spec, fr, columns, digits) {
   return [`<table class='attnlib-table'>${head}${body}</table>`, texts];
 }
 
+// Caches of what is parsed or drawn once, keyed by the scene's own objects (never written into
+// them: the scene is the model's trait value, shared by every view of it).
+const FIELDS = new WeakMap(); // static field -> {data: Float64Array, shape}
+const LUTS = new WeakMap(); // colour map ("#rrggbb" x 256) -> RGBA bytes
+const IMAGES = new WeakMap(); // heatmap artist -> {image: canvas, pixels: ImageData}
+
 function get(field, fr) {
   // {data, shape} for a static or dynamic numeric field, or null
   if (!field) return null;
   if (field.key !== undefined) return fr ? fr.arrays[field.key] : null;
-  if (!field.cache) field.cache = { data: Float64Array.from(field.data), shape: field.shape };
-  return field.cache;
+  let f = FIELDS.get(field);
+  if (!f) {
+    f = { data: Float64Array.from(field.data), shape: field.shape };
+    FIELDS.set(field, f);
+  }
+  return f;
 }
 
 function hatchPattern(ctx, fill) {
@@ -162,14 +172,21 @@ function marker(ctx, kind, x, y, r) {
 
 function rgbLut(lut) {
   // "#rrggbb" x 256 -> packed RGBA bytes, parsed once per colour map
-  if (!lut.rgba) {
-    lut.rgba = new Uint8Array(1024);
+  let rgba = LUTS.get(lut);
+  if (!rgba) {
+    rgba = new Uint8Array(1024);
     lut.forEach((c, i) => {
-      for (let b = 0; b < 3; b++) lut.rgba[4 * i + b] = parseInt(c.slice(1 + 2 * b, 3 + 2 * b), 16);
-      lut.rgba[4 * i + 3] = 255;
+      for (let b = 0; b < 3; b++) rgba[4 * i + b] = parseInt(c.slice(1 + 2 * b, 3 + 2 * b), 16);
+      rgba[4 * i + 3] = 255;
     });
+    LUTS.set(lut, rgba);
   }
-  return lut.rgba;
+  return rgba;
+}
+
+function rgbaOf(hex) {
+  // "#rrggbbaa" (matplotlib's to_hex(keep_alpha=True)) -> [r, g, b, a] bytes
+  return [0, 1, 2, 3].map((b) => parseInt(hex.slice(1 + 2 * b, 3 + 2 * b), 16));
 }
 
 function drawHeatmap(ctx, a, m, fr, scene, hatch) {
@@ -179,17 +196,21 @@ function drawHeatmap(ctx, a, m, fr, scene, hatch) {
     hid = get(a.hidden, fr);
   if (!v) return;
   const [n, k] = v.shape,
-    lut = rgbLut(scene.luts[a.cmap]);
-  if (!a.image || a.image.width !== k || a.image.height !== n) {
-    a.image = document.createElement("canvas");
-    a.image.width = k;
-    a.image.height = n;
-    a.pixels = new ImageData(k, n);
+    lut = rgbLut(scene.luts[a.cmap]),
+    // a NaN cell: the colour map's "bad" colour, as matplotlib's imshow draws it (by default
+    // transparent: the panel's background shows)
+    bad = rgbaOf(scene.bad?.[a.cmap] || "#00000000");
+  let img = IMAGES.get(a);
+  if (!img || img.image.width !== k || img.image.height !== n) {
+    img = { image: document.createElement("canvas"), pixels: new ImageData(k, n) };
+    img.image.width = k;
+    img.image.height = n;
+    IMAGES.set(a, img);
   }
   // screen x grows with j unless xlim runs backwards; row i sits at the top when ylim is inverted
   const flipX = m.sx(1) < m.sx(0),
     flipY = m.sy(1) < m.sy(0);
-  const px = a.pixels.data,
+  const px = img.pixels.data,
     t = (val) => Math.min(1, Math.max(0, (val - a.vmin) / (a.vmax - a.vmin)));
   let anyHidden = false;
   for (let i = 0; i < n; i++)
@@ -200,19 +221,30 @@ function drawHeatmap(ctx, a, m, fr, scene, hatch) {
         anyHidden = true;
         continue;
       }
-      const c = 4 * Math.min(255, Math.floor(t(v.data[i * k + j]) * 256));
+      const val = v.data[i * k + j];
+      if (Number.isNaN(val)) {
+        for (let b = 0; b < 4; b++) px[o + b] = bad[b];
+        continue;
+      }
+      const c = 4 * Math.min(255, Math.floor(t(val) * 256));
       px[o] = lut[c];
       px[o + 1] = lut[c + 1];
       px[o + 2] = lut[c + 2];
       px[o + 3] = 255;
     }
-  a.image.getContext("2d").putImageData(a.pixels, 0, 0);
+  img.image.getContext("2d").putImageData(img.pixels, 0, 0);
   const x0 = m.sx(-0.5),
     x1 = m.sx(k - 0.5),
     y0 = m.sy(-0.5),
     y1 = m.sy(n - 0.5);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(a.image, Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+  ctx.drawImage(
+    img.image,
+    Math.min(x0, x1),
+    Math.min(y0, y1),
+    Math.abs(x1 - x0),
+    Math.abs(y1 - y0),
+  );
   const cell = (i, j) => {
     const cx0 = m.sx(j - 0.5),
       cx1 = m.sx(j + 0.5),

@@ -271,6 +271,8 @@ class Scene:
 
         used = sorted({a.cmap for p in self.panels for a in p.artists if isinstance(a, Heatmap)})
         luts = {c: [to_hex(colormaps[mpl_cmap(c)](i / 255)) for i in range(256)] for c in used}
+        # a NaN cell's colour, as imshow draws it (the map's "bad" colour, by default transparent)
+        bad = {c: to_hex(colormaps[mpl_cmap(c)].get_bad(), keep_alpha=True) for c in used}
         panels = []
         for p, rect in zip(self.panels, self.rects()):
             d = {f.name: getattr(p, f.name) for f in fields(p) if f.name != "artists"}
@@ -283,6 +285,7 @@ class Scene:
             "height": self.height,
             "panels": panels,
             "luts": luts,
+            "bad": bad,
             "hatch": HATCH_FILL,
         }
 

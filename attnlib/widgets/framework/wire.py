@@ -9,7 +9,7 @@ read at the top of ``render``); a static page that plays stored frame sets speak
 =========  =====================================================================================
 trait      meaning
 =========  =====================================================================================
-scene      the static picture, ``Scene.to_json()``: ``width, height, panels, luts, hatch``; a
+scene      the static picture, ``Scene.to_json()``: ``width, height, panels, luts, bad, hatch``; a
            dynamic artist field is ``{"key": name}`` (an array of a frame, or of a layer)
 fast       per fast slider ``i``: ``{"group": g, "values": [...]}``, ``values`` the slider's
            steps *as the linked trait shows them* (a SelectionSlider's index)
