@@ -272,7 +272,7 @@ class Scene:
         used = sorted({a.cmap for p in self.panels for a in p.artists if isinstance(a, Heatmap)})
         luts = {c: [to_hex(colormaps[mpl_cmap(c)](i / 255)) for i in range(256)] for c in used}
         # a NaN cell's colour, as imshow draws it (the map's "bad" colour, by default transparent)
-        bad = {c: to_hex(colormaps[mpl_cmap(c)].get_bad(), keep_alpha=True) for c in used}
+        bad = {c: to_hex(tuple(colormaps[mpl_cmap(c)].get_bad()), keep_alpha=True) for c in used}
         panels = []
         for p, rect in zip(self.panels, self.rects()):
             d = {f.name: getattr(p, f.name) for f in fields(p) if f.name != "artists"}
