@@ -274,3 +274,29 @@ def test_an_argument_the_site_cannot_rebuild_fails_the_build_naming_it(tmp_path)
     assert refuses(make)("a", model=Model()).dropped == ["model"]
     with pytest.raises(TypeError, match=r"rebuild names \['modle'\]"):
         builder("fake_typo", rebuild={"modle": lambda m: None})(make)
+
+
+# ---------------------------------------------------------------- contents lists
+def test_each_page_lists_its_sections_and_the_index_links_to_them(tmp_path):
+    import re
+
+    md = {"cell_type": "markdown", "metadata": {}}
+    path = _notebook(
+        tmp_path,
+        [
+            {**md, "source": ["## 1. Scores ($q^\\top k$)\n", "text\n"]},
+            {**md, "source": ["### A detail\n"]},
+            {**md, "source": ["## Exercises\n"]},
+            {**md, "source": ["## Exercises\n"]},  # the same title again: its own anchor
+        ],
+    )
+    info = site.notebook_info(path)
+    page = site.page_html(path, info, None, None, {})
+    ids = re.findall(r'<h[23] id="([^"]+)">', page)
+    assert ids == ["1-scores-q-k", "a-detail", "exercises", "exercises-2"]
+    toc = re.search(r'<nav class="site-toc"[^>]*>(.*?)</nav>', page, re.S).group(1)
+    assert re.findall(r'href="#([^"]+)"', toc) == ids  # every section, in order
+    assert '<ol><li><a href="#a-detail">' in toc  # the ### nested under its ##
+    assert page.index('class="site-toc"') < page.index('id="1-scores-q-k"')
+    index = site.index_html([info])
+    assert [f"99_test.html#{i}" for i in ids] == re.findall(r'href="(99_test\.html#[^"]+)"', index)

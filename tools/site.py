@@ -172,6 +172,66 @@ def _text(v) -> str:
     return "".join(v) if isinstance(v, list) else str(v)
 
 
+_HEADING = re.compile(r"<h([23])>(.*?)</h\1>", re.S)
+
+
+def _slug(inner_html: str, used: set[str]) -> str:
+    """A heading's anchor: its words, lower case, joined by "-" (unique in the page)."""
+    text = html.unescape(re.sub(r"<[^>]+>", " ", inner_html)).lower()
+    base = re.sub(r"[^0-9a-z]+", "-", text).strip("-")[:60].strip("-") or "section"
+    slug, k = base, 2
+    while slug in used:
+        slug, k = f"{base}-{k}", k + 1
+    used.add(slug)
+    return slug
+
+
+def anchored(md_html: str, used: set[str], sections: list[dict]) -> str:
+    """``md_html`` with an ``id`` on every ``<h2>``/``<h3>``; each is appended to ``sections``
+    as ``{"level", "html", "id"}`` (the page's contents list and the index read them)."""
+
+    def add(m: re.Match) -> str:
+        level, inner = int(m.group(1)), m.group(2)
+        sid = _slug(inner, used)
+        sections.append({"level": level, "html": inner, "id": sid})
+        return f'<h{level} id="{sid}">{inner}</h{level}>'
+
+    return _HEADING.sub(add, md_html)
+
+
+def notebook_sections(path: Path) -> list[dict]:
+    """The notebook's sections (its markdown ``##`` and ``###`` headings) with their anchors, as
+    its page gives them."""
+    nb = json.loads(path.read_text())
+    used: set[str] = set()
+    sections: list[dict] = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            anchored(markdown_html(_text(cell["source"])), used, sections)
+    return sections
+
+
+def contents_html(sections: list[dict], href: str = "") -> str:
+    """A contents list, one link a section (``href``: the page, for links from elsewhere), each
+    ``###`` nested under the ``##`` before it."""
+    out, sub = [], []
+
+    def close() -> None:
+        if sub:
+            out[-1] = out[-1].replace("</li>", f"<ol>{''.join(sub)}</ol></li>")
+            sub.clear()
+
+    for s in sections:
+        li = f'<li><a href="{href}#{s["id"]}">{s["html"]}</a></li>'
+        if s["level"] == 3 and out:
+            sub.append(li)
+        else:
+            close()
+            out.append(li)
+    close()
+    return f"<ol>{''.join(out)}</ol>" if out else ""
+
+
 # ---------------------------------------------------------------- pages
 def notebook_info(path: Path) -> dict:
     """Title and what it teaches (the first markdown cell), for the index and headers."""
@@ -183,6 +243,7 @@ def notebook_info(path: Path) -> dict:
     t = re.search(r"\*\*Time:\*\*\s*(.*)", first)
     return {
         "stem": path.stem,
+        "sections": notebook_sections(path),
         "title": title,
         "learn": learn,
         "time": t.group(1).strip() if t else "",
@@ -291,11 +352,16 @@ def page_html(path: Path, info: dict, prev: dict | None, nxt: dict | None, explo
     nb = json.loads(path.read_text())
     page = {"images_in_cell": 0, "missing_alt": 0}
     cells = []
+    used: set[str] = set()
+    sections: list[dict] = []
     for ci, cell in enumerate(nb["cells"]):
         page["images_in_cell"] = 0
         src = _text(cell["source"])
         if cell["cell_type"] == "markdown":
-            cells.append(f'<section class="cell md">{markdown_html(src)}</section>')
+            body = anchored(markdown_html(src), used, sections)
+            cells.append(f'<section class="cell md">{body}</section>')
+            if not any(c == "<!--contents-->" for c in cells):  # after the title cell
+                cells.append("<!--contents-->")
         elif cell["cell_type"] == "code":
             if not src.strip() and not cell.get("outputs"):
                 continue
@@ -303,6 +369,11 @@ def page_html(path: Path, info: dict, prev: dict | None, nxt: dict | None, explo
                 f'<section class="cell code">{code_html(src)}'
                 f"{_outputs_html(cell, ci, page, explorers)}</section>"
             )
+    toc = contents_html(sections)
+    if toc:
+        toc = f'<nav class="site-toc" aria-label="Contents"><p>Contents</p>{toc}</nav>'
+
+    cells = [toc if c == "<!--contents-->" else c for c in cells]
     nav = _nav(prev, nxt)
     body = (
         f'<header class="site-header"><a href="index.html">{html.escape(COURSE)}</a>{nav}</header>'
@@ -352,6 +423,12 @@ def index_html(infos: list[dict]) -> str:
         f'<li><h2><a href="{i["stem"]}.html">{inline_html(i["title"])}</a></h2>'
         f"{markdown_html(i['learn'])}"
         + (f'<p class="time">{html.escape(i["time"])}</p>' if i["time"] else "")
+        + (
+            f'<details class="sections"><summary>Sections</summary>'
+            f"{contents_html(i['sections'], href=i['stem'] + '.html')}</details>"
+            if i.get("sections")
+            else ""
+        )
         + "</li>"
         for i in infos
     )

@@ -3,9 +3,11 @@
 //
 // THE WIRE FORMAT (traits scene, fast, groups, meta, v0..v5; messages ready, layer, now, set;
 // every header field) is defined in ONE place: attnlib/widgets/framework/wire.py. It is parsed
-// here in one place too: the traits at the top of render(), the messages in parseMessage().
-// Drawing happens once per animation frame, from the latest values only (stale frames dropped),
-// and redraws only the panels whose arrays or texts changed since the last paint.
+// here in one place too: the traits in kernelSource() and render(), the messages in parseMessage().
+// Three parts: a frame source (kernelSource: the kernel's messages; staticSource: a static
+// page's frameAt(values), tools/site_assets/site.js), the frame player (makePlayer: paints once
+// per animation frame, from the latest values only, stale frames dropped) and the painter
+// (makePainter: redraws only the panels whose arrays or texts changed since the last paint).
 // Each artist kind is drawn by its entry of ARTISTS (render.py's DRAW is the matplotlib twin).
 // Test hooks: root.dataset.frames (frames painted), root.dataset.values (values of the last frame,
 // JSON), root.__attnlib.snapshot() (the arrays and readout numbers last drawn).
@@ -584,99 +586,58 @@ function nearest(values, v) {
   return best;
 }
 
-function render({ model, el }) {
-  const scene = model.get("scene"),
-    meta = model.get("meta"),
-    fast = model.get("fast"),
-    groups = model.get("groups");
-  const root = document.createElement("div");
-  root.className = "attnlib-canvas";
-  // The readout beside the picture where the width allows (below it otherwise), compact, so
-  // controls, picture and readout fit a laptop screen together.
-  root.style.cssText = "display:flex;flex-wrap:wrap;align-items:flex-start;gap:6px 12px";
-  root.dataset.builder = meta.builder || "";
-  root.dataset.args = JSON.stringify(meta.args || {});
-  root.dataset.frames = "0";
-  const canvas = document.createElement("canvas"),
-    dpr = window.devicePixelRatio || 1;
-  canvas.width = Math.round(scene.width * dpr);
-  canvas.height = Math.round(scene.height * dpr);
+// ---------------------------------------------------------------- the painter
+// Draws one frame: the canvas (background once, then only the panels whose inputs changed) and
+// the readout. It knows nothing of where frames come from. Follows devicePixelRatio changes
+// (browser zoom, another monitor): the canvas is resized and the last frame drawn again, sharp.
+function makePainter(root, scene, meta) {
+  const canvas = document.createElement("canvas");
   canvas.style.width = `${scene.width}px`;
   canvas.style.height = `${scene.height}px`;
   const readout = document.createElement("div");
   readout.className = "attnlib-readout";
   readout.style.cssText = "font-size:11px;line-height:1.25";
   root.append(canvas, readout);
-  el.append(root);
-  // the readout's table rules come from the view's _css (explorer.py)
+  // the readout's table rules come from the view's CSS (view.py)
   const ctx = canvas.getContext("2d"),
-    hatch = hatchPattern(ctx, scene.hatch);
-  const maps = scene.panels.map(panelMap);
-  // The background (axes, ticks, static artists) is drawn once, then copied under each frame.
-  const bg = document.createElement("canvas");
-  bg.width = canvas.width;
-  bg.height = canvas.height;
-  const bctx = bg.getContext("2d");
-  bctx.scale(dpr, dpr);
-  bctx.fillStyle = "#fff";
-  bctx.fillRect(0, 0, scene.width, scene.height);
-  scene.panels.forEach((p, k) => {
-    drawAxes(bctx, p, maps[k], scene);
-    bctx.save();
-    bctx.beginPath();
-    bctx.rect(maps[k].l, maps[k].t, maps[k].w, maps[k].h);
-    bctx.clip();
-    for (const a of p.artists) if (!isDynamic(a)) drawArtist(bctx, a, maps[k], null, scene, hatch);
-    bctx.restore();
-  });
-  const dynamic = scene.panels.map((p) => p.artists.filter(isDynamic)),
-    [regions, linked] = regionsOf(ctx, scene.panels, maps, dpr, canvas.width, canvas.height),
-    drawnInputs = scene.panels.map(() => null); // per panel: the inputs it was last drawn from
+    maps = scene.panels.map(panelMap),
+    dynamic = scene.panels.map((p) => p.artists.filter(isDynamic));
   const shown = { html: null, cells: [], texts: [] }; // the readout's table and cell texts
-  const sets = {},
-    layers = new Map(); // token -> a layer's arrays, the last meta.max_layers received (wire.py)
-  let want = {},
-    now = null,
-    active = null,
-    pending = false,
-    last = null,
-    painted = 0;
+  let dpr, bg, hatch, regions, linked, drawnInputs, last;
 
-  const index = (i) => nearest(fast[i].values, model.get(`v${i}`));
-  function fresh(g) {
-    const s = sets[g];
-    return (
-      s && s.token === want[g] && s.fixed_fast.every(([i, k]) => index(i) === k) && hasLayer(s)
-    );
+  function setup() {
+    // canvas, background (axes, ticks, static artists) and regions at the current pixel ratio
+    dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.round(scene.width * dpr);
+    canvas.height = Math.round(scene.height * dpr);
+    hatch = hatchPattern(ctx, scene.hatch);
+    bg = document.createElement("canvas");
+    bg.width = canvas.width;
+    bg.height = canvas.height;
+    const bctx = bg.getContext("2d");
+    bctx.scale(dpr, dpr);
+    bctx.fillStyle = "#fff";
+    bctx.fillRect(0, 0, scene.width, scene.height);
+    scene.panels.forEach((p, k) => {
+      drawAxes(bctx, p, maps[k], scene);
+      bctx.save();
+      bctx.beginPath();
+      bctx.rect(maps[k].l, maps[k].t, maps[k].w, maps[k].h);
+      bctx.clip();
+      for (const a of p.artists)
+        if (!isDynamic(a)) drawArtist(bctx, a, maps[k], null, scene, hatch);
+      bctx.restore();
+    });
+    [regions, linked] = regionsOf(ctx, scene.panels, maps, dpr, canvas.width, canvas.height);
+    drawnInputs = scene.panels.map(() => null); // per panel: the inputs it was last drawn from
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.drawImage(bg, 0, 0);
   }
-  const hasLayer = (s) => s.layer === null || s.layer === undefined || layers.has(s.layer);
-  const layerOf = (s) => (s.layer === null || s.layer === undefined ? null : layers.get(s.layer));
-  function current() {
-    // [frame, control values] to draw now
-    const g = active !== null ? active : groups.length ? 0 : null;
-    if (g !== null && fresh(g)) {
-      const s = sets[g],
-        idx = groups[g].map(index);
-      let flat = 0;
-      idx.forEach((k, j) => {
-        flat = flat * s.shape[j] + k;
-      });
-      const values = { ...s.fixed };
-      s.names.forEach((n, j) => {
-        values[n] = s.axes[j][idx[j]];
-      });
-      return [frameAt(s, flat, layerOf(s)), values, s];
-    }
-    return now && hasLayer(now) ? [frameAt(now, 0, layerOf(now)), now.fixed, now] : null;
-  }
-  function paint() {
+
+  function paint(fr, values, spec) {
     // Only the panels whose inputs changed since the last paint are drawn again, over the
     // background copied back into their regions. The readout's table is rebuilt only when its
     // rows change; otherwise only the cells whose text changed are rewritten.
-    pending = false;
-    const cur = current();
-    if (!cur) return;
-    const [fr, values, set] = cur;
     const inputs = dynamic.map((artists) => inputsOf(artists, fr));
     const dirty = new Set();
     inputs.forEach((inp, k) => {
@@ -699,7 +660,7 @@ function render({ model, el }) {
       drawLegend(ctx, scene.panels[k], maps[k]);
       drawnInputs[k] = inputs[k];
     }
-    const [html, texts] = readoutParts(set.readout, fr, meta.columns, meta.digits);
+    const [html, texts] = readoutParts(spec, fr, meta.columns, meta.digits);
     if (html !== shown.html) {
       readout.innerHTML = html;
       shown.cells = readout.querySelectorAll("td");
@@ -710,18 +671,27 @@ function render({ model, el }) {
       if (t !== shown.texts[i]) shown.cells[i].textContent = t; // only the cells that changed
     });
     shown.texts = texts;
-    last = { fr, values };
-    painted += 1;
-    root.dataset.frames = String(painted);
-    root.dataset.values = JSON.stringify(values);
+    last = { fr, values, spec };
   }
-  function schedule() {
-    if (!pending) {
-      pending = true;
-      requestAnimationFrame(paint);
-    }
+
+  function followPixelRatio() {
+    // matchMedia fires once when the ratio stops being this one: redo the canvas, then watch anew
+    const mq = window.matchMedia?.(`(resolution: ${dpr}dppx)`);
+    mq?.addEventListener(
+      "change",
+      () => {
+        setup();
+        if (last) paint(last.fr, last.values, last.spec);
+        followPixelRatio();
+      },
+      { once: true },
+    );
   }
-  root.__attnlib = {
+
+  setup();
+  followPixelRatio();
+  return {
+    paint,
     snapshot: () =>
       last && {
         values: last.values,
@@ -732,26 +702,136 @@ function render({ model, el }) {
         ),
       },
   };
-  fast.forEach((f, i) => {
-    model.on(`change:v${i}`, () => {
-      active = f.group;
-      schedule();
-    });
-  });
-  model.on("msg:custom", (msg, buffers) => {
-    const parsed = parseMessage(msg, buffers);
-    if (msg.type === "layer") {
-      layers.set(msg.token, parsed);
-      if (layers.size > meta.max_layers) layers.delete(layers.keys().next().value);
-    } else if (msg.type === "now") {
-      want = msg.want;
-      now = parsed;
-    } else if (msg.type === "set") sets[msg.group] = parsed;
-    schedule();
-  });
-  // Draw the static picture at once, then ask the kernel for the frames.
-  ctx.drawImage(bg, 0, 0);
-  model.send({ type: "ready" });
 }
 
-export default { render };
+// ---------------------------------------------------------------- the frame player
+// Paints, once per animation frame, the frame its source gives now ([frame, values, readout
+// spec], or null: nothing to draw yet); stale frames are never drawn, only the latest.
+function makePlayer(el, scene, meta, source) {
+  const root = document.createElement("div");
+  root.className = "attnlib-canvas";
+  // The readout beside the picture where the width allows (below it otherwise), compact, so
+  // controls, picture and readout fit a laptop screen together.
+  root.style.cssText = "display:flex;flex-wrap:wrap;align-items:flex-start;gap:6px 12px";
+  root.dataset.builder = meta.builder || "";
+  root.dataset.args = JSON.stringify(meta.args || {});
+  root.dataset.frames = "0";
+  el.append(root);
+  const painter = makePainter(root, scene, meta);
+  let pending = false,
+    painted = 0;
+  function paint() {
+    pending = false;
+    const cur = source.current();
+    if (!cur) return;
+    painter.paint(...cur);
+    painted += 1;
+    root.dataset.frames = String(painted);
+    root.dataset.values = JSON.stringify(cur[1]);
+  }
+  root.__attnlib = { snapshot: painter.snapshot };
+  return {
+    schedule() {
+      if (!pending) {
+        pending = true;
+        requestAnimationFrame(paint);
+      }
+    },
+  };
+}
+
+// ---------------------------------------------------------------- frame sources
+// The kernel (wire.py's protocol): frame sets per group of fast sliders, each valid for one token
+// and the other sliders' steps, the "now" frame at the current values, and layers of slow arrays.
+function kernelSource(model) {
+  const fast = model.get("fast"),
+    groups = model.get("groups"),
+    meta = model.get("meta");
+  const sets = {},
+    layers = new Map(); // token -> a layer's arrays, the last meta.max_layers received (wire.py)
+  let want = {},
+    now = null,
+    active = null;
+  const index = (i) => nearest(fast[i].values, model.get(`v${i}`));
+  const hasLayer = (s) => s.layer === null || s.layer === undefined || layers.has(s.layer);
+  const layerOf = (s) => (s.layer === null || s.layer === undefined ? null : layers.get(s.layer));
+  function fresh(g) {
+    const s = sets[g];
+    return (
+      s && s.token === want[g] && s.fixed_fast.every(([i, k]) => index(i) === k) && hasLayer(s)
+    );
+  }
+  return {
+    current() {
+      const g = active !== null ? active : groups.length ? 0 : null;
+      if (g !== null && fresh(g)) {
+        const s = sets[g],
+          idx = groups[g].map(index);
+        let flat = 0;
+        idx.forEach((k, j) => {
+          flat = flat * s.shape[j] + k;
+        });
+        const values = { ...s.fixed };
+        s.names.forEach((n, j) => {
+          values[n] = s.axes[j][idx[j]];
+        });
+        return [frameAt(s, flat, layerOf(s)), values, s.readout];
+      }
+      return now && hasLayer(now) ? [frameAt(now, 0, layerOf(now)), now.fixed, now.readout] : null;
+    },
+    start(schedule) {
+      fast.forEach((f, i) => {
+        model.on(`change:v${i}`, () => {
+          active = f.group;
+          schedule();
+        });
+      });
+      model.on("msg:custom", (msg, buffers) => {
+        const parsed = parseMessage(msg, buffers);
+        if (msg.type === "layer") {
+          layers.set(msg.token, parsed);
+          if (layers.size > meta.max_layers) layers.delete(layers.keys().next().value);
+        } else if (msg.type === "now") {
+          want = msg.want;
+          now = parsed;
+        } else if (msg.type === "set") sets[msg.group] = parsed;
+        schedule();
+      });
+      model.send({ type: "ready" }); // then the kernel sends the frames
+    },
+  };
+}
+
+// A static source (the site's pages): frameAt(values) gives [frame, values, readout spec] for
+// any control values at once, from data in the page; no protocol, nothing to wait for.
+function staticSource(frameAt) {
+  let values = null;
+  return {
+    current: () => (values === null ? null : frameAt(values)),
+    show(v) {
+      values = v;
+    },
+  };
+}
+
+// In JupyterLab (anywidget): the kernel's frames.
+function render({ model, el }) {
+  const source = kernelSource(model);
+  const player = makePlayer(el, model.get("scene"), model.get("meta"), source);
+  source.start(player.schedule);
+}
+
+// On a static page: the page's frames. traits: {scene, meta}; frameAt(values) as above. Returns
+// show(values): draw the frame at these values (on the next animation frame).
+function renderStatic({ el, traits, frameAt }) {
+  const source = staticSource(frameAt);
+  const player = makePlayer(el, traits.scene, traits.meta, source);
+  return {
+    show(values) {
+      source.show(values);
+      player.schedule();
+    },
+  };
+}
+
+export default { render, renderStatic };
