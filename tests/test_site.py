@@ -232,6 +232,68 @@ def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, br
     ctx.close()
 
 
+# Every font size the canvas draws text in (CSS px of the canvas's own coordinates), recorded by
+# wrapping fillText before the page runs: the background's canvas and the visible one both draw at
+# devicePixelRatio scale, so font px * (transform scale / dpr) is the size in scene pixels.
+FONTS = """(() => { const P = CanvasRenderingContext2D.prototype, fill = P.fillText;
+  window.__fonts = [];
+  P.fillText = function (...a) { const m = /([0-9.]+)px/.exec(this.font);
+    const dpr = window.devicePixelRatio || 1;
+    const t = this.getTransform();  // its scale, rotated or not (a y label)
+    if (m) window.__fonts.push(Number(m[1]) * Math.hypot(t.a, t.b) / dpr);
+    return fill.apply(this, a); }; })()"""
+PHONE = (390, 844)
+
+
+@pytest.mark.parametrize("stem", PAGES)
+def test_every_explorer_reads_on_a_phone(site, browser, stem):
+    ctx, aborted = offline_context(browser, viewport=PHONE)
+    ctx.add_init_script(FONTS)
+    page = ctx.new_page()
+    page.goto((site / f"{stem}.html").as_uri())
+    hosts = page.locator(".site-explorer").all()
+    for host in hosts:
+        host.locator(".attnlib-canvas[data-frames]:not([data-frames='0'])").wait_for(timeout=20_000)
+    width = page.evaluate("() => document.documentElement.clientWidth")
+    overflow = page.evaluate("() => document.documentElement.scrollWidth")
+    assert overflow <= width, f"{stem}: the page is {overflow} px wide on a {width} px screen"
+    for host in hosts:
+        name = host.get_attribute("data-builder")
+        host.scroll_into_view_if_needed()
+        box = host.bounding_box()
+        root = host.locator(".attnlib-canvas")
+        m = host.evaluate(
+            """h => { const c = h.querySelector('.attnlib-canvas canvas'),
+              r = h.querySelector('.attnlib-readout').getBoundingClientRect();
+              return { scroll: h.scrollWidth - h.clientWidth, readoutRight: r.right,
+                scale: c.getBoundingClientRect().width / parseFloat(c.style.width),
+                readoutFont: Math.min(...Array.from(
+                  h.querySelectorAll('.attnlib-readout td, .attnlib-readout th'),
+                  e => parseFloat(getComputedStyle(e).fontSize))) }; }"""
+        )
+        assert m["scroll"] <= 0, f"{name}: scrolls {m['scroll']} px sideways on a phone"
+        assert m["readoutRight"] <= box["x"] + box["width"] + 0.5, f"{name}: readout off the edge"
+        fonts = page.evaluate("() => window.__fonts")
+        smallest = min(fonts) * m["scale"]
+        assert smallest >= 9, (
+            f"{name}: text drawn at {smallest:.1f} CSS px (scale {m['scale']:.2f})"
+        )
+        assert m["readoutFont"] >= 9, f"{name}: readout text {m['readoutFont']} px"
+        assert root.get_attribute("data-layout") in ("narrow", "wide")
+        for ctl in host.locator("[data-control]").all():
+            h = ctl.bounding_box()["height"]
+            assert h >= 24, (
+                f"{name}: control {ctl.get_attribute('data-control')} is {h:.0f} px tall"
+            )
+    # on a laptop the same explorers keep the scene's own layout (what render_png draws)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_timeout(200)
+    layouts = page.locator(".attnlib-canvas").evaluate_all("els => els.map(e => e.dataset.layout)")
+    assert set(layouts) == {"wide"}, f"{stem}: at 1280 px the layouts are {layouts}"
+    assert aborted == []
+    ctx.close()
+
+
 def test_index_links_every_page_and_says_how_to_run_it_live(site):
     text = (site / "index.html").read_text()
     for stem in ALL_PAGES:

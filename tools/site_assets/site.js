@@ -172,18 +172,15 @@ async function mount(host, explorer) {
   const cur = Object.fromEntries(spec.controls.map((c) => [c.name, c.index]));
   const el = document.createElement("div");
   el.className = "site-view";
-  const view = explorer.renderStatic({
-    el,
-    traits: spec.traits,
-    frameAt: frameSource(spec, buffer),
-  });
+  let view = null;
   const ui = {
     onChange(name, i) {
       cur[name] = i;
       view.show({ ...cur });
     },
   };
-  host.append(controlsUI(host, spec, ui), el);
+  host.append(controlsUI(host, spec, ui), el); // in the page first: its width picks the layout
+  view = explorer.renderStatic({ el, traits: spec.traits, frameAt: frameSource(spec, buffer) });
   host.querySelector(".site-fallback")?.remove();
   view.show({ ...cur });
   host.dataset.ready = "1";

@@ -140,8 +140,8 @@ function hatchPattern(ctx, fill) {
   return ctx.createPattern(c, "repeat");
 }
 
-function panelMap(p) {
-  const [l, t, w, h] = p.rect,
+function panelMap(p, rect) {
+  const [l, t, w, h] = rect || p.rect,
     [x0, x1] = p.xlim,
     [y0, y1] = p.ylim;
   return {
@@ -590,26 +590,39 @@ function nearest(values, v) {
 // Draws one frame: the canvas (background once, then only the panels whose inputs changed) and
 // the readout. It knows nothing of where frames come from. Follows devicePixelRatio changes
 // (browser zoom, another monitor): the canvas is resized and the last frame drawn again, sharp.
+// On a narrow screen (a phone) the panels reflow into one column, scene.narrow (Scene.narrow in
+// scene.py: the same panels, each plot area laid out by the rule of Scene.rects), where the whole
+// scene would otherwise be scaled below scene.narrow.below of its size; the readout then wraps
+// below the picture.
+function layoutOf(scene, width) {
+  const n = scene.narrow;
+  return n && width > 0 && width < scene.width * n.below ? "narrow" : "wide";
+}
+
 function makePainter(root, scene, meta) {
   const canvas = document.createElement("canvas");
-  canvas.style.width = `${scene.width}px`;
-  canvas.style.height = `${scene.height}px`;
   const readout = document.createElement("div");
   readout.className = "attnlib-readout";
-  readout.style.cssText = "font-size:11px;line-height:1.25";
+  readout.style.cssText = "font-size:11px;line-height:1.25;max-width:100%";
   root.append(canvas, readout);
   // the readout's table rules come from the view's CSS (view.py)
   const ctx = canvas.getContext("2d"),
-    maps = scene.panels.map(panelMap),
     dynamic = scene.panels.map((p) => p.artists.filter(isDynamic));
   const shown = { html: null, cells: [], texts: [] }; // the readout's table and cell texts
-  let dpr, bg, hatch, regions, linked, drawnInputs, last;
+  let dpr, bg, hatch, maps, regions, linked, drawnInputs, last;
+  let layout = layoutOf(scene, root.parentElement?.clientWidth || 0);
 
   function setup() {
     // canvas, background (axes, ticks, static artists) and regions at the current pixel ratio
+    // and layout
     dpr = window.devicePixelRatio || 1;
-    canvas.width = Math.round(scene.width * dpr);
-    canvas.height = Math.round(scene.height * dpr);
+    const box = layout === "narrow" ? scene.narrow : scene;
+    maps = scene.panels.map((p, k) => panelMap(p, layout === "narrow" ? box.rects[k] : p.rect));
+    root.dataset.layout = layout;
+    canvas.style.width = `${box.width}px`;
+    canvas.style.height = `${box.height}px`;
+    canvas.width = Math.round(box.width * dpr);
+    canvas.height = Math.round(box.height * dpr);
     hatch = hatchPattern(ctx, scene.hatch);
     bg = document.createElement("canvas");
     bg.width = canvas.width;
@@ -617,7 +630,7 @@ function makePainter(root, scene, meta) {
     const bctx = bg.getContext("2d");
     bctx.scale(dpr, dpr);
     bctx.fillStyle = "#fff";
-    bctx.fillRect(0, 0, scene.width, scene.height);
+    bctx.fillRect(0, 0, box.width, box.height);
     scene.panels.forEach((p, k) => {
       drawAxes(bctx, p, maps[k], scene);
       bctx.save();
@@ -688,8 +701,21 @@ function makePainter(root, scene, meta) {
     );
   }
 
+  function followWidth() {
+    // the space the explorer is given: reflow when the layout it calls for changes
+    if (typeof ResizeObserver === "undefined" || !root.parentElement) return;
+    new ResizeObserver(() => {
+      const next = layoutOf(scene, root.parentElement.clientWidth);
+      if (next === layout) return;
+      layout = next;
+      setup();
+      if (last) paint(last.fr, last.values, last.spec);
+    }).observe(root.parentElement);
+  }
+
   setup();
   followPixelRatio();
+  followWidth();
   return {
     paint,
     snapshot: () =>

@@ -28,6 +28,9 @@ grid-template-columns:repeat(2,max-content max-content);column-gap:0.8em}
 .attnlib-canvas[data-builder="head_view"] .attnlib-readout tr{display:contents}
 .attnlib-canvas[data-builder="head_view"] .attnlib-readout tr:first-child td{grid-column:2/-1;
 text-align:left}
+.attnlib-canvas[data-layout="narrow"][data-builder="head_view"] .attnlib-readout tbody{
+grid-template-columns:max-content max-content}
+.attnlib-canvas[data-layout="narrow"] .attnlib-readout{overflow-wrap:anywhere}
 """
 
 
