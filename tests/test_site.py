@@ -8,6 +8,12 @@ every explorer is changed the way a hand does (ArrowRight on a slider, the next 
 menu, a click on a checkbox): the canvas pixels must change, and what the page draws and shows
 must equal a fresh ``BUILDERS[name](**args).compute(**values)`` in Python at the values the page
 reports (the independent reference: the kernel-side computation, not the page's stored frames).
+On a phone (390 x 844) every explorer has no sideways overflow, draws its text at 9 CSS px or
+more and has controls at least 24 px tall; at 1280 x 720 it keeps the scene's own layout.
+
+``ATTNLIB_SITE_DIR=site`` checks a site built already; ``ATTNLIB_SITE_PAGES=03_softmax_gradient``
+builds and checks those pages only. The blob's layout alone, without Chromium:
+``tests/test_site_layout.py``.
 """
 
 from __future__ import annotations
@@ -287,8 +293,13 @@ def test_every_explorer_reads_on_a_phone(site, browser, stem):
             )
     # on a laptop the same explorers keep the scene's own layout (what render_png draws)
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(200)
-    layouts = page.locator(".attnlib-canvas").evaluate_all("els => els.map(e => e.dataset.layout)")
+    layouts = []
+    for host in hosts:  # (a cell off screen is not laid out until it is scrolled to)
+        host.scroll_into_view_if_needed()
+        page.evaluate(
+            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
+        layouts.append(host.locator(".attnlib-canvas").get_attribute("data-layout"))
     assert set(layouts) == {"wide"}, f"{stem}: at 1280 px the layouts are {layouts}"
     assert aborted == []
     ctx.close()

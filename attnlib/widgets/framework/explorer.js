@@ -379,7 +379,9 @@ function drawSegments(ctx, a, m, fr, head = 0) {
 function drawText(ctx, a, m, fr) {
   const s = a.key ? (fr ? fr.texts[a.key] : "") : a.text;
   ctx.fillStyle = a.color;
-  ctx.font = `${a.size * 1.2}px sans-serif`;
+  // m.minText: the smallest text of the layout (9 px in the narrow one, where every word must be
+  // readable on a phone; 0 in the scene's own, which matches render_png)
+  ctx.font = `${Math.max(a.size * 1.2, m.minText || 0)}px sans-serif`;
   ctx.textAlign = a.ha;
   ctx.textBaseline = { center: "middle", middle: "middle" }[a.va] || a.va;
   const x = a.axes ? m.l + a.x * m.w : m.sx(a.x),
@@ -594,6 +596,8 @@ function nearest(values, v) {
 // scene.py: the same panels, each plot area laid out by the rule of Scene.rects), where the whole
 // scene would otherwise be scaled below scene.narrow.below of its size; the readout then wraps
 // below the picture.
+const MIN_TEXT_PX = 9;
+
 function layoutOf(scene, width) {
   const n = scene.narrow;
   return n && width > 0 && width < scene.width * n.below ? "narrow" : "wide";
@@ -617,7 +621,10 @@ function makePainter(root, scene, meta) {
     // and layout
     dpr = window.devicePixelRatio || 1;
     const box = layout === "narrow" ? scene.narrow : scene;
-    maps = scene.panels.map((p, k) => panelMap(p, layout === "narrow" ? box.rects[k] : p.rect));
+    maps = scene.panels.map((p, k) => ({
+      ...panelMap(p, layout === "narrow" ? box.rects[k] : p.rect),
+      minText: layout === "narrow" ? MIN_TEXT_PX : 0,
+    }));
     root.dataset.layout = layout;
     canvas.style.width = `${box.width}px`;
     canvas.style.height = `${box.height}px`;
