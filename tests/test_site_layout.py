@@ -300,3 +300,21 @@ def test_each_page_lists_its_sections_and_the_index_links_to_them(tmp_path):
     assert page.index('class="site-toc"') < page.index('id="1-scores-q-k"')
     index = site.index_html([info])
     assert [f"99_test.html#{i}" for i in ids] == re.findall(r'href="(99_test\.html#[^"]+)"', index)
+
+
+@pytest.mark.parametrize("name", [n for n in _builders() if n != "head_view"])
+def test_the_narrow_layout_is_one_column_of_the_same_panels(name):
+    from attnlib.widgets import BUILDERS
+    from attnlib.widgets.framework.scene import NARROW_WIDTH
+
+    scene = BUILDERS[name]().scene
+    narrow = scene.to_json()["narrow"]
+    assert narrow["width"] == NARROW_WIDTH and len(narrow["rects"]) == len(scene.panels)
+    tops = [t for _, t, _, _ in narrow["rects"]]
+    assert tops == sorted(tops)  # one below the other, in the scene's order
+    for (left, top, w, h), (_, _, w0, h0), p in zip(narrow["rects"], scene.rects(), scene.panels):
+        assert 0 <= left and left + w <= NARROW_WIDTH and 0 <= top and top + h <= narrow["height"]
+        if p.equal:  # the same aspect: an arrow at 45 degrees stays at 45 degrees
+            assert w / h == pytest.approx(w0 / h0, rel=0.02)
+    bottoms = [t + h for _, t, _, h in narrow["rects"]]
+    assert all(b <= t for b, t in zip(bottoms, tops[1:]))  # no two panels overlap
