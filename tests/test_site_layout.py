@@ -2,7 +2,9 @@
 page carries it (``tools/site_state.py``, layout version 2), read back by ``decode_blob`` and
 compared with ``compute`` at the frame's values; the readout quantisation's truth table; the
 affine check's accept and reject paths; explorers found in a notebook by their metadata, a
-progress bar before one; an argument the site cannot rebuild fails the build, naming it.
+progress bar before one; an argument the site cannot rebuild fails the build, naming it (and
+the head view declares how its encoder is rebuilt); each page's contents list and the index's
+links to the sections; the narrow (phone) layout of every scene.
 
 The page itself (Chromium, from disk) is ``tests/test_site.py``.
 """
@@ -318,3 +320,20 @@ def test_the_narrow_layout_is_one_column_of_the_same_panels(name):
             assert w / h == pytest.approx(w0 / h0, rel=0.02)
     bottoms = [t + h for _, t, _, h in narrow["rects"]]
     assert all(b <= t for b, t in zip(bottoms, tops[1:]))  # no two panels overlap
+
+
+@pytest.mark.slow
+@pytest.mark.pretrained
+def test_the_head_view_declares_how_to_rebuild_its_encoder():
+    # notebook 10 passes encoder=load_minilm(device): the pretrained weights, which the site
+    # rebuilds as the default (encoder=None); an encoder with other weights cannot be rebuilt
+    from attnlib.models.minilm import load_minilm
+    from attnlib.widgets.explorers.head_view import head_view_explorer
+
+    enc = load_minilm("cpu")
+    ex = head_view_explorer(encoder=enc)
+    assert ex.args["encoder"] is None and ex.dropped == []
+    with torch.no_grad():
+        next(enc.parameters()).add_(1.0)  # another model
+    ex = head_view_explorer(encoder=enc)
+    assert "encoder" not in ex.args and ex.dropped == ["encoder"]
