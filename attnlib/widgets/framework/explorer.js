@@ -695,17 +695,28 @@ function makePainter(root, scene, meta) {
   }
 
   function followPixelRatio() {
-    // matchMedia fires once when the ratio stops being this one: redo the canvas, then watch anew
-    const mq = window.matchMedia?.(`(resolution: ${dpr}dppx)`);
-    mq?.addEventListener(
-      "change",
-      () => {
-        setup();
-        if (last) paint(last.fr, last.values, last.spec);
-        followPixelRatio();
-      },
-      { once: true },
-    );
+    // Zoom, or another monitor, changes the ratio: matchMedia fires once this ratio stops
+    // matching, and a zoom also fires resize. Either way the canvas is redone and the last frame
+    // drawn again. (The listeners go when the explorer leaves the page.)
+    let mq = null;
+    const watch = () => {
+      mq?.removeEventListener("change", check);
+      mq = window.matchMedia?.(`(resolution: ${dpr}dppx)`);
+      mq?.addEventListener("change", check);
+    };
+    function check() {
+      if (!root.isConnected && last) {
+        mq?.removeEventListener("change", check);
+        window.removeEventListener("resize", check);
+        return;
+      }
+      if ((window.devicePixelRatio || 1) === dpr) return;
+      setup();
+      if (last) paint(last.fr, last.values, last.spec);
+      watch();
+    }
+    watch();
+    window.addEventListener("resize", check);
   }
 
   function followWidth() {
