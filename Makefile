@@ -88,7 +88,7 @@ notebooks-sync: $(STAMP)
 # The course as a static web site in site/ (open site/index.html; no server, no network): every
 # notebook's prose, code and outputs, every explorer live from frames computed now (tools/site.py).
 site: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python tools/site.py build --out site
+	OMP_NUM_THREADS=1 $(BIN)/python -m tools.site build --out site
 
 figures: $(STAMP)
 	$(BIN)/python -m attnlib.figures figures

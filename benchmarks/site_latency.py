@@ -170,8 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     if site is None:
         site = Path(tempfile.mkdtemp(prefix="attnlib-site-"))
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
-        cmd = [sys.executable, str(REPO / "tools" / "site.py"), "build", "--out", str(site)]
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        cmd = [sys.executable, "-m", "tools.site", "build", "--out", str(site)]
+        cmd += a.pages.split(",") if a.pages else []  # only the pages measured
+        subprocess.run(cmd, check=True, env=env, cwd=REPO, stdout=subprocess.DEVNULL)
     pages = sorted(site.glob("[0-9][0-9]_*.html"))
     if a.pages:
         keep = set(a.pages.split(","))

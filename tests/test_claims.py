@@ -3,13 +3,11 @@ and notebooks; every claim has a test and a notebook cell, and every ID cited is
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import claims
 
-import claims  # noqa: E402  (tools/claims.py)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_claims_md_is_in_step_with_the_tests_and_notebooks():

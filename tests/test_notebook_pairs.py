@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from tools import notebooks as nbtools
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import notebooks as nbtools  # noqa: E402  (tools/notebooks.py)
 
 NOTEBOOKS = nbtools.all_notebooks()
 

@@ -10,15 +10,14 @@ from __future__ import annotations
 import importlib
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools.nbtext import cell_prose, cells
 
-from nbtext import cell_prose, cells  # noqa: E402  (tools/nbtext.py)
+ROOT = Path(__file__).resolve().parents[1]
+
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 

@@ -8,6 +8,12 @@ every explorer is changed the way a hand does (ArrowRight on a slider, the next 
 menu, a click on a checkbox): the canvas pixels must change, and what the page draws and shows
 must equal a fresh ``BUILDERS[name](**args).compute(**values)`` in Python at the values the page
 reports (the independent reference: the kernel-side computation, not the page's stored frames).
+On a phone (390 x 844) every explorer has no sideways overflow, draws its text at 9 CSS px or
+more and has controls at least 24 px tall; at 1280 x 720 it keeps the scene's own layout.
+
+``ATTNLIB_SITE_DIR=site`` checks a site built already; ``ATTNLIB_SITE_PAGES=03_softmax_gradient``
+builds and checks those pages only. The blob's layout alone, without Chromium:
+``tests/test_site_layout.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +35,10 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
 from harness import chromium, missing_browser, offline_context  # noqa: E402
 
-PAGES = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ALL_PAGES = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+#: ``ATTNLIB_SITE_PAGES=03_softmax_gradient,04_worked_example`` builds and checks those pages only.
+ONLY = [p for p in os.environ.get("ATTNLIB_SITE_PAGES", "").split(",") if p]
+PAGES = ONLY or ALL_PAGES
 NUMBER = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|-?inf|True|False")
 HEIGHT = 620  # px: what a 1280x720 browser leaves for a notebook (issue 16)
 
@@ -48,7 +57,7 @@ def site(tmp_path_factory):
         return Path(os.environ["ATTNLIB_SITE_DIR"]).resolve()
     out = tmp_path_factory.mktemp("site")
     subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "site.py"), "build", "--out", str(out)],
+        [sys.executable, "-m", "tools.site", "build", "--out", str(out), *ONLY],
         check=True,
         cwd=ROOT,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
@@ -229,9 +238,76 @@ def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, br
     ctx.close()
 
 
+# Every font size the canvas draws text in (CSS px of the canvas's own coordinates), recorded by
+# wrapping fillText before the page runs: the background's canvas and the visible one both draw at
+# devicePixelRatio scale, so font px * (transform scale / dpr) is the size in scene pixels.
+FONTS = """(() => { const P = CanvasRenderingContext2D.prototype, fill = P.fillText;
+  window.__fonts = [];
+  P.fillText = function (...a) { const m = /([0-9.]+)px/.exec(this.font);
+    const dpr = window.devicePixelRatio || 1;
+    const t = this.getTransform();  // its scale, rotated or not (a y label)
+    if (m) window.__fonts.push(Number(m[1]) * Math.hypot(t.a, t.b) / dpr);
+    return fill.apply(this, a); }; })()"""
+PHONE = (390, 844)
+
+
+@pytest.mark.parametrize("stem", PAGES)
+def test_every_explorer_reads_on_a_phone(site, browser, stem):
+    ctx, aborted = offline_context(browser, viewport=PHONE)
+    ctx.add_init_script(FONTS)
+    page = ctx.new_page()
+    page.goto((site / f"{stem}.html").as_uri())
+    hosts = page.locator(".site-explorer").all()
+    for host in hosts:
+        host.locator(".attnlib-canvas[data-frames]:not([data-frames='0'])").wait_for(timeout=20_000)
+    width = page.evaluate("() => document.documentElement.clientWidth")
+    overflow = page.evaluate("() => document.documentElement.scrollWidth")
+    assert overflow <= width, f"{stem}: the page is {overflow} px wide on a {width} px screen"
+    for host in hosts:
+        name = host.get_attribute("data-builder")
+        host.scroll_into_view_if_needed()
+        box = host.bounding_box()
+        root = host.locator(".attnlib-canvas")
+        m = host.evaluate(
+            """h => { const c = h.querySelector('.attnlib-canvas canvas'),
+              r = h.querySelector('.attnlib-readout').getBoundingClientRect();
+              return { scroll: h.scrollWidth - h.clientWidth, readoutRight: r.right,
+                scale: c.getBoundingClientRect().width / parseFloat(c.style.width),
+                readoutFont: Math.min(...Array.from(
+                  h.querySelectorAll('.attnlib-readout td, .attnlib-readout th'),
+                  e => parseFloat(getComputedStyle(e).fontSize))) }; }"""
+        )
+        assert m["scroll"] <= 0, f"{name}: scrolls {m['scroll']} px sideways on a phone"
+        assert m["readoutRight"] <= box["x"] + box["width"] + 0.5, f"{name}: readout off the edge"
+        fonts = page.evaluate("() => window.__fonts")
+        smallest = min(fonts) * m["scale"]
+        assert smallest >= 9, (
+            f"{name}: text drawn at {smallest:.1f} CSS px (scale {m['scale']:.2f})"
+        )
+        assert m["readoutFont"] >= 9, f"{name}: readout text {m['readoutFont']} px"
+        assert root.get_attribute("data-layout") in ("narrow", "wide")
+        for ctl in host.locator("[data-control]").all():
+            h = ctl.bounding_box()["height"]
+            assert h >= 24, (
+                f"{name}: control {ctl.get_attribute('data-control')} is {h:.0f} px tall"
+            )
+    # on a laptop the same explorers keep the scene's own layout (what render_png draws)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    layouts = []
+    for host in hosts:  # (a cell off screen is not laid out until it is scrolled to)
+        host.scroll_into_view_if_needed()
+        page.evaluate(
+            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
+        layouts.append(host.locator(".attnlib-canvas").get_attribute("data-layout"))
+    assert set(layouts) == {"wide"}, f"{stem}: at 1280 px the layouts are {layouts}"
+    assert aborted == []
+    ctx.close()
+
+
 def test_index_links_every_page_and_says_how_to_run_it_live(site):
     text = (site / "index.html").read_text()
-    for stem in PAGES:
+    for stem in ALL_PAGES:
         assert f'href="{stem}.html"' in text
     assert "make lab" in text
     shown = re.sub(
@@ -245,87 +321,3 @@ def test_index_links_every_page_and_says_how_to_run_it_live(site):
         assert re.search(r"<(script|link|img|iframe)[^>]+(src|href)=\"(https?:)?//", page) is None
         assert "@import" not in page and "url(http" not in page
         assert len(page.encode()) <= 8_000_000
-
-
-def _site_tool():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("attnlib_site_tool", ROOT / "tools" / "site.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_readout_columns_store_what_to_fixed_shows():
-    # Truth table from the browser's own Number.prototype.toFixed(3) (node/Chromium: 0.0625 ->
-    # "0.063", a tie rounds away from zero; 1.0005 is 1.000499... in binary -> "1.000";
-    # -0.0004 -> "-0.000", which the readout shows as 0.000).
-    tool = _site_tool()
-    xs = [0.0625, -0.0625, 1.0005, 0.1875, 0.00025, -0.0004, 123.4565, 2.0]
-    shown = [63, -63, 1000, 188, 0, 0, 123457, 2000]
-    rows = np.array([[x, float(k), float("nan") if k == 3 else 1.0, 1.0] for k, x in enumerate(xs)])
-    cols, n, remap = tool.readout_columns(rows, ["f", "i", "f", "b"], 3)
-    assert n == len(xs) and sorted(remap.tolist()) == list(range(len(xs)))
-    (c0, d0, b0), (c1, d1, b1), (c2, d2, _), (c3, d3, b3) = cols
-    types = {"i1": np.int8, "i2": np.int16, "i4": np.int32}
-    assert (c0, d0) == ("i4", 1000)  # 123457 needs 32 bits
-    assert np.frombuffer(b0, types[c0])[remap].tolist() == shown
-    assert (d1, np.frombuffer(b1, types[c1])[remap].tolist()) == (1, list(range(len(xs))))
-    assert (c2, d2) == ("f8", 1)  # a nan: kept as float64
-    assert (c3, d3, np.frombuffer(b3, types[c3]).tolist()) == ("i1", 1, [1] * len(xs))
-    # rows equal once rounded are stored once
-    cols, n, remap = tool.readout_columns(np.array([[0.1231], [0.1229], [0.5]]), ["f"], 3)
-    assert n == 2 and remap.tolist() == [0, 0, 1]
-    assert np.frombuffer(cols[0][2], types[cols[0][0]]).tolist() == [123, 500]
-
-
-def _one_value_explorer(f, text=lambda v: "fixed"):
-    """An explorer with a slider ``t`` and a slider ``v`` declared affine; its frame is
-    ``f(t, v)`` (a point, and a readout number) and a text ``text(v)``."""
-    from attnlib.widgets import Explorer
-    from attnlib.widgets.framework.artists import Points, Text
-    from attnlib.widgets.framework.controls import float_slider
-    from attnlib.widgets.framework.scene import Frame, Panel, Scene
-
-    def compute(t, v):
-        y = f(t, v)
-        return Frame(arrays={"p": [[t, y]]}, readout={"y": y, "t": t}, texts={"note": text(v)})
-
-    controls = {
-        "t": float_slider("t", 0, 1, 0.5, step=0.5),
-        "v": float_slider("v", -3, 3, 1, step=1),
-    }
-    scene = Scene([Panel([Points("p"), Text(0.1, 0.9, key="note")], xlim=(0, 1), ylim=(-9, 9))])
-    ex = Explorer(controls, compute, scene, affine=("v",), name="fake")
-    return ex, [{"t": t, "v": 0.0} for t in (0.0, 0.5, 1.0)]
-
-
-def test_the_affine_check_accepts_an_affine_frame_and_rejects_others(monkeypatch):
-    from attnlib.widgets import BUILDERS
-
-    tool = _site_tool()
-    affine = tool._site_affine()
-    # affine in v (t fixed): accepted; B0, B1 are the frame at v = 0 and its slope, by hand
-    ex, states = _one_value_explorer(lambda t, v: 2.5 * t - 0.1 * v)
-    basis = affine.affine_basis(ex, ("v",), states, checks=5)
-    assert basis.akeys == ["p"] and basis.rcols == [0]  # y moves; the point's x and t do not
-    assert basis.B[:, 0].tolist() == [[t, 2.5 * t, 2.5 * t, t] for t in (0.0, 0.5, 1.0)]
-    # B1 = f(t, 1) - f(t, 0), two float64 roundings of numbers <= 2.5: within 2 u 2.5 of -0.1
-    want_b1 = np.array([[0.0, -0.1, -0.1, 0.0] for _ in states])  # p = (t, y), then y, t
-    np.testing.assert_allclose(basis.B[:, 1], want_b1, rtol=0, atol=2 * 2.0**-53 * 2.5)
-    # v**2: B1 = 1 from v = 0, 1, but v = 3 gives 9, not 3
-    ex, states = _one_value_explorer(lambda t, v: t + v * v)
-    with pytest.raises(affine.AffineError, match=r"fake: array 'p'\[1\] is not affine in"):
-        affine.affine_basis(ex, ("v",), states)
-    # v (v - 1): the same at v = 0 and 1 (so declared not to move), another at v = 3
-    ex, states = _one_value_explorer(lambda t, v: t + v * (v - 1.0))
-    with pytest.raises(affine.AffineError, match="does not move with .* but does at v"):
-        affine.affine_basis(ex, ("v",), states, checks=20)
-    # a text that changes with v cannot be combined
-    ex, states = _one_value_explorer(lambda t, v: t + v, text=lambda v: f"v = {v:.0f}")
-    with pytest.raises(affine.AffineError, match="texts or strings change"):
-        affine.affine_basis(ex, ("v",), states, checks=20)
-    # and the site's build of such an explorer fails loudly
-    monkeypatch.setitem(BUILDERS, "fake", lambda: _one_value_explorer(lambda t, v: v**3)[0])
-    with pytest.raises(affine.AffineError, match="is not affine"):
-        tool.explorer_state_space("fake", {})

@@ -19,7 +19,10 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from nbtext import cell_prose, cells  # tools/nbtext.py, beside this file
+if __package__ in (None, ""):  # run as a file (python tools/claims.py): the root holds tools/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools.nbtext import cell_prose, cells  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "CLAIMS.md"

@@ -46,17 +46,23 @@ def bound(m: int) -> float:
 
 @dataclass
 class AffineBasis:
-    """The basis of every setting: ``B[f, b]`` the flat float64 frame (array keys in ``keys``
-    order, then the readout numbers) of setting ``f``, ``b = 0`` for ``B0``, ``b = j`` for
-    ``Bj``; ``akeys`` the array keys and ``rcols`` the readout columns that move with ``v``;
-    ``worst`` the largest ``|frame - combination| / (u M)`` the check saw (0: exact)."""
+    """The basis of every setting, for the keys that move: ``blocks[key] = (table, ids)``, the
+    distinct float64 vectors of that key (``"@readout"``: the moving readout columns ``rcols``)
+    and ``ids`` ``(settings, 1 + m)`` the row of ``B0, B1..Bm`` of each setting; ``akeys`` the
+    array keys that move with ``v``; ``worst`` the largest ``|frame - combination| / (u M)`` the
+    check saw (0: exact)."""
 
     names: tuple[str, ...]
     keys: list[tuple[str, int]]
-    B: Any
+    blocks: dict[str, tuple[Any, Any]]
     akeys: list[str]
     rcols: list[int]
     worst: float
+
+    def block(self, key: str):
+        """``(settings, 1 + m, size)``: ``B0, B1..Bm`` of ``key`` at every setting."""
+        table, ids = self.blocks[key]
+        return table[ids]
 
 
 def _f64(x) -> np.ndarray:
@@ -82,9 +88,116 @@ def _flat(frame, keys, rspec) -> tuple[np.ndarray, tuple]:
     return (np.concatenate(parts) if parts else np.zeros(0)), words
 
 
-def affine_basis(ex, names, states: list[dict], *, checks: int = 3, seed: int = 0) -> AffineBasis:
+class _Check:
+    """The check of the module doc, fed a chunk of settings at a time (bounded memory): keeps,
+    per entry, whether it moves, the first setting where it breaks each rule, and the worst
+    error seen."""
+
+    def __init__(self, who: str, names: tuple, labels: list[str], m: int) -> None:
+        self.who, self.names, self.labels, self.m = who, names, labels, m
+        L = len(labels)
+        self.moving = np.zeros(L, dtype=bool)
+        self.worst = np.zeros(L)
+        self.fixed_bad: dict[int, tuple] = {}  # entry -> (setting, check, F, P, err) first seen
+        self.over: dict[int, tuple] = {}  # entry -> (setting, check, F, P, err)
+
+    def add(self, f0: int, B, F, V) -> None:
+        if not (np.isfinite(B).all() and np.isfinite(F).all()):
+            raise AffineError(f"{self.who}: a frame has a non-finite number; affine cannot hold")
+        self.moving |= (B[:, 1:] != 0).any(axis=(0, 1))
+        P = np.repeat(B[:, :1], F.shape[1], 1)  # the combination as the page evaluates it
+        Mag = np.abs(F) + np.abs(P)
+        for j in range(self.m):
+            term = V[:, :, j : j + 1] * B[:, j + 1 : j + 2]
+            P = P + term
+            Mag = Mag + np.abs(term)
+        err = np.abs(F - P)
+        # first offences only, per entry (an entry that moves cannot break the "fixed" rule)
+        fixed = F != B[:, :1]
+        fixed[:, :, self.moving] = False
+        _first(fixed, self.fixed_bad, f0, F, P, err)
+        _first(err > bound(self.m) * Mag, self.over, f0, F, P, err)
+        scale = np.where(Mag > 0, U * Mag, 1.0)
+        self.worst = np.maximum(self.worst, (err / scale).max(axis=(0, 1), initial=0.0))
+
+    def raise_if_bad(self, states: list[dict], V) -> None:
+        fixed = sorted(c for c in self.fixed_bad if not self.moving[c])
+        over = sorted(c for c in self.over if self.moving[c])
+        if not fixed and not over:
+            return
+        if fixed:
+            col = fixed[0]
+            f, c, got, want, _ = self.fixed_bad[col]
+            what = f"does not move with {self.names} at v=0, e_j but does at v"
+        else:
+            col = over[0]
+            f, c, got, want, e = self.over[col]
+            what = f"is not affine in {self.names} (off by {e:.3g}, bound {bound(self.m):.2g} M)"
+        v = {nj: float(V[f, c, j]) for j, nj in enumerate(self.names)}
+        raise AffineError(
+            f"{self.who}: {self.labels[col]} {what}: frame {got!r} but B0 + sum v_j Bj = "
+            f"{want!r} at {v} (other values {states[f]})"
+        )
+
+
+def _first(mask, store: dict, f0: int, F, P, err) -> None:
+    """For each entry with a ``True`` in ``mask`` ``(settings, checks, L)`` not in ``store``:
+    its first ``(setting, check, F, P, err)``."""
+    for col in np.flatnonzero(mask.any(axis=(0, 1))):
+        col = int(col)
+        if col not in store:
+            f, c = (int(i) for i in np.argwhere(mask[:, :, col])[0])
+            store[col] = (f0 + f, c, F[f, c, col], P[f, c, col], err[f, c, col])
+
+
+def _basis_rows(ex, names, st, keys, rspec):
+    """``(B (1 + m, L), words)`` of one setting: ``B0 = frame(v = 0)``, ``Bj = frame(e_j) - B0``."""
+    at0 = {**st, **dict.fromkeys(names, 0.0)}
+    b0, words = _flat(ex.compute(**at0), keys, rspec)
+    rows = [b0] + [_flat(ex.compute(**{**at0, nj: 1.0}), keys, rspec)[0] - b0 for nj in names]
+    return np.stack(rows), words
+
+
+def _moving_blocks(ex, names, states, keys, rspec, moving):
+    """The second pass: ``(akeys, rcols, blocks)``, the basis of the entries that move
+    (``moving`` ``(L,)``), each key's distinct float64 vectors stored once (``AffineBasis``)."""
+    m, n = len(names), len(states)
+    spans, o = {}, 0
+    for k, size in keys:
+        spans[k] = np.arange(o, o + size)
+        o += size
+    akeys = [k for k, _ in keys if moving[spans[k]].any()]
+    rcols = [int(c) for c in np.flatnonzero(moving[o:])]
+    cols = {k: spans[k] for k in akeys}
+    if rcols:
+        cols["@readout"] = o + np.asarray(rcols)
+    tables: dict[str, dict[bytes, int]] = {k: {} for k in cols}
+    ids = {k: np.empty((n, m + 1), dtype=np.uint32) for k in cols}
+    for f, st in enumerate(states):  # the second pass: the moving entries' basis, deduplicated
+        B, _ = _basis_rows(ex, names, st, keys, rspec)
+        for k, at in cols.items():
+            for b in range(m + 1):
+                ids[k][f, b] = tables[k].setdefault(B[b, at].tobytes(), len(tables[k]))
+    blocks = {
+        k: (
+            np.frombuffer(b"".join(tables[k]), dtype=np.float64).reshape(len(tables[k]), -1),
+            ids[k],
+        )
+        for k in cols
+    }
+    return akeys, rcols, blocks
+
+
+def affine_basis(
+    ex, names, states: list[dict], *, keys=None, checks: int = 3, seed: int = 0, chunk: int = 256
+) -> AffineBasis:
     """The basis of ``ex``'s frames in its affine sliders ``names`` at each setting of
-    ``states`` (compute values; those of ``names`` are ignored), checked (module doc).
+    ``states`` (compute values; those of ``names`` are ignored), checked (module doc); ``keys``
+    ``[(key, floats)]`` the arrays of a frame (default: the scene's, sorted).
+
+    Two passes over the settings, ``chunk`` at a time (memory bounded by a chunk, not by the
+    settings): the check, which finds the entries that move; then the basis of those alone,
+    each key's distinct vectors stored once.
 
     Raises :class:`AffineError` naming the builder, the entry, the setting and ``v`` where the
     declaration does not hold (or a frame is not finite)."""
@@ -97,11 +210,13 @@ def affine_basis(ex, names, states: list[dict], *, checks: int = 3, seed: int = 
         raise ValueError(f"{who}: affine_basis needs affine names and settings, got {names}")
     first = ex.compute(**{**states[0], **dict.fromkeys(names, 0.0)})
     rspec = readout_spec(first)
-    scene_keys = ex.scene.keys()
-    keys = [
-        (k, _f64(first.arrays[k]).size)
-        for k in sorted(k for k, (_, f) in scene_keys.items() if f != "text")
-    ]
+    if keys is None:
+        scene_keys = ex.scene.keys()
+        keys = [
+            (k, _f64(first.arrays[k]).size)
+            for k in sorted(k for k, (_, f) in scene_keys.items() if f != "text")
+        ]
+    keys = [(k, int(size)) for k, size in keys]
     labels = [f"array {k!r}[{i}]" for k, n in keys for i in range(n)]
     labels += [
         f"readout {s['label']!r}[{i}]"
@@ -109,106 +224,44 @@ def affine_basis(ex, names, states: list[dict], *, checks: int = 3, seed: int = 
         if s["kind"] != "s"
         for i in range(int(np.prod(s["shape"])))
     ]
-    axes = [np.asarray(ex._axes[n].values, dtype=np.float64) for n in names]
+    axes = [np.asarray(ex.axes[n], dtype=np.float64) for n in names]
     rng = np.random.default_rng(seed)
     n, L = len(states), len(labels)
-    B = np.empty((n, m + 1, L))
-    F = np.empty((n, checks, L))
     V = np.stack([rng.choice(a, size=(n, checks)) for a in axes], -1)  # (n, checks, m)
-    words: list[tuple] = []
-    for f, st in enumerate(states):
-        at0 = {**st, **dict.fromkeys(names, 0.0)}
-        B[f, 0], w0 = _flat(ex.compute(**at0), keys, rspec)
-        words.append(w0)
-        for j, nj in enumerate(names):
-            B[f, j + 1] = _flat(ex.compute(**{**at0, nj: 1.0}), keys, rspec)[0] - B[f, 0]
-        for c in range(checks):
-            v = {nj: float(V[f, c, j]) for j, nj in enumerate(names)}
-            F[f, c], w = _flat(ex.compute(**{**st, **v}), keys, rspec)
-            if w != w0:
-                raise AffineError(
-                    f"{who}: declared affine in {names}, but its texts or strings change with "
-                    f"them: {w0} at v=0, {w} at {v} (other values {st})"
-                )
-    if not (np.isfinite(B).all() and np.isfinite(F).all()):
-        raise AffineError(f"{who}: a frame has a non-finite number; affine {names} cannot hold")
-    moving = (B[:, 1:] != 0).any(axis=(0, 1))  # (L,)
-    # the combination as the page evaluates it (float64, in order)
-    P = np.repeat(B[:, :1], checks, 1)
-    Mag = np.abs(F) + np.abs(P)
-    for j in range(m):
-        term = V[:, :, j : j + 1] * B[:, j + 1 : j + 2]
-        P = P + term
-        Mag = Mag + np.abs(term)
-    err = np.abs(F - P)
-    fixed_bad = (~moving) & (F != B[:, :1]).any(axis=1)  # (n, L): must not move at all
-    over = err > bound(m) * Mag
-    over[:, :, ~moving] = False
-    bad = np.argwhere(over)
-    if fixed_bad.any() or len(bad):
-        if fixed_bad.any():
-            f, col = (int(i) for i in np.argwhere(fixed_bad)[0])
-            c = int(np.argmax(F[f, :, col] != B[f, 0, col]))
-            what = f"does not move with {names} at v=0, e_j but does at v"
-        else:
-            f, c, col = (int(i) for i in bad[0])
-            what = f"is not affine in {names} (off by {err[f, c, col]:.3g}, bound {bound(m):.2g} M)"
-        v = {nj: float(V[f, c, j]) for j, nj in enumerate(names)}
-        raise AffineError(
-            f"{who}: {labels[col]} {what}: frame {F[f, c, col]!r} but B0 + sum v_j Bj = "
-            f"{P[f, c, col]!r} at {v} (other values {states[f]})"
-        )
-    scale = np.where(Mag > 0, U * Mag, 1.0)
-    worst = float((err[:, :, moving] / scale[:, :, moving]).max(initial=0.0))
-    akeys, o = [], 0
-    for k, size in keys:
-        if moving[o : o + size].any():
-            akeys.append(k)
-        o += size
-    nar = sum(size for _, size in keys)
-    rcols = [int(c) for c in np.flatnonzero(moving[nar:])]
-    return AffineBasis(names, keys, B, akeys, rcols, worst)
+    check = _Check(who, names, labels, m)
+    for f0 in range(0, n, chunk):
+        part = states[f0 : f0 + chunk]
+        B = np.empty((len(part), m + 1, L))
+        F = np.empty((len(part), checks, L))
+        for f, st in enumerate(part):
+            B[f], w0 = _basis_rows(ex, names, st, keys, rspec)
+            for c in range(checks):
+                v = {nj: float(V[f0 + f, c, j]) for j, nj in enumerate(names)}
+                F[f, c], w = _flat(ex.compute(**{**st, **v}), keys, rspec)
+                if w != w0:
+                    raise AffineError(
+                        f"{who}: declared affine in {names}, but its texts or strings change with "
+                        f"them: {w0} at v=0, {w} at {v} (other values {st})"
+                    )
+        check.add(f0, B, F, V[f0 : f0 + chunk])
+    check.raise_if_bad(states, V)
+    moving = check.moving
+    akeys, rcols, blocks = _moving_blocks(ex, names, states, keys, rspec, moving)
+    worst = float(check.worst[moving].max(initial=0.0))
+    return AffineBasis(names, keys, blocks, akeys, rcols, worst)
 
 
-def pack_affine(basis: AffineBasis, off: int) -> tuple[list[bytes], dict, int]:
-    """The basis of the affine keys and readout columns as blob parts, starting at byte ``off``:
-    ``(parts, layout, off)``. Per key (``"@readout"``: the moving readout columns): a float64
-    table of its distinct vectors and an index ``(settings, 1 + m)`` in the narrowest unsigned
-    type, row-major. ``layout``: ``{"names", "keys": [[key, size, table_off, table_len, width,
-    index_off]], "rcols"}`` (``site.js``)."""
-    n, m1, _ = basis.B.shape
-    spans, o = {}, 0
-    for k, size in basis.keys:
-        spans[k] = (o, size)
-        o += size
-    wanted = [(k, *spans[k]) for k in basis.akeys]
-    if basis.rcols:
-        wanted.append(("@readout", -1, len(basis.rcols)))
-    parts: list[bytes] = []
+def pack_affine(basis: AffineBasis, put) -> dict:
+    """The basis as blob parts, placed by ``put(data, align) -> offset``; returns its layout
+    ``{"names", "keys": [[key, size, table_off, table_floats, width, index_off]], "rcols"}``
+    (``tools/site_state.py``'s module doc): per moving key (``"@readout"``: the moving readout
+    columns) its float64 table and the ids ``(settings, 1 + m)``, row-major, in the narrowest
+    unsigned type."""
     layout: dict[str, Any] = {"names": list(basis.names), "keys": [], "rcols": basis.rcols}
-
-    def put(data: bytes, align: int) -> int:
-        nonlocal off
-        pad = -off % align
-        parts.append(b"\0" * pad)
-        start = off + pad
-        parts.append(data)
-        off = start + len(data)
-        return start
-
-    for k, start, size in wanted:
-        cols = (
-            basis.B[:, :, o + np.asarray(basis.rcols)]
-            if start < 0
-            else basis.B[:, :, start : start + size]
-        )
-        rows = np.ascontiguousarray(cols.reshape(n * m1, size))
-        uniq, inverse = np.unique(rows, axis=0, return_inverse=True)
-        width = 1 if len(uniq) <= 256 else 2 if len(uniq) <= 65536 else 4
-        t_off = put(np.ascontiguousarray(uniq).tobytes(), 8)
-        ids = (
-            np.asarray(inverse).reshape(-1).astype({1: np.uint8, 2: np.uint16, 4: np.uint32}[width])
-        )
-        i_off = put(ids.tobytes(), 4)
-        layout["keys"].append([k, size, t_off, int(uniq.size), width, i_off])
-    return parts, layout, off
+    for k, (table, ids) in basis.blocks.items():
+        width = 1 if len(table) <= 256 else 2 if len(table) <= 65536 else 4
+        t_off = put(np.ascontiguousarray(table).tobytes(), 8)
+        col = ids.reshape(-1).astype({1: np.uint8, 2: np.uint16, 4: np.uint32}[width])
+        i_off = put(col.tobytes(), width)
+        layout["keys"].append([k, table.shape[1], t_off, int(table.size), width, i_off])
+    return layout

@@ -67,6 +67,13 @@ def _scenes():
             {"v": np.sin(np.add.outer(np.arange(31) / 5.0, np.arange(31) / 7.0))},
             {**heat, "xlim": (-0.5, 30.5), "ylim": (-0.5, 30.5)},
         ),
+        # NaN cells (half of them, in a block): matplotlib draws the map's "bad" colour
+        # (transparent, so the white background) and so must the canvas, not black (issue 27)
+        "heatmap-nan": (
+            [Heatmap("v", cmap="viridis")],
+            {"v": np.where(np.arange(12).reshape(3, 4) % 4 < 2, np.nan, 0.7)},
+            heat,
+        ),
         "heatmap-annotated": (
             [Heatmap("v", vmin=-1.0, vmax=1.0, cmap="cividis", annotate=True, hidden="h")],
             {"v": np.linspace(-1, 1, 12).reshape(3, 4), "h": np.fliplr(np.eye(3, 4))},
@@ -232,3 +239,34 @@ def test_the_canvas_draws_each_artist_kind_as_the_stored_picture_does(page, kind
     assert gap.size == 0 or gap.max() <= COLOUR, (
         f"{kind}: a solid block's colour differs by {gap.max():.0f}/255 ({solid.sum()} blocks)"
     )
+
+
+def test_the_canvas_follows_a_change_of_device_pixel_ratio(browser):
+    # Zooming the page (or moving it to another monitor) changes devicePixelRatio; the canvas is
+    # then resized to the new ratio and drawn again, sharp, instead of being stretched.
+    context = browser.new_context(viewport={"width": 400, "height": 320}, device_scale_factor=1)
+    page = context.new_page()
+    ex = _explorer("heatmap")
+    before = _rgb(_canvas_png(page, ex))
+    size = (
+        "() => [document.querySelector('.attnlib-canvas canvas')].map(c => [c.width, c.height])[0]"
+    )
+    assert page.evaluate(size) == [ex.scene.width, ex.scene.height]
+    cdp = context.new_cdp_session(page)
+    cdp.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 400, "height": 320, "deviceScaleFactor": 2, "mobile": False},
+    )
+    # (headless Chromium fires neither matchMedia's change nor resize for an emulated ratio;
+    # a zoom fires resize, so the test does as a zoom does)
+    page.evaluate("() => window.dispatchEvent(new Event('resize'))")
+    page.wait_for_function(
+        f"() => document.querySelector('.attnlib-canvas canvas').width === {2 * ex.scene.width}"
+    )
+    assert page.evaluate(size) == [2 * ex.scene.width, 2 * ex.scene.height]
+    # the same picture at twice the pixels: every other pixel of the new canvas is close to the old
+    url = page.evaluate("() => document.querySelector('.attnlib-canvas canvas').toDataURL()")
+    after = _rgb(base64.b64decode(url.split(",", 1)[1]))
+    half = after[::2, ::2].astype(int)
+    assert np.mean(np.abs(half - before.astype(int)) > 40) < 0.05
+    context.close()

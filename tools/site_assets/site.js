@@ -1,20 +1,17 @@
-// The static model: plays an explorer from frames computed at build time (tools/site.py), in
-// place of the kernel. The page runs the same explorer.js as JupyterLab (imported from a blob URL:
-// a page opened from disk may not load a module file) and hands it a model with the anywidget
-// surface it uses: get(name), on(event, cb), send(msg). It answers {type: "ready"} and every
-// control change with the messages the kernel sends: {type: "now"} (the frame at the current
-// values, with want = each group's current token) and {type: "set"} (every frame of one group's
-// sliders at the other controls' current values); buffers [float32 arrays, float64 readout].
+// A static page's explorers: each plays frames computed at build time (tools/site.py), with the
+// same explorer.js as JupyterLab (imported from a blob URL: a page opened from disk may not load a
+// module file), through its static frame source: explorer.renderStatic({el, traits, frameAt})
+// draws frameAt(values) when show(values) is called. There is no protocol here (that is the
+// kernel's, in explorer.js and wire.py): this file only reads the blob and answers frameAt.
 //
 // Data per explorer (two <script> elements in its host): the spec (JSON) and the frames (gzip,
-// base64). The frames are the product of every live control's values, each array key stored once
-// per distinct value (a table) and a Uint32 index per frame and key. The readout numbers are
-// stored at the precision the readout shows them (tools/site.py readout_columns).
-//
-// Affine sliders (Explorer(affine=...), tools/site_affine.py): the arrays and readout columns
-// that move with their values v are stored as a float64 basis per frame of the other controls,
-// B0 and B1..Bm; a frame's entry is B0 + v1*B1 + ... + vm*Bm, summed in that order in float64
-// (as the build checked it), then stored into the float32 arrays explorer.js reads.
+// base64), in the layout tools/site_state.py documents (version LAYOUT_VERSION; its Python reader
+// is decode_blob): the product of every live control's values, each array key stored once per
+// distinct value (a table) and an index of ids per frame and key; the readout numbers at the
+// precision the readout shows them. Affine sliders (Explorer(affine=...)): the entries that move
+// with their values v are a float64 basis per frame of the other controls, B0 and B1..Bm; a
+// frame's entry is B0 + v1*B1 + ... + vm*Bm, summed in that order in float64 (as the build
+// checked it), then stored into the float32 arrays explorer.js reads.
 
 function bytesOf(b64) {
   const s = atob(b64.trim());
@@ -28,8 +25,16 @@ async function inflate(b64) {
   return await new Response(stream).arrayBuffer();
 }
 
-function staticModel(spec, buffer, ui) {
+// The blob's layout version this page reads (tools/site_state.py LAYOUT_VERSION, which documents
+// the layout; decode_blob is its reader in Python).
+const LAYOUT_VERSION = 2;
+
+function frameSource(spec, buffer) {
+  // frameAt(cur), cur = {control: index into its values}: [frame, values, readout spec], the frame
+  // as explorer.js's painter reads it ({arrays: {key: {data, shape}}, nums, strings, texts}).
   const L = spec.layout;
+  if (L.version !== LAYOUT_VERSION)
+    throw new Error(`frames in layout version ${L.version}; this page reads ${LAYOUT_VERSION}`);
   // The readout, one typed column per number: integers at the digits shown (the number is the
   // stored one / div, as exact as parsing the text) or float64 (div 1).
   const RTypes = { i1: Int8Array, i2: Int16Array, i4: Int32Array, f8: Float64Array };
@@ -41,11 +46,9 @@ function staticModel(spec, buffer, ui) {
   const Types = { 1: Uint8Array, 2: Uint16Array, 4: Uint32Array };
   const cols = L.index.map(([w, off, n]) => (w ? new Types[w](buffer, off, n) : null));
   const id = (j, fl) => (cols[j] ? cols[j][fl] : 0);
-  const keys = spec.keys; // [name, floats per frame], sorted as the frame sets order them
+  const keys = spec.keys; // [name, floats per frame], sorted
   const nk = keys.length + 3;
-  const stride = keys.reduce((a, [, n]) => a + n, 0);
-  const rstride = spec.rstride;
-  const controls = Object.fromEntries(spec.controls.map((c) => [c.name, c]));
+  const controls = spec.controls;
   // the affine basis: per key, a float64 table and the ids of (B0, B1..Bm) of each frame
   const A = L.affine;
   const m1 = A ? A.names.length + 1 : 1;
@@ -57,172 +60,45 @@ function staticModel(spec, buffer, ui) {
         table: new Float64Array(buffer, toff, tlen),
         ids: new Types[w](buffer, ioff, spec.frames * m1),
       };
-  // B0 + sum_j v[j] * Bj of frame fl, into out[o..o+size) (every entry, or those in `at`)
-  function combine(b, fl, v, out, o, at) {
-    const ids = b.ids,
-      t = b.table,
-      size = b.size;
+  // B0 + sum_j v[j] * Bj of frame fl, into out at [0, size) (or at the entries `at`)
+  function combine(b, fl, v, out, at) {
+    const { ids, table: t, size } = b;
     for (let i = 0; i < size; i++) {
       let s = t[ids[fl * m1] * size + i];
       for (let j = 0; j < v.length; j++) s += v[j] * t[ids[fl * m1 + 1 + j] * size + i];
-      out[at ? o + at[i] : o + i] = s;
+      out[at ? at[i] : i] = s;
     }
   }
-  const cur = Object.fromEntries(spec.controls.map((c) => [c.name, c.index]));
-  const traits = { ...spec.traits };
-  const fastNames = spec.fast_names; // fast slider i -> control name
-  const listeners = {};
-  let token = 1;
-  let want = {};
-  let timer = null;
-  const stale = new Set(); // groups whose sent set was computed at other values than now
-
-  const frontValue = (name) => controls[name].front[cur[name]];
-  fastNames.forEach((n, i) => {
-    traits[`v${i}`] = frontValue(n);
-  });
-  const controlValue = (name) => controls[name].values[cur[name]];
-  function flat(idx) {
-    let f = 0;
-    spec.dims.forEach(([name, size]) => {
-      f = f * size + idx[name];
-    });
-    return f;
-  }
-  // frames at the control indices of each of `idxs` ({name: index}, as cur)
-  function gather(idxs, extra) {
-    const flats = idxs.map(flat);
-    const coefs = idxs.map((idx) => (A ? A.names.map((nm) => controls[nm].values[idx[nm]]) : []));
-    const n = flats.length,
-      f32 = new Float32Array(n * stride),
-      f64 = new Float64Array(n * rstride),
-      text_values = [],
-      strings = [];
-    flats.forEach((fl, i) => {
-      let o = i * stride;
-      keys.forEach(([k, size], j) => {
-        if (basis[k]) combine(basis[k], fl, coefs[i], f32, o, null);
-        else {
-          const r = id(j, fl);
-          f32.set(tables[k].subarray(r * size, (r + 1) * size), o);
-        }
-        o += size;
-      });
-      const r = id(nk - 3, fl);
-      for (let c = 0; c < rstride; c++) f64[i * rstride + c] = rcols[c][r] / rdiv[c];
-      if (basis["@readout"]) combine(basis["@readout"], fl, coefs[i], f64, i * rstride, A.rcols);
-      text_values.push(spec.texts_table[id(nk - 2, fl)]);
-      strings.push(spec.strings_table[id(nk - 1, fl)]);
-    });
-    const header = {
-      ...spec.template,
-      ...extra,
-      n,
-      text_values: spec.template.texts.length ? text_values : [],
-      strings: spec.has_strings ? strings : [],
-    };
-    return [header, [f32.buffer, f64.buffer]];
-  }
-  function emit(event, ...args) {
-    for (const cb of listeners[event] || []) cb(...args);
-  }
-  function liveGroup(g) {
-    return spec.traits.groups[g].every((i) => controls[fastNames[i]].live);
-  }
-  function sendNow() {
-    const fixed = Object.fromEntries(spec.controls.map((c) => [c.name, controlValue(c.name)]));
-    const [h, b] = gather([cur], { fixed, group: -1, token: 0, shape: [1], want });
-    emit("msg:custom", { ...h, type: "now" }, b);
-  }
-  function sendSet(g) {
-    if (!liveGroup(g)) return;
-    const names = spec.traits.groups[g].map((i) => fastNames[i]);
-    const shape = names.map((n) => controls[n].values.length);
-    const idxs = [];
-    const total = shape.reduce((a, b) => a * b, 1);
-    for (let k = 0; k < total; k++) {
-      const idx = { ...cur };
-      let r = k;
-      for (let j = names.length - 1; j >= 0; j--) {
-        idx[names[j]] = r % shape[j];
-        r = Math.floor(r / shape[j]);
+  return (cur) => {
+    let fl = 0; // the frame: row-major over spec.dims
+    for (const [name, size] of spec.dims) fl = fl * size + cur[name];
+    const byName = Object.fromEntries(controls.map((c) => [c.name, c]));
+    const v = A ? A.names.map((n) => byName[n].values[cur[n]]) : [];
+    const arrays = {};
+    keys.forEach(([k, size], j) => {
+      const shape = spec.template.arrays[k];
+      if (basis[k]) {
+        const data = new Float32Array(size);
+        combine(basis[k], fl, v, data, null);
+        arrays[k] = { data, shape };
+      } else {
+        const r = id(j, fl);
+        arrays[k] = { data: tables[k].subarray(r * size, (r + 1) * size), shape };
       }
-      idxs.push(idx);
-    }
-    const fixed = {};
-    for (const c of spec.controls)
-      if (!names.includes(c.name)) fixed[c.name] = controlValue(c.name);
-    const fixed_fast = [];
-    fastNames.forEach((n, i) => {
-      if (!names.includes(n)) fixed_fast.push([i, cur[n]]);
     });
-    const axes = names.map((n) => controls[n].values);
-    const [h, b] = gather(idxs, {
-      group: g,
-      token: want[g],
-      shape,
-      names,
-      axes,
-      fixed,
-      fixed_fast,
+    const r = id(nk - 3, fl);
+    const nums = new Float64Array(spec.rstride);
+    for (let c = 0; c < spec.rstride; c++) nums[c] = rcols[c][r] / rdiv[c];
+    if (basis["@readout"]) combine(basis["@readout"], fl, v, nums, A.rcols);
+    const texts = {};
+    const tv = spec.texts_table[id(nk - 2, fl)];
+    spec.template.texts.forEach((k, j) => {
+      texts[k] = tv[j];
     });
-    emit("msg:custom", { ...h, type: "set" }, b);
-  }
-  function newTokens() {
-    want = {};
-    spec.traits.groups.forEach((_, g) => {
-      want[g] = token++;
-    });
-  }
-  const model = {
-    get: (name) => traits[name],
-    set: () => {},
-    save_changes: () => {},
-    on: (event, cb) => {
-      if (!listeners[event]) listeners[event] = [];
-      listeners[event].push(cb);
-    },
-    off: () => {},
-    send: (msg) => {
-      if (msg && msg.type === "ready")
-        setTimeout(() => {
-          newTokens();
-          sendNow();
-          spec.traits.groups.forEach((_, g) => {
-            sendSet(g);
-          });
-        }, 0);
-    },
+    const strings = spec.has_strings ? spec.strings_table[id(nk - 1, fl)] : [];
+    const values = Object.fromEntries(controls.map((c) => [c.name, c.values[cur[c.name]]]));
+    return [{ arrays, nums, strings, texts }, values, spec.template.readout];
   };
-  // A control moved (name, index into its values).
-  ui.onChange = (name, i) => {
-    cur[name] = i;
-    const fi = fastNames.indexOf(name);
-    if (fi >= 0) {
-      const mine = spec.traits.fast[fi].group;
-      if (stale.delete(mine)) sendSet(mine); // its set is drawn, so it must be current
-      traits[`v${fi}`] = frontValue(name);
-      emit(`change:v${fi}`);
-      // The other groups' sets depend on this value: rebuild them after the move (until then,
-      // a move of theirs rebuilds its own set first, above).
-      spec.traits.groups.forEach((_, g) => {
-        if (g !== mine) stale.add(g);
-      });
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        for (const g of stale) sendSet(g);
-        stale.clear();
-      }, 60);
-    } else {
-      stale.clear();
-      newTokens();
-      sendNow();
-      spec.traits.groups.forEach((_, g) => {
-        sendSet(g);
-      });
-    }
-  };
-  return model;
 }
 
 function controlsUI(host, spec, ui) {
@@ -268,7 +144,8 @@ function controlsUI(host, spec, ui) {
       input = document.createElement("input");
       input.type = "checkbox";
       input.checked = !!c.values[c.index];
-      input.addEventListener("change", () => ui.onChange(c.name, input.checked ? 1 : 0));
+      // the index of the checked state among the control's values (tools/site_state.py: [false, true])
+      input.addEventListener("change", () => ui.onChange(c.name, c.values.indexOf(input.checked)));
     }
     input.id = id;
     input.dataset.control = c.name;
@@ -292,21 +169,27 @@ function controlsUI(host, spec, ui) {
 async function mount(host, explorer) {
   const spec = JSON.parse(host.querySelector("script.attnlib-spec").textContent);
   const buffer = await inflate(host.querySelector("script.attnlib-frames").textContent);
-  const ui = {};
-  const model = staticModel(spec, buffer, ui);
+  const cur = Object.fromEntries(spec.controls.map((c) => [c.name, c.index]));
   const el = document.createElement("div");
   el.className = "site-view";
-  const fallback = host.querySelector(".site-fallback");
-  host.append(controlsUI(host, spec, ui), el);
-  explorer.render({ model, el });
-  if (fallback) fallback.remove();
-  host.dataset.ready = "1";
-  const root = el.querySelector(".attnlib-canvas");
-  const seen = () => {
-    if (root && root.dataset.frames !== "0") host.dataset.drawnAt = String(performance.now());
-    else requestAnimationFrame(seen);
+  let view = null;
+  const ui = {
+    onChange(name, i) {
+      cur[name] = i;
+      view.show({ ...cur });
+    },
   };
-  requestAnimationFrame(seen);
+  host.append(controlsUI(host, spec, ui), el); // in the page first: its width picks the layout
+  view = explorer.renderStatic({ el, traits: spec.traits, frameAt: frameSource(spec, buffer) });
+  host.querySelector(".site-fallback")?.remove();
+  view.show({ ...cur });
+  host.dataset.ready = "1";
+  // when the first frame is painted (benchmarks/site_latency.py reads it): once, then stop
+  const root = el.querySelector(".attnlib-canvas");
+  new MutationObserver((_, obs) => {
+    host.dataset.drawnAt = String(performance.now());
+    obs.disconnect();
+  }).observe(root, { attributes: true, attributeFilter: ["data-frames"] });
 }
 
 const src = document.getElementById("attnlib-explorer-js").textContent;

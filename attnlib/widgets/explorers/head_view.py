@@ -62,7 +62,25 @@ def _box(x0: float, x1: float, y0: float, y1: float) -> np.ndarray:
     return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]], dtype=np.float64)  # (5, 2)
 
 
-@builder("head_view")
+def _rebuild_encoder(encoder) -> None:
+    """``None`` (the default: :func:`minilm`) when ``encoder`` holds exactly the pretrained
+    weights in float32, so the static site may rebuild it; else :class:`TypeError`."""
+    if encoder is None:
+        return None
+    ref = minilm()
+    if encoder is ref:
+        return None
+    mine, theirs = encoder.state_dict(), ref.state_dict()
+    same = mine.keys() == theirs.keys() and all(
+        mine[k].dtype == theirs[k].dtype and torch.equal(mine[k].detach().cpu(), theirs[k])
+        for k in theirs
+    )
+    if not same:
+        raise TypeError("encoder: not the pretrained MiniLM in float32 (minilm())")
+    return None
+
+
+@builder("head_view", rebuild={"encoder": _rebuild_encoder})
 def head_view_explorer(
     sentences=SENTENCES,
     sentence: int = 0,

@@ -3,14 +3,14 @@
 //
 // THE WIRE FORMAT (traits scene, fast, groups, meta, v0..v5; messages ready, layer, now, set;
 // every header field) is defined in ONE place: attnlib/widgets/framework/wire.py. It is parsed
-// here in one place too: the traits at the top of render(), the messages in parseMessage().
-// Drawing happens once per animation frame, from the latest values only (stale frames dropped),
-// and redraws only the panels whose arrays or texts changed since the last paint.
+// here in one place too: the traits in kernelSource() and render(), the messages in parseMessage().
+// Three parts: a frame source (kernelSource: the kernel's messages; staticSource: a static
+// page's frameAt(values), tools/site_assets/site.js), the frame player (makePlayer: paints once
+// per animation frame, from the latest values only, stale frames dropped) and the painter
+// (makePainter: redraws only the panels whose arrays or texts changed since the last paint).
 // Each artist kind is drawn by its entry of ARTISTS (render.py's DRAW is the matplotlib twin).
 // Test hooks: root.dataset.frames (frames painted), root.dataset.values (values of the last frame,
 // JSON), root.__attnlib.snapshot() (the arrays and readout numbers last drawn).
-
-const MAX_LAYERS = 16; // layers kept, oldest received dropped first: the kernel mirrors it
 
 function buf(b, Type) {
   const v = b instanceof DataView ? b : new DataView(b.buffer || b);
@@ -103,12 +103,22 @@ function readoutParts(spec, fr, columns, digits) {
   return [`<table class='attnlib-table'>${head}${body}</table>`, texts];
 }
 
+// Caches of what is parsed or drawn once, keyed by the scene's own objects (never written into
+// them: the scene is the model's trait value, shared by every view of it).
+const FIELDS = new WeakMap(); // static field -> {data: Float64Array, shape}
+const LUTS = new WeakMap(); // colour map ("#rrggbb" x 256) -> RGBA bytes
+const IMAGES = new WeakMap(); // heatmap artist -> {image: canvas, pixels: ImageData}
+
 function get(field, fr) {
   // {data, shape} for a static or dynamic numeric field, or null
   if (!field) return null;
   if (field.key !== undefined) return fr ? fr.arrays[field.key] : null;
-  if (!field.cache) field.cache = { data: Float64Array.from(field.data), shape: field.shape };
-  return field.cache;
+  let f = FIELDS.get(field);
+  if (!f) {
+    f = { data: Float64Array.from(field.data), shape: field.shape };
+    FIELDS.set(field, f);
+  }
+  return f;
 }
 
 function hatchPattern(ctx, fill) {
@@ -130,8 +140,8 @@ function hatchPattern(ctx, fill) {
   return ctx.createPattern(c, "repeat");
 }
 
-function panelMap(p) {
-  const [l, t, w, h] = p.rect,
+function panelMap(p, rect) {
+  const [l, t, w, h] = rect || p.rect,
     [x0, x1] = p.xlim,
     [y0, y1] = p.ylim;
   return {
@@ -164,14 +174,21 @@ function marker(ctx, kind, x, y, r) {
 
 function rgbLut(lut) {
   // "#rrggbb" x 256 -> packed RGBA bytes, parsed once per colour map
-  if (!lut.rgba) {
-    lut.rgba = new Uint8Array(1024);
+  let rgba = LUTS.get(lut);
+  if (!rgba) {
+    rgba = new Uint8Array(1024);
     lut.forEach((c, i) => {
-      for (let b = 0; b < 3; b++) lut.rgba[4 * i + b] = parseInt(c.slice(1 + 2 * b, 3 + 2 * b), 16);
-      lut.rgba[4 * i + 3] = 255;
+      for (let b = 0; b < 3; b++) rgba[4 * i + b] = parseInt(c.slice(1 + 2 * b, 3 + 2 * b), 16);
+      rgba[4 * i + 3] = 255;
     });
+    LUTS.set(lut, rgba);
   }
-  return lut.rgba;
+  return rgba;
+}
+
+function rgbaOf(hex) {
+  // "#rrggbbaa" (matplotlib's to_hex(keep_alpha=True)) -> [r, g, b, a] bytes
+  return [0, 1, 2, 3].map((b) => parseInt(hex.slice(1 + 2 * b, 3 + 2 * b), 16));
 }
 
 function drawHeatmap(ctx, a, m, fr, scene, hatch) {
@@ -181,17 +198,21 @@ function drawHeatmap(ctx, a, m, fr, scene, hatch) {
     hid = get(a.hidden, fr);
   if (!v) return;
   const [n, k] = v.shape,
-    lut = rgbLut(scene.luts[a.cmap]);
-  if (!a.image || a.image.width !== k || a.image.height !== n) {
-    a.image = document.createElement("canvas");
-    a.image.width = k;
-    a.image.height = n;
-    a.pixels = new ImageData(k, n);
+    lut = rgbLut(scene.luts[a.cmap]),
+    // a NaN cell: the colour map's "bad" colour, as matplotlib's imshow draws it (by default
+    // transparent: the panel's background shows)
+    bad = rgbaOf(scene.bad?.[a.cmap] || "#00000000");
+  let img = IMAGES.get(a);
+  if (!img || img.image.width !== k || img.image.height !== n) {
+    img = { image: document.createElement("canvas"), pixels: new ImageData(k, n) };
+    img.image.width = k;
+    img.image.height = n;
+    IMAGES.set(a, img);
   }
   // screen x grows with j unless xlim runs backwards; row i sits at the top when ylim is inverted
   const flipX = m.sx(1) < m.sx(0),
     flipY = m.sy(1) < m.sy(0);
-  const px = a.pixels.data,
+  const px = img.pixels.data,
     t = (val) => Math.min(1, Math.max(0, (val - a.vmin) / (a.vmax - a.vmin)));
   let anyHidden = false;
   for (let i = 0; i < n; i++)
@@ -202,19 +223,30 @@ function drawHeatmap(ctx, a, m, fr, scene, hatch) {
         anyHidden = true;
         continue;
       }
-      const c = 4 * Math.min(255, Math.floor(t(v.data[i * k + j]) * 256));
+      const val = v.data[i * k + j];
+      if (Number.isNaN(val)) {
+        for (let b = 0; b < 4; b++) px[o + b] = bad[b];
+        continue;
+      }
+      const c = 4 * Math.min(255, Math.floor(t(val) * 256));
       px[o] = lut[c];
       px[o + 1] = lut[c + 1];
       px[o + 2] = lut[c + 2];
       px[o + 3] = 255;
     }
-  a.image.getContext("2d").putImageData(a.pixels, 0, 0);
+  img.image.getContext("2d").putImageData(img.pixels, 0, 0);
   const x0 = m.sx(-0.5),
     x1 = m.sx(k - 0.5),
     y0 = m.sy(-0.5),
     y1 = m.sy(n - 0.5);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(a.image, Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+  ctx.drawImage(
+    img.image,
+    Math.min(x0, x1),
+    Math.min(y0, y1),
+    Math.abs(x1 - x0),
+    Math.abs(y1 - y0),
+  );
   const cell = (i, j) => {
     const cx0 = m.sx(j - 0.5),
       cx1 = m.sx(j + 0.5),
@@ -347,7 +379,9 @@ function drawSegments(ctx, a, m, fr, head = 0) {
 function drawText(ctx, a, m, fr) {
   const s = a.key ? (fr ? fr.texts[a.key] : "") : a.text;
   ctx.fillStyle = a.color;
-  ctx.font = `${a.size * 1.2}px sans-serif`;
+  // m.minText: the smallest text of the layout (9 px in the narrow one, where every word must be
+  // readable on a phone; 0 in the scene's own, which matches render_png)
+  ctx.font = `${Math.max(a.size * 1.2, m.minText || 0)}px sans-serif`;
   ctx.textAlign = a.ha;
   ctx.textBaseline = { center: "middle", middle: "middle" }[a.va] || a.va;
   const x = a.axes ? m.l + a.x * m.w : m.sx(a.x),
@@ -554,99 +588,76 @@ function nearest(values, v) {
   return best;
 }
 
-function render({ model, el }) {
-  const scene = model.get("scene"),
-    meta = model.get("meta"),
-    fast = model.get("fast"),
-    groups = model.get("groups");
-  const root = document.createElement("div");
-  root.className = "attnlib-canvas";
-  // The readout beside the picture where the width allows (below it otherwise), compact, so
-  // controls, picture and readout fit a laptop screen together.
-  root.style.cssText = "display:flex;flex-wrap:wrap;align-items:flex-start;gap:6px 12px";
-  root.dataset.builder = meta.builder || "";
-  root.dataset.args = JSON.stringify(meta.args || {});
-  root.dataset.frames = "0";
-  const canvas = document.createElement("canvas"),
-    dpr = window.devicePixelRatio || 1;
-  canvas.width = Math.round(scene.width * dpr);
-  canvas.height = Math.round(scene.height * dpr);
-  canvas.style.width = `${scene.width}px`;
-  canvas.style.height = `${scene.height}px`;
+// ---------------------------------------------------------------- the painter
+// Draws one frame: the canvas (background once, then only the panels whose inputs changed) and
+// the readout. It knows nothing of where frames come from. Follows devicePixelRatio changes
+// (browser zoom, another monitor): the canvas is resized and the last frame drawn again, sharp.
+// On a narrow screen (a phone) the panels reflow into one column, scene.narrow (Scene.narrow in
+// scene.py: the same panels, each plot area laid out by the rule of Scene.rects), where the whole
+// scene would otherwise be scaled below scene.narrow.below of its size; the readout then wraps
+// below the picture.
+const MIN_TEXT_PX = 9;
+
+function layoutOf(scene, width) {
+  const n = scene.narrow;
+  return n && width > 0 && width < scene.width * n.below ? "narrow" : "wide";
+}
+
+function makePainter(root, scene, meta) {
+  const canvas = document.createElement("canvas");
   const readout = document.createElement("div");
   readout.className = "attnlib-readout";
-  readout.style.cssText = "font-size:11px;line-height:1.25";
+  readout.style.cssText = "font-size:11px;line-height:1.25;max-width:100%";
   root.append(canvas, readout);
-  el.append(root);
-  // the readout's table rules come from the view's _css (explorer.py)
+  // the readout's table rules come from the view's CSS (view.py)
   const ctx = canvas.getContext("2d"),
-    hatch = hatchPattern(ctx, scene.hatch);
-  const maps = scene.panels.map(panelMap);
-  // The background (axes, ticks, static artists) is drawn once, then copied under each frame.
-  const bg = document.createElement("canvas");
-  bg.width = canvas.width;
-  bg.height = canvas.height;
-  const bctx = bg.getContext("2d");
-  bctx.scale(dpr, dpr);
-  bctx.fillStyle = "#fff";
-  bctx.fillRect(0, 0, scene.width, scene.height);
-  scene.panels.forEach((p, k) => {
-    drawAxes(bctx, p, maps[k], scene);
-    bctx.save();
-    bctx.beginPath();
-    bctx.rect(maps[k].l, maps[k].t, maps[k].w, maps[k].h);
-    bctx.clip();
-    for (const a of p.artists) if (!isDynamic(a)) drawArtist(bctx, a, maps[k], null, scene, hatch);
-    bctx.restore();
-  });
-  const dynamic = scene.panels.map((p) => p.artists.filter(isDynamic)),
-    [regions, linked] = regionsOf(ctx, scene.panels, maps, dpr, canvas.width, canvas.height),
-    drawnInputs = scene.panels.map(() => null); // per panel: the inputs it was last drawn from
+    dynamic = scene.panels.map((p) => p.artists.filter(isDynamic));
   const shown = { html: null, cells: [], texts: [] }; // the readout's table and cell texts
-  const sets = {},
-    layers = new Map(); // token -> a layer's arrays, the last MAX_LAYERS received (wire.py)
-  let want = {},
-    now = null,
-    active = null,
-    pending = false,
-    last = null,
-    painted = 0;
+  let dpr, bg, hatch, maps, regions, linked, drawnInputs, last;
+  let layout = layoutOf(scene, root.parentElement?.clientWidth || 0);
 
-  const index = (i) => nearest(fast[i].values, model.get(`v${i}`));
-  function fresh(g) {
-    const s = sets[g];
-    return (
-      s && s.token === want[g] && s.fixed_fast.every(([i, k]) => index(i) === k) && hasLayer(s)
-    );
+  function setup() {
+    // canvas, background (axes, ticks, static artists) and regions at the current pixel ratio
+    // and layout
+    dpr = window.devicePixelRatio || 1;
+    const box = layout === "narrow" ? scene.narrow : scene;
+    maps = scene.panels.map((p, k) => ({
+      ...panelMap(p, layout === "narrow" ? box.rects[k] : p.rect),
+      minText: layout === "narrow" ? MIN_TEXT_PX : 0,
+    }));
+    root.dataset.layout = layout;
+    canvas.style.width = `${box.width}px`;
+    canvas.style.height = `${box.height}px`;
+    canvas.width = Math.round(box.width * dpr);
+    canvas.height = Math.round(box.height * dpr);
+    hatch = hatchPattern(ctx, scene.hatch);
+    bg = document.createElement("canvas");
+    bg.width = canvas.width;
+    bg.height = canvas.height;
+    const bctx = bg.getContext("2d");
+    bctx.scale(dpr, dpr);
+    bctx.fillStyle = "#fff";
+    bctx.fillRect(0, 0, box.width, box.height);
+    scene.panels.forEach((p, k) => {
+      drawAxes(bctx, p, maps[k], scene);
+      bctx.save();
+      bctx.beginPath();
+      bctx.rect(maps[k].l, maps[k].t, maps[k].w, maps[k].h);
+      bctx.clip();
+      for (const a of p.artists)
+        if (!isDynamic(a)) drawArtist(bctx, a, maps[k], null, scene, hatch);
+      bctx.restore();
+    });
+    [regions, linked] = regionsOf(ctx, scene.panels, maps, dpr, canvas.width, canvas.height);
+    drawnInputs = scene.panels.map(() => null); // per panel: the inputs it was last drawn from
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.drawImage(bg, 0, 0);
   }
-  const hasLayer = (s) => s.layer === null || s.layer === undefined || layers.has(s.layer);
-  const layerOf = (s) => (s.layer === null || s.layer === undefined ? null : layers.get(s.layer));
-  function current() {
-    // [frame, control values] to draw now
-    const g = active !== null ? active : groups.length ? 0 : null;
-    if (g !== null && fresh(g)) {
-      const s = sets[g],
-        idx = groups[g].map(index);
-      let flat = 0;
-      idx.forEach((k, j) => {
-        flat = flat * s.shape[j] + k;
-      });
-      const values = { ...s.fixed };
-      s.names.forEach((n, j) => {
-        values[n] = s.axes[j][idx[j]];
-      });
-      return [frameAt(s, flat, layerOf(s)), values, s];
-    }
-    return now && hasLayer(now) ? [frameAt(now, 0, layerOf(now)), now.fixed, now] : null;
-  }
-  function paint() {
+
+  function paint(fr, values, spec) {
     // Only the panels whose inputs changed since the last paint are drawn again, over the
     // background copied back into their regions. The readout's table is rebuilt only when its
     // rows change; otherwise only the cells whose text changed are rewritten.
-    pending = false;
-    const cur = current();
-    if (!cur) return;
-    const [fr, values, set] = cur;
     const inputs = dynamic.map((artists) => inputsOf(artists, fr));
     const dirty = new Set();
     inputs.forEach((inp, k) => {
@@ -669,7 +680,7 @@ function render({ model, el }) {
       drawLegend(ctx, scene.panels[k], maps[k]);
       drawnInputs[k] = inputs[k];
     }
-    const [html, texts] = readoutParts(set.readout, fr, meta.columns, meta.digits);
+    const [html, texts] = readoutParts(spec, fr, meta.columns, meta.digits);
     if (html !== shown.html) {
       readout.innerHTML = html;
       shown.cells = readout.querySelectorAll("td");
@@ -680,18 +691,51 @@ function render({ model, el }) {
       if (t !== shown.texts[i]) shown.cells[i].textContent = t; // only the cells that changed
     });
     shown.texts = texts;
-    last = { fr, values };
-    painted += 1;
-    root.dataset.frames = String(painted);
-    root.dataset.values = JSON.stringify(values);
+    last = { fr, values, spec };
   }
-  function schedule() {
-    if (!pending) {
-      pending = true;
-      requestAnimationFrame(paint);
+
+  function followPixelRatio() {
+    // Zoom, or another monitor, changes the ratio: matchMedia fires once this ratio stops
+    // matching, and a zoom also fires resize. Either way the canvas is redone and the last frame
+    // drawn again. (The listeners go when the explorer leaves the page.)
+    let mq = null;
+    const watch = () => {
+      mq?.removeEventListener("change", check);
+      mq = window.matchMedia?.(`(resolution: ${dpr}dppx)`);
+      mq?.addEventListener("change", check);
+    };
+    function check() {
+      if (!root.isConnected && last) {
+        mq?.removeEventListener("change", check);
+        window.removeEventListener("resize", check);
+        return;
+      }
+      if ((window.devicePixelRatio || 1) === dpr) return;
+      setup();
+      if (last) paint(last.fr, last.values, last.spec);
+      watch();
     }
+    watch();
+    window.addEventListener("resize", check);
   }
-  root.__attnlib = {
+
+  function followWidth() {
+    // the space the explorer is given: reflow when the layout it calls for changes
+    if (typeof ResizeObserver === "undefined" || !root.parentElement) return;
+    new ResizeObserver(() => {
+      const next = layoutOf(scene, root.parentElement.clientWidth);
+      if (next === layout) return;
+      layout = next;
+      setup();
+      if (last) paint(last.fr, last.values, last.spec);
+    }).observe(root.parentElement);
+  }
+
+  setup();
+  followPixelRatio();
+  followWidth();
+  return {
+    paint,
     snapshot: () =>
       last && {
         values: last.values,
@@ -702,26 +746,136 @@ function render({ model, el }) {
         ),
       },
   };
-  fast.forEach((f, i) => {
-    model.on(`change:v${i}`, () => {
-      active = f.group;
-      schedule();
-    });
-  });
-  model.on("msg:custom", (msg, buffers) => {
-    const parsed = parseMessage(msg, buffers);
-    if (msg.type === "layer") {
-      layers.set(msg.token, parsed);
-      if (layers.size > MAX_LAYERS) layers.delete(layers.keys().next().value);
-    } else if (msg.type === "now") {
-      want = msg.want;
-      now = parsed;
-    } else if (msg.type === "set") sets[msg.group] = parsed;
-    schedule();
-  });
-  // Draw the static picture at once, then ask the kernel for the frames.
-  ctx.drawImage(bg, 0, 0);
-  model.send({ type: "ready" });
 }
 
-export default { render };
+// ---------------------------------------------------------------- the frame player
+// Paints, once per animation frame, the frame its source gives now ([frame, values, readout
+// spec], or null: nothing to draw yet); stale frames are never drawn, only the latest.
+function makePlayer(el, scene, meta, source) {
+  const root = document.createElement("div");
+  root.className = "attnlib-canvas";
+  // The readout beside the picture where the width allows (below it otherwise), compact, so
+  // controls, picture and readout fit a laptop screen together.
+  root.style.cssText = "display:flex;flex-wrap:wrap;align-items:flex-start;gap:6px 12px";
+  root.dataset.builder = meta.builder || "";
+  root.dataset.args = JSON.stringify(meta.args || {});
+  root.dataset.frames = "0";
+  el.append(root);
+  const painter = makePainter(root, scene, meta);
+  let pending = false,
+    painted = 0;
+  function paint() {
+    pending = false;
+    const cur = source.current();
+    if (!cur) return;
+    painter.paint(...cur);
+    painted += 1;
+    root.dataset.frames = String(painted);
+    root.dataset.values = JSON.stringify(cur[1]);
+  }
+  root.__attnlib = { snapshot: painter.snapshot };
+  return {
+    schedule() {
+      if (!pending) {
+        pending = true;
+        requestAnimationFrame(paint);
+      }
+    },
+  };
+}
+
+// ---------------------------------------------------------------- frame sources
+// The kernel (wire.py's protocol): frame sets per group of fast sliders, each valid for one token
+// and the other sliders' steps, the "now" frame at the current values, and layers of slow arrays.
+function kernelSource(model) {
+  const fast = model.get("fast"),
+    groups = model.get("groups"),
+    meta = model.get("meta");
+  const sets = {},
+    layers = new Map(); // token -> a layer's arrays, the last meta.max_layers received (wire.py)
+  let want = {},
+    now = null,
+    active = null;
+  const index = (i) => nearest(fast[i].values, model.get(`v${i}`));
+  const hasLayer = (s) => s.layer === null || s.layer === undefined || layers.has(s.layer);
+  const layerOf = (s) => (s.layer === null || s.layer === undefined ? null : layers.get(s.layer));
+  function fresh(g) {
+    const s = sets[g];
+    return (
+      s && s.token === want[g] && s.fixed_fast.every(([i, k]) => index(i) === k) && hasLayer(s)
+    );
+  }
+  return {
+    current() {
+      const g = active !== null ? active : groups.length ? 0 : null;
+      if (g !== null && fresh(g)) {
+        const s = sets[g],
+          idx = groups[g].map(index);
+        let flat = 0;
+        idx.forEach((k, j) => {
+          flat = flat * s.shape[j] + k;
+        });
+        const values = { ...s.fixed };
+        s.names.forEach((n, j) => {
+          values[n] = s.axes[j][idx[j]];
+        });
+        return [frameAt(s, flat, layerOf(s)), values, s.readout];
+      }
+      return now && hasLayer(now) ? [frameAt(now, 0, layerOf(now)), now.fixed, now.readout] : null;
+    },
+    start(schedule) {
+      fast.forEach((f, i) => {
+        model.on(`change:v${i}`, () => {
+          active = f.group;
+          schedule();
+        });
+      });
+      model.on("msg:custom", (msg, buffers) => {
+        const parsed = parseMessage(msg, buffers);
+        if (msg.type === "layer") {
+          layers.set(msg.token, parsed);
+          if (layers.size > meta.max_layers) layers.delete(layers.keys().next().value);
+        } else if (msg.type === "now") {
+          want = msg.want;
+          now = parsed;
+        } else if (msg.type === "set") sets[msg.group] = parsed;
+        schedule();
+      });
+      model.send({ type: "ready" }); // then the kernel sends the frames
+    },
+  };
+}
+
+// A static source (the site's pages): frameAt(values) gives [frame, values, readout spec] for
+// any control values at once, from data in the page; no protocol, nothing to wait for.
+function staticSource(frameAt) {
+  let values = null;
+  return {
+    current: () => (values === null ? null : frameAt(values)),
+    show(v) {
+      values = v;
+    },
+  };
+}
+
+// In JupyterLab (anywidget): the kernel's frames.
+function render({ model, el }) {
+  const source = kernelSource(model);
+  const player = makePlayer(el, model.get("scene"), model.get("meta"), source);
+  source.start(player.schedule);
+}
+
+// On a static page: the page's frames. traits: {scene, meta}; frameAt(values) as above. Returns
+// show(values): draw the frame at these values (on the next animation frame).
+function renderStatic({ el, traits, frameAt }) {
+  const source = staticSource(frameAt);
+  const player = makePlayer(el, traits.scene, traits.meta, source);
+  return {
+    show(values) {
+      source.show(values);
+      player.schedule();
+    },
+  };
+}
+
+export default { render, renderStatic };

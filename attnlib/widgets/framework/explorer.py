@@ -158,6 +158,7 @@ class Explorer(FrameSync):
         self.data = {} if data is None else data
         self._compute, self.scene, self.name, self.digits = compute, scene, name, digits
         self.args = dict(args or {})
+        self.dropped: list[str] = []  # builder arguments args cannot rebuild (builder.py)
         self.columns = list(columns) if columns is not None else None
         self.max_bytes, self._cache_size = max_bytes, cache
         named = [n for g in grid for n in g] + list(slow)
@@ -222,10 +223,16 @@ class Explorer(FrameSync):
         self.widget = w.VBox(children)
         self.widget.add_class("attnlib-explorer")
 
-    def _named(self, name: str, args: Mapping[str, Any]) -> None:
-        """Set the ``BUILDERS`` name and arguments (from :func:`builder`)."""
-        self.name, self.args = name, dict(args)
+    def _named(self, name: str, args: Mapping[str, Any], dropped: Sequence[str] = ()) -> None:
+        """Set the ``BUILDERS`` name and arguments (from :func:`builder`); ``dropped``: the
+        arguments given that ``args`` cannot rebuild (a static page refuses to show them)."""
+        self.name, self.args, self.dropped = name, dict(args), list(dropped)
         self.view.meta = wire.meta(name, self.args, self.columns, self.digits)
+
+    @property
+    def axes(self) -> dict[str, tuple]:
+        """Each fast slider's values, as :meth:`compute` gets them: ``{name: (v0, v1, ...)}``."""
+        return {n: tuple(a.values) for n, a in self._axes.items()}
 
     # -- Python API
     def values(self) -> dict[str, Any]:
@@ -309,7 +316,10 @@ class Explorer(FrameSync):
         bundle["text/plain"] = repr(self)
         # The output's metadata names the builder and its args, so a static page (tools/site.py)
         # can rebuild this explorer (nbval ignores output metadata).
-        return bundle, {"attnlib": {"builder": self.name, "args": self.args}}
+        meta: dict[str, Any] = {"builder": self.name, "args": self.args}
+        if self.dropped:  # arguments args cannot rebuild: the site refuses this output
+            meta["dropped"] = self.dropped
+        return bundle, {"attnlib": meta}
 
     def __repr__(self):
         return f"<Explorer {self.name or '(unnamed)'} controls={list(self.controls)}>"

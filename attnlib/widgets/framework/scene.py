@@ -243,24 +243,20 @@ class Scene:
         """The plot area of each panel, ``(left, top, width, height)`` in pixels
         (both renderers use it).
         """
-        W = np.cumsum([0.0, *self.col_widths]) / sum(self.col_widths) * self.width
-        H = np.cumsum([0.0, *self.row_heights]) / sum(self.row_heights) * self.height
-        out = []
-        for i, p in enumerate(self.panels):
-            r, c = divmod(i, self.cols)
-            longest = max((len(s) for s in p.yticklabels or ()), default=0)
-            left = W[c] + 8 + (16 if p.ylabel else 0) + (8 + 6.5 * longest if p.yticks else 0)
-            right = W[c + 1] - 10 - (52 if p.has_colorbar else 0)
-            top = H[r] + 6 + (20 if p.title else 0)
-            bottom = H[r + 1] - 6 - (16 if p.xticks else 0) - (16 if p.xlabel else 0)
-            w, h = max(right - left, 10.0), max(bottom - top, 10.0)
-            if p.equal:
-                dx, dy = abs(p.xlim[1] - p.xlim[0]), abs(p.ylim[1] - p.ylim[0])
-                s = min(w / dx, h / dy)
-                left, top = left + (w - s * dx) / 2, top + (h - s * dy) / 2
-                w, h = s * dx, s * dy
-            out.append((round(left, 1), round(top, 1), round(w, 1), round(h, 1)))
-        return out
+        return _rects(
+            self.panels, self.cols, self.width, self.height, self.col_widths, self.row_heights
+        )
+
+    def narrow(self) -> dict:
+        """The same panels in one column, :data:`NARROW_WIDTH` pixels wide, each as tall as its
+        cell of the grid: ``{"width", "height", "rects"}``. ``explorer.js`` reflows to it where the
+        whole scene would be scaled below :data:`NARROW_BELOW` of its size (a phone): the same
+        drawing, each panel's plot area laid out by the same rule as :meth:`rects`."""
+        H = np.diff(np.cumsum([0.0, *self.row_heights]) / sum(self.row_heights) * self.height)
+        heights = [float(H[i // self.cols]) for i in range(len(self.panels))]
+        total = round(sum(heights))
+        rects = _rects(self.panels, 1, NARROW_WIDTH, total, [1.0], heights)
+        return {"width": NARROW_WIDTH, "height": total, "below": NARROW_BELOW, "rects": rects}
 
     def to_json(self) -> dict:
         """What the front end draws from
@@ -271,6 +267,8 @@ class Scene:
 
         used = sorted({a.cmap for p in self.panels for a in p.artists if isinstance(a, Heatmap)})
         luts = {c: [to_hex(colormaps[mpl_cmap(c)](i / 255)) for i in range(256)] for c in used}
+        # a NaN cell's colour, as imshow draws it (the map's "bad" colour, by default transparent)
+        bad = {c: to_hex(tuple(colormaps[mpl_cmap(c)].get_bad()), keep_alpha=True) for c in used}
         panels = []
         for p, rect in zip(self.panels, self.rects()):
             d = {f.name: getattr(p, f.name) for f in fields(p) if f.name != "artists"}
@@ -283,8 +281,38 @@ class Scene:
             "height": self.height,
             "panels": panels,
             "luts": luts,
+            "bad": bad,
+            "narrow": self.narrow(),
             "hatch": HATCH_FILL,
         }
+
+
+#: The one-column layout's width (``Scene.narrow``): a phone's 390 CSS pixels less the page's
+#: margins; and the scale below which the front end reflows to it rather than shrink the scene.
+NARROW_WIDTH = 340
+NARROW_BELOW = 0.75
+
+
+def _rects(panels, cols, width, height, col_widths, row_heights) -> list:
+    """Each panel's plot area in a grid of ``cols`` columns (:meth:`Scene.rects`)."""
+    W = np.cumsum([0.0, *col_widths]) / sum(col_widths) * width
+    H = np.cumsum([0.0, *row_heights]) / sum(row_heights) * height
+    out = []
+    for i, p in enumerate(panels):
+        r, c = divmod(i, cols)
+        longest = max((len(s) for s in p.yticklabels or ()), default=0)
+        left = W[c] + 8 + (16 if p.ylabel else 0) + (8 + 6.5 * longest if p.yticks else 0)
+        right = W[c + 1] - 10 - (52 if p.has_colorbar else 0)
+        top = H[r] + 6 + (20 if p.title else 0)
+        bottom = H[r + 1] - 6 - (16 if p.xticks else 0) - (16 if p.xlabel else 0)
+        w, h = max(right - left, 10.0), max(bottom - top, 10.0)
+        if p.equal:
+            dx, dy = abs(p.xlim[1] - p.xlim[0]), abs(p.ylim[1] - p.ylim[0])
+            s = min(w / dx, h / dy)
+            left, top = left + (w - s * dx) / 2, top + (h - s * dy) / 2
+            w, h = s * dx, s * dy
+        out.append((round(left, 1), round(top, 1), round(w, 1), round(h, 1)))
+    return out
 
 
 def _add_key(out: dict[str, tuple[Any, str]], key: str, artist: Any, field: str) -> None:

@@ -11,14 +11,14 @@ from pathlib import Path
 
 from attnlib.widgets.framework.wire import MAX_FAST
 
-__all__ = ["view_class"]
+__all__ = ["CSS", "view_class"]
 
 _ESM = Path(__file__).with_name("explorer.js")
 # The picture never wider than the notebook (a 1280 px browser leaves JupyterLab's output about
 # 850 px): a wider canvas is scaled down whole, keeping its proportions (issue 16). The head
 # view's readout (13 rows of one entry each, below its wide picture) shows two entries a line:
 # its query token, then (key r, weight r) and its row and head statistics in pairs.
-_CSS = """
+CSS = """
 .attnlib-canvas canvas{max-width:100%;height:auto !important}
 .attnlib-readout table{border-collapse:collapse}
 .attnlib-readout th{text-align:left;padding:0 0.8em 0 0}
@@ -28,6 +28,9 @@ grid-template-columns:repeat(2,max-content max-content);column-gap:0.8em}
 .attnlib-canvas[data-builder="head_view"] .attnlib-readout tr{display:contents}
 .attnlib-canvas[data-builder="head_view"] .attnlib-readout tr:first-child td{grid-column:2/-1;
 text-align:left}
+.attnlib-canvas[data-layout="narrow"][data-builder="head_view"] .attnlib-readout tbody{
+grid-template-columns:max-content max-content}
+.attnlib-canvas[data-layout="narrow"] .attnlib-readout{overflow-wrap:anywhere}
 """
 
 
@@ -40,7 +43,7 @@ def _make_view_class():
         traits are listed in :mod:`attnlib.widgets.framework.wire`."""
 
         _esm = _ESM
-        _css = _CSS
+        _css = CSS
         scene = traitlets.Dict().tag(sync=True)
         fast = traitlets.List().tag(sync=True)
         groups = traitlets.List().tag(sync=True)

@@ -9,14 +9,15 @@ read at the top of ``render``); a static page that plays stored frame sets speak
 =========  =====================================================================================
 trait      meaning
 =========  =====================================================================================
-scene      the static picture, ``Scene.to_json()``: ``width, height, panels, luts, hatch``; a
+scene      the static picture, ``Scene.to_json()``: ``width, height, panels, luts, bad, hatch``; a
            dynamic artist field is ``{"key": name}`` (an array of a frame, or of a layer)
 fast       per fast slider ``i``: ``{"group": g, "values": [...]}``, ``values`` the slider's
            steps *as the linked trait shows them* (a SelectionSlider's index)
 groups     per group ``g``: the fast indices ``i`` it holds (a grid group holds several)
-meta       ``{"builder", "args", "columns", "digits"}``: the ``BUILDERS`` name and its JSON-able
-           arguments (the browser test rebuilds ``BUILDERS[builder](**args)``), the readout's
-           column headers and decimals
+meta       ``{"builder", "args", "columns", "digits", "max_layers"}``: the ``BUILDERS`` name and
+           its JSON-able arguments (the browser test rebuilds ``BUILDERS[builder](**args)``), the
+           readout's column headers and decimals, and :data:`MAX_LAYERS` (the front end reads
+           the wire's constants from here, never restates them)
 v0..v5     fast slider ``i``'s linked value (``jsdlink`` from the slider, so a drag needs no
            kernel); :data:`MAX_FAST` of them
 =========  =====================================================================================
@@ -111,6 +112,7 @@ def meta(builder, args, columns, digits) -> dict[str, Any]:
         "args": dict(args),
         "columns": list(columns) if columns is not None else None,
         "digits": digits,
+        "max_layers": MAX_LAYERS,  # the front end reads every wire constant from here
     }
 
 
