@@ -12,8 +12,16 @@ system saw (``benchmarks/_rss.py``: the process's peak resident-set growth on th
 ``max_memory_allocated`` on CUDA, which also include kernels' scratch buffers and allocator
 noise). Next to them the size of one H·n·n float32 score matrix for comparison.
 
+A second table counts training: the exact peak of the forward *and* backward pass
+(``torch.autograd.grad`` of the output against a fixed upstream gradient) with q, k, v requiring
+gradients. Blockwise attention's backward recomputes each block from the saved log-sum-exp, so its
+peak stays linear in n; the last column is its growth per doubling of n (linear: below 2, rising
+towards 2). The written-out version is skipped above ``--train-max-written`` (its backward holds
+several H·n·n matrices: about 6 GiB at n=8192).
+
 Run:  .venv/bin/python benchmarks/attention_memory.py            (n = 512 ... 8192, minutes)
       .venv/bin/python benchmarks/attention_memory.py --quick    (n = 256 ... 1024, seconds)
+      .venv/bin/python benchmarks/attention_memory.py --only-training   (the second table only)
 The written-out version needs about 4.5 GiB of RAM at n=8192.
 """
 
@@ -51,6 +59,15 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per cell (median)")
     parser.add_argument("--block-size", type=int, default=128)
+    parser.add_argument(
+        "--only-training", action="store_true", help="only the forward+backward memory table"
+    )
+    parser.add_argument(
+        "--train-max-written",
+        type=int,
+        default=4096,
+        help="largest n for the written-out version in the training table (default 4096)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -62,6 +79,13 @@ def main() -> None:
         f"float32, block_size={args.block_size}, median of {args.repeats}, torch "
         f"{torch.__version__}"
     )
+    if not args.only_training:
+        inference_table(args, device, ns, heads, head_dim)
+    training_table(args, device, ns, heads, head_dim)
+
+
+def inference_table(args, device, ns, heads, head_dim) -> None:
+    """Time and memory of the forward pass alone, under ``torch.no_grad()``."""
     print(
         f"{'n':>6} | {'method':<11} | {'median ms':>10} | {'CPU ms':>10} | "
         f"{'tensors MiB':>11} | {'process MiB':>11} | {'H·n² scores MiB':>15}"
@@ -116,6 +140,44 @@ def main() -> None:
         f"exact memory ratio (blockwise/written-out, n={n}): {mem_ratio:.3f}; "
         f"time ratio (blockwise/SDPA, n={n}): {time_ratio:.2f}"
     )
+
+
+def training_table(args, device, ns, heads, head_dim) -> None:
+    """Exact peak tensor bytes of forward + backward with q, k, v requiring gradients."""
+    print()
+    print("training: exact peak tensor MiB of forward + backward (q, k, v require grad)")
+    print(
+        f"{'n':>6} | {'written-out':>11} | {'blockwise':>9} | {'SDPA':>7} | "
+        f"{'blockwise x per doubling':>24}"
+    )
+    print("-" * 71)
+    previous = None
+    for n in ns:
+        q, k, v = [
+            torch.randn(1, heads, n, head_dim, device=device, requires_grad=True) for _ in range(3)
+        ]
+        grad_out = torch.randn(1, heads, n, head_dim, device=device)
+
+        def train(attention):
+            return lambda: torch.autograd.grad(attention(q, k, v), (q, k, v), grad_out)
+
+        methods = {
+            "blockwise": train(
+                lambda a, b, c: blockwise_attention(a, b, c, block_size=args.block_size)
+            ),
+            "SDPA": train(F.scaled_dot_product_attention),
+        }
+        if n <= args.train_max_written:
+            methods["written-out"] = train(written_out_attention)
+        peak = {name: allocated_bytes(fn) for name, fn in methods.items()}
+        written = f"{peak['written-out'] / MiB:11.1f}" if "written-out" in peak else f"{'-':>11}"
+        growth = f"{peak['blockwise'] / previous:24.2f}" if previous else f"{'':>24}"
+        print(
+            f"{n:>6} | {written} | {peak['blockwise'] / MiB:9.1f} | {peak['SDPA'] / MiB:7.1f} | "
+            f"{growth}".rstrip()
+        )
+        previous = peak["blockwise"]
+        q = k = v = grad_out = None  # free them before the next n
 
 
 if __name__ == "__main__":

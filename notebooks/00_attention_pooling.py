@@ -29,7 +29,7 @@
 #
 # **Read first:** nothing; this is the first notebook. You should know what a softmax is.
 #
-# **Time:** about 30 minutes.
+# **Time:** about 75 minutes.
 
 # %%
 # %matplotlib inline
@@ -170,11 +170,12 @@ for name, s in [("+distance (wrong)", dist),
 #
 # The nearer a training point is to the query, the larger its weight. The lecture uses a kernel of width 1. We add a **kernel width** (bandwidth, 带宽) $\sigma$ and write $-(x - x_i)^2 / (2\sigma^2)$, which is the same formula when $\sigma = 1$. (We call it $\sigma$, the standard deviation of the Gaussian bump, because $h$ will be the hidden width of additive attention in §5.)
 #
-# Our data: 40 noisy samples of $f(x) = 2\sin x + x^{0.8}$ at random points in $[0, 5)$.
+# Our data: 40 samples of $f(x) = 2\sin x + x^{0.8}$ at random points in $[0, 5)$, each with Gaussian noise of standard deviation 0.5 added (variance 0.25).
 
 # %%
-x_train, y_train = toy_regression_data(40, generator=torch.Generator().manual_seed(0), device=device)  # (40,), (40,)
-print("training points:", x_train.shape[0])
+noise = 0.5                                          # s.d. of the noise added to each y_i
+x_train, y_train = toy_regression_data(40, noise=noise, generator=torch.Generator().manual_seed(0), device=device)  # (40,), (40,)
+print("training points:", x_train.shape[0], f"  noise s.d. {noise} (variance {noise ** 2})")
 print("x range: [", round(x_train.min().item(), 3), ",", round(x_train.max().item(), 3), "]")
 print("first three (x_i, y_i):", list(zip(rounded(x_train[:3], 3), rounded(y_train[:3], 3))))
 
@@ -208,7 +209,7 @@ for sigma in [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]:
     print(f"{sigma:5.2f}   {mse_train:9.4f}   {mse_true:13.4f}")
 
 # %% [markdown]
-# The training error only grows with $\sigma$. The error against the true function is large at both ends and smallest near $\sigma \approx 0.2$. Below, three fits on the left. On the right are the weights $\alpha(x, x_i)$ for $\sigma = 0.2$: the query $x$ runs down, each training point's column sits at its $x_i$ across. Each query looks at a narrow band of nearby keys, so the bright cells lie along the diagonal $x = x_i$. The colour scale stops at the largest weight of a query *inside* the data's range; the corners, where a single end point takes most of the weight, are drawn in the top colour.
+# The training error only grows with $\sigma$. The error against the true function is large at both ends and smallest near $\sigma \approx 0.2$. The noise variance, 0.25, is what a fit that found $f$ exactly would score on the training points, so a training error well below it (0.0293 at $\sigma = 0.02$, 0.1295 at $\sigma = 0.2$) means the fit is absorbing noise: each point is partly predicting itself. Below, three fits on the left. On the right are the weights $\alpha(x, x_i)$ for $\sigma = 0.2$: the query $x$ runs down, each training point's column sits at its $x_i$ across. Each query looks at a narrow band of nearby keys, so the bright cells lie along the diagonal $x = x_i$. The colour scale stops at the largest weight of a query *inside* the data's range; the corners, where a single end point takes most of the weight, are drawn in the top colour.
 
 # %% alt="Nadaraya\u2013Watson fits of noisy training points for kernel widths \u03c3 = 0.05, 0.2 and 1 against the dashed true function (narrow widths wiggle, wide ones smooth), next to the weights of \u03c3 = 0.2 as a heatmap of queries against training inputs, bright along the diagonal."
 # C22: the picture (fits for three widths; weights of one of them)
@@ -315,6 +316,19 @@ for s in (1.0, sigma_fit, 0.2):
 # %% [markdown]
 # The learned width, 0.36, comes from the 40 noisy points alone; the true function was never used. Its error against the true $f$, 0.051, is a fifth of the starting width's 0.269, though not as low as the 0.031 of $\sigma = 0.2$, the table's best, which could only be found by peeking at $f$. Learning the score is what attention layers do from here on: the next section replaces the single width by a whole scoring network with learnable weights (shown untrained there).
 #
+# The learned width can be read in a second way, and the seed's remark (lecture notes 004 §9.3.3) that "non-parametric" describes the scoring rule, not the whole model, is exactly this reading. Dividing every input by $\sigma$ first, a learned feature $x/\sigma = w\,x$, and then pooling with the fixed, parameter-free kernel of width 1 gives the same fit:
+
+# %%
+# C22: the learned width is a learned feature x / σ under a fixed width-1 kernel (non-parametric pooling, learned input)
+w_learned = 1 / sigma_fit
+fit_sigma, _ = nadaraya_watson(grid, x_train, y_train, bandwidth=sigma_fit)                # width σ on x
+fit_feature, _ = nadaraya_watson(grid * w_learned, x_train * w_learned, y_train, bandwidth=1.0)  # width 1 on w·x
+gap = (fit_sigma - fit_feature).abs().max().item()
+print(f"w = 1/σ = {w_learned:.1f};  max |fit(σ on x) - fit(width 1 on w·x)| {'<' if gap < 1e-5 else '>='} 1e-5 (float32 rounding)")
+
+# %% [markdown]
+# So the pooling step itself can stay non-parametric while a learned part of the model in front of it (here one weight, in a Transformer whole projection matrices) decides what the kernel compares.
+#
 # ## 5. Additive attention (§9.4)
 #
 # What if the queries and keys have **different widths**, say $d_q = 4$ and $d_k = 6$? Then the raw dot product $q^\top k$ is not defined:
@@ -378,9 +392,16 @@ with torch.no_grad():
     print("weights of batch 0 (rows: queries, columns: keys):")
     for row in weights[0]:
         print("  ", rounded(row, 3))
+    # why these weights are nearly uniform: |tanh| < 1, so every score lies within ±Σ|w_v|
+    w_v = additive.w_v.weight[0]                                       # (h,)
+    all_scores = additive.scores(queries, keys)                        # (B, L, S)
+    print(f"w_v: largest |entry| {w_v.abs().max().item():.3f} (nn.Linear's default draws within ±1/√h = {1 / 8 ** 0.5:.3f}), "
+          f"Σ|w_v| = {w_v.abs().sum().item():.2f}")
+    print(f"all 30 scores lie in [{all_scores.min().item():.2f}, {all_scores.max().item():.2f}], "
+          f"all weights in [{weights.min().item():.2f}, {weights.max().item():.2f}] (uniform over 5 keys: {1 / 5:.2f})")
 
 # %% [markdown]
-# The module is untrained, so the attention weights it gives are still close to uniform; training would shape $W_q$, $W_k$ and $w_v$.
+# The weights are close to uniform, and the reason is PyTorch's default initialisation, not the lack of training as such. `nn.Linear` draws the entries of $w_v$ within $\pm 1/\sqrt{h} = \pm 0.354$; since $|\tanh| < 1$, every score lies within $\pm\sum_r |w_{v,r}| = \pm 1.46$, and these 30 scores span only −0.24 to 0.47, so no weight leaves 0.16 to 0.25. Untrained does not mean uniform: the explorer below is also untrained but draws larger weights, and at its starting query it already gives $k_1$ a weight of 0.809 (printed after it). Training would shape $W_q$, $W_k$ and $w_v$.
 #
 # Sequences of different lengths are stored in one tensor by filling the shorter ones up with dummy positions, **padding (填充)**, which must get no weight. Like the dot-product version, additive attention accepts `valid_lens`, the number of real keys in each batch row, to hide the padding keys (notebook 05 treats masks in full). Here batch row 0 has only 2 real keys, so keys 3 to 5 get weight exactly 0:
 
@@ -422,7 +443,10 @@ for q1 in (-3.0, -1.5, 0.0, 1.5, 3.0):
     print(f"{q1:4.1f}   {a[0]:6.3f}  {a[3]:6.3f}   {e[3]:9.2f}   {d[0]:6.3f}  {d[3]:6.3f}   {s[3]:8.2f}")
 
 # %% [markdown]
-# Under additive attention $k_4$ has the largest weight at both ends of the line (0.382 at $q_1 = -3$, 0.584 at $q_1 = 3$) and $k_1$ in the middle (0.809 at $q_1 = 0$): $k_4$ loses to $k_1$ at $q_1 = -0.7$ and wins back at $q_1 = 0.9$, by margins the bars show plainly. Part of the reason shows in the score column: the additive score of $k_4$ falls from 0.55 to −1.06 and rises again to 1.52, a valley along a straight line. Its dot score, linear along the line, changes in equal steps (0.72, 0.53, 0.34, 0.15, −0.04: 0.19 per 1.5 in $q_1$). Under the dot product each key wins on one stretch of the line only: $k_1$ up to $q_1 = -0.1$, $k_4$ from 0.0 to 0.2, $k_3$ from 0.3 on.
+# - **Additive: a key wins back.** $k_4$ has the largest weight at both ends of the line (0.382 at $q_1 = -3$, 0.584 at $q_1 = 3$) and $k_1$ in the middle (0.809 at $q_1 = 0$): $k_4$ loses to $k_1$ at $q_1 = -0.7$ and wins back at $q_1 = 0.9$, by margins the bars show plainly.
+# - **Why: a valley.** The additive score of $k_4$ falls from 0.55 to −1.06 and rises again to 1.52 along a straight line.
+# - **Dot product: equal steps.** Its dot score, linear along the line, changes in equal steps (0.72, 0.53, 0.34, 0.15, −0.04: 0.19 per 1.5 in $q_1$).
+# - **Dot product: one stretch each.** Each key wins on one stretch of the line only: $k_1$ up to $q_1 = -0.1$, $k_4$ from 0.0 to 0.2, $k_3$ from 0.3 on.
 #
 # ## Exercises
 #

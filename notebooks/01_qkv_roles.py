@@ -29,7 +29,7 @@
 #
 # **Read first:** `00_attention_pooling.ipynb` (scores → softmax → weighted sum of values).
 #
-# **Time:** about 30 minutes.
+# **Time:** about 60 minutes.
 
 # %%
 # %matplotlib inline
@@ -247,9 +247,17 @@ for name, W_k in [("tied", WQ_sim), ("untied", WK_sim)]:
 self_var = torch.diagonal(E_sim, dim1=-2, dim2=-1).double().var().item()   # E_sim is the untied one here
 cross_var = E_sim[:, 0, 1:].double().var().item()
 print(f"untied: variance of a self-score e_ii {self_var:.0f}, of a score with another token e_1j {cross_var:.0f}")
+# is that variance the reason? Independent normal scores with these two variances, 5 to a row
+g_ind = torch.Generator().manual_seed(1)
+E_ind = torch.randn(n_draws * n_tok, n_tok, generator=g_ind, dtype=torch.float64) * cross_var ** 0.5   # (rows, 5)
+E_ind[:, 0] = torch.randn(n_draws * n_tok, generator=g_ind, dtype=torch.float64) * self_var ** 0.5    # column 0: "self"
+hit_ind = (E_ind.argmax(-1) == 0).double()
+w_ind = masked_softmax(E_ind / d_k4 ** 0.5)[:, 0]
+print(f"independent scores, variances {self_var:.0f} and {cross_var:.0f}: largest is 'self' {100 * hit_ind.mean().item():.1f} %, "
+      f"mean 'self' weight {w_ind.mean().item():.3f}")
 
 # %% [markdown]
-# With tied projections a token's largest score is its own 60.3 % of the time, three times the 20 % of no preference; untied, it is 20.2 %, within two standard errors (0.1 each) of no preference. After the softmax a token gives itself 0.561 of its weight on average when tied. Untied it gives itself 0.209, small beside the tied value but almost nine standard errors above 0.2: even with random, untied matrices a token's score with itself, $x_i M x_i^\top$, is a quadratic form and is not distributed like its scores with the others, $x_i M x_j^\top$ (its variance, printed last, is half as large again), so "no preference" for the largest score does not mean exactly 0.2 of the weight. So the effect of tying is strong; the one draw above, 2 of 5 against 0 of 5, undersold it.
+# With tied projections a token's largest score is its own 60.3 % of the time, three times the 20 % of no preference; untied, it is 20.2 %, within two standard errors (0.1 each) of no preference. After the softmax a token gives itself 0.561 of its weight on average when tied. Untied it gives itself 0.209, small beside the tied value but almost nine standard errors above 0.2: even with random, untied matrices a token's score with itself, $x_i M x_i^\top$, is a quadratic form, a different random variable from its scores with the others, $x_i M x_j^\top$, so "no preference" for the largest score need not mean exactly 0.2 of the weight. The variance alone does not explain the excess, though. Over all draws a self-score has variance 73 against 48, but independent normal scores with those two variances (the last line) would make the self-score the largest 23.2 % of the time and give it 0.230 of the weight, more than the 20.2 % and 0.209 measured. What decides a softmax row is how the self-score compares with the *same row's* other scores, which share $x_i$ and $M$ with it, not its spread over all draws. So the effect of tying is strong; the one draw above, 2 of 5 against 0 of 5, undersold it.
 #
 # ## 4. Self-attention in matrix form (lecture notes 004 §9.8)
 #
@@ -265,6 +273,28 @@ print(f"untied: variance of a self-score e_ii {self_var:.0f}, of a score with an
 # - **Dynamic weights (动态权重):** the mixing weights are computed from the content, unlike a convolution's fixed kernel.
 # - **Parallel computation (并行计算):** there is no step-by-step hidden state as in an RNN; all rows are computed at once.
 #
+# The first and the last can be checked in a few lines. Take 200 tokens with no positions added, score every pair with one matrix product, then move the token at position 2 to position 200 (tokens 3 to 200 each move one place forward) and score again:
+
+# %%
+# C29, previewed (long range, parallel): without positions, distance plays no part, and one product scores every pair
+g_far = torch.Generator().manual_seed(3)                  # private: the global generator is not moved
+n_far, d_far, dk_far = 200, 4, 3
+X_far = torch.randn(n_far, d_far, generator=g_far).to(device)               # (200, d) token vectors, no positions
+WQ_far = torch.randn(d_far, dk_far, generator=g_far).to(device)
+WK_far = torch.randn(d_far, dk_far, generator=g_far).to(device)
+E_far = dot_score(X_far @ WQ_far, X_far @ WK_far)                           # (200, 200): one matrix product
+order = list(range(n_far))
+order.insert(n_far - 1, order.pop(1))                                       # the token at position 2 moves to 200
+E_moved = dot_score(X_far[order] @ WQ_far, X_far[order] @ WK_far)          # (200, 200)
+print(f"scores computed by one product: {tuple(E_far.shape)} = {E_far.numel()} pairs")
+print(f"score of token 1 with that token: at distance 1 {E_far[0, 1].item():.3f}, at distance 199 {E_moved[0, n_far - 1].item():.3f}")
+perm = (E_moved - E_far[order][:, order]).abs().max().item()
+print(f"every other score just moves with its tokens: max |E_moved - E permuted| {'<' if perm < 1e-4 else '>='} 1e-4")
+
+# %% [markdown]
+# The score does not depend on how far apart two tokens are, only on what they are: the token at distance 199 is compared with token 1 as directly as at distance 1, with no chain of steps in between. And all $200 \times 200$ scores come out of one product, with no score waiting for another. The other side of the same fact: without positions, self-attention cannot tell where a token is at all. Notebook 07 adds positional encodings for that.
+#
+#
 # The lecture's two-dimensional picture (§9.8.3) uses two queries, $q_1=(1,2)$ and $q_2=(1,1)$, two keys, $k_1=(1,0)$ and $k_2=(0,1)$, and $d_k=2$; notebook 04 works through its numbers. The explorer below starts from $q_1$ and those two keys, plus a third key $k_3 = (-1, -1)$ that points away from the query and so takes only about 2% of the weight. Drag the query and watch how the scores, the weights and the output respond. The values are $v_1 = (2, 0)$, $v_2 = (0, 2.5)$ and $v_3 = (-2, -1)$ (printed below the explorer); grey lines join the output to each value, thicker for a larger weight. The output is always a weighted average of the values, so it stays inside their triangle.
 #
 # Keys and values are drawn in the same plane only to save space. Keys live in the $d_k$-dimensional space where they are compared with the query, values in the $d_v$-dimensional space that the output shares; here both happen to be 2. Where a key sits in the picture says nothing about where the output goes: only the weights do, and they move the output between the values (§5 below changes the values alone).
@@ -277,7 +307,7 @@ explorer = query_explorer()
 explorer
 
 # %% [markdown]
-# The explorer's starting numbers, computed directly (compare them with its readout), and the lecture's second query $q_2 = (1, 1)$, which lies exactly between $k_1$ and $k_2$ and so gives them equal weight:
+# The explorer's starting numbers, computed directly (compare them with its readout), and the lecture's second query $q_2 = (1, 1)$, which lies exactly between $k_1$ and $k_2$ and so gives them equal weight. The third key takes a little weight from both, so the numbers differ from the lecture's, which has only $k_1$ and $k_2$; the last two lines drop $k_3$ and give the lecture's (0.33, 0.67) and (0.50, 0.50):
 
 # %%
 keys_2d = torch.tensor(DEFAULT_KEYS).to(device)       # (3, 2)
@@ -288,6 +318,9 @@ q_2d = torch.tensor([[1.0, 2.0], [1.0, 1.0]]).to(device)   # (2, 2): the lecture
 out_2d, w_2d = dot_product_attention(q_2d, keys_2d, values_2d)
 for i in range(2):
     print(f"q{i + 1} = {q_2d[i].tolist()}:  weights {rounded(w_2d[i], 3)}   output {rounded(out_2d[i], 3)}")
+_, w_two = dot_product_attention(q_2d, keys_2d[:2], values_2d[:2])   # the lecture's two keys only
+for i in range(2):
+    print(f"without k3, q{i + 1}: weights {rounded(w_two[i], 3)}")
 
 # %% [markdown]
 # And what the explorer shows when $k_1$ is stretched, with the $\sqrt{d_k}$ scaling switched off, at the query $q_1 = (1, 2)$ (computed by the explorer's own function; the explorer above does not move):

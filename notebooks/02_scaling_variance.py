@@ -29,7 +29,7 @@
 #
 # **Read first:** `01_qkv_roles.ipynb` (queries, keys, and the score $q_i k_j^\top$).
 #
-# **Time:** about 25 minutes.
+# **Time:** about 60 minutes.
 
 # %%
 # %matplotlib inline
@@ -44,6 +44,7 @@ from attnlib.course.scaling import (
     entropy,
     jacobian_norm,
     max_weight,
+    scores_for_widths,
     softmax_sharpness,
 )
 from attnlib.plotting import sharpness_curves, variance_errorbars
@@ -58,7 +59,7 @@ device = default_device()
 # %% [markdown]
 # ## 1. The scaled score
 #
-# Notebook 01 built the raw score between query row $q_i$ and key row $k_j$ as a dot product (点积). Transformers do not feed that number to the softmax directly; they first divide it by the square root of the shared width $d_k$:
+# Notebook 01 built the raw score between query row $q_i$ and key row $k_j$ as a dot product (点积). The Transformer (Vaswani et al., 2017) does not feed that number to the softmax directly; it first divides it by the square root of the shared width $d_k$:
 #
 # $$
 # z_{ij} = \frac{q_i k_j^\top}{\sqrt{d_k}}, \qquad
@@ -222,11 +223,30 @@ fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.6), layout="constrained")
 _ = sharpness_curves(raw, scl, axes)
 
 # %% [markdown]
-# With the raw dot product the mean entropy falls from 2.49 nats at $d_k = 1$ (close to uniform, $\log 16 \approx 2.77$) to 0.08 nats at $d_k = 1024$, and the mean max weight climbs from 0.17 to 0.97. With the scale, both stay nearly put (entropy between 2.35 and 2.49 nats, max weight between 0.17 and 0.25): the scaled scores have variance 1 at every width, so the rows look alike whatever $d_k$ is. The raw $\lVert J\rVert_F$ column first rises (0.286 → 0.334 at $d_k = 4$) and only then falls: the rows sharpen from near-uniform onto a few keys, the two-way-split effect above, before they approach one-hot.
+# With the raw dot product the mean entropy falls from 2.49 nats at $d_k = 1$ (close to uniform, $\log 16 \approx 2.77$) to 0.08 nats at $d_k = 1024$, and the mean max weight climbs from 0.17 to 0.97. With the scale, both move far less (entropy between 2.35 and 2.49 nats, max weight between 0.17 and 0.25). The raw $\lVert J\rVert_F$ column first rises (0.286 → 0.334 at $d_k = 4$) and only then falls: the rows sharpen from near-uniform onto a few keys, the two-way-split effect above, before they approach one-hot.
+#
+# The scaled columns do drift, though, steadily and not by chance: the max weight climbs from 0.174 to 0.253 and the entropy falls from 2.49 to 2.35 nats. The scaled scores have variance 1 *over all pairs* at every width, but the softmax sees one row at a time, and a row's sharpness depends on the spread of its own 16 scores, roughly $\lVert q\rVert$ times the spread of the keys, divided by $\sqrt{d_k}$. At small $d_k$ the length of a query varies a lot from one query to the next. The same draws, row by row:
+
+# %%
+# C06: variance 1 over all pairs is not variance 1 in every row — the spread of each scaled row's own scores
+gen = torch.Generator().manual_seed(0)   # softmax_sharpness's seed: the same draws, scored by the same scores_for_widths
+q_all = torch.randn(512, max(all_widths), generator=gen, dtype=torch.float64)   # (L, 1024), as in softmax_sharpness
+k_all = torch.randn(16, max(all_widths), generator=gen, dtype=torch.float64)    # (S, 1024)
+z_rows = scores_for_widths(q_all, k_all, all_widths, scaled=True)              # (widths, L, S)
+row_sd = z_rows.std(dim=-1)                                                     # (widths, L): s.d. of each row's scores
+lo, hi = torch.quantile(row_sd, torch.tensor([0.1, 0.9], dtype=torch.float64), dim=-1)   # (widths,) each
+print(f"{'d_k':>5} | {'Var over all pairs':>18} | {'s.d. within a row: 10th - 90th percentile':>42} | {'mean max weight':>15}")
+for i, d in enumerate(all_widths):
+    if d in (1, 4, 16, 1024):
+        print(f"{d:>5} | {z_rows[i].var().item():>18.2f} | {lo[i].item():>19.2f} - {hi[i].item():<20.2f} | "
+              f"{max_weight(masked_softmax(z_rows[i])).mean().item():>15.3f}")
+
+# %% [markdown]
+# At $d_k = 1$ the middle 80 % of rows have a score spread anywhere from 0.13 to 1.59: many rows are nearly flat (a short query), a few are sharp, and the flat ones pull the mean max weight down to 0.174. At $d_k = 1024$ every query has nearly the same length, and the rows' spreads lie between 0.75 and 1.22, so the rows really do look alike. "Variance 1 over all pairs" is not "variance 1 in every row"; the scale removes the growth with $d_k$, which is what the raw columns show, not every difference between widths.
 #
 # ## 5. Why saturation hurts: the gradient vanishes (梯度消失)
 #
-# The last column of the table, $\lVert J\rVert_F$, is the size of the softmax **Jacobian** $J = \operatorname{diag}(a) - aa^\top$, the matrix that carries gradients from the weights back to the scores (notebook 03 derives it). For a one-hot row every entry of $J$ is 0 (and near one-hot, every entry is tiny, as for the seed-6 row above): nudging any score changes no weight, so the scores — and through them $W_Q$ and $W_K$ — receive almost no learning signal. That is the real reason for the scale: at initialisation, when $Q$ and $K$ are roughly random, the raw scores of a wide head would push the network into this flat region before it has learnt anything.
+# The last column of the table, $\lVert J\rVert_F$, is the size of the softmax **Jacobian** $J = \operatorname{diag}(a) - aa^\top$, the matrix that carries gradients from the weights back to the scores (notebook 03 derives it). For a one-hot row every entry of $J$ is 0 (and near one-hot, every entry is tiny, as for the seed-6 row above): nudging any score changes no weight, so a saturated row's scores, and through them its query and keys, receive almost no learning signal. That is the real reason for the scale: at initialisation, when $Q$ and $K$ are roughly random, the raw scores of a wide head would push most rows into this flat region before the network has learnt anything.
 #
 # Autograd tells the same story. Below, for 512 random queries against 16 keys, a loss $L = \sum_{i,j} g_{ij} a_{ij}$ with a fixed random upstream gradient $g$ is differentiated with respect to the scores, once raw and once scaled:
 
@@ -256,7 +276,28 @@ print(f"scaled rows, g = (1, ..., 1): largest ‖dL/dz‖ {'< 1e-5' if ones < 1e
       f"(float32 rounding), at mean ‖J‖_F {j_scl:.3f}")
 
 # %% [markdown]
-# The raw rows pass about a fifth of the gradient the scaled rows pass (0.054 against 0.287 per row, a factor 5.3), and their mean $\lVert J\rVert_F$ falls by a similar factor (0.063 against 0.306, a factor 4.9). The size of $J$ sets the gradient *on average*, as an upper bound: row by row $\lVert J^\top g\rVert \le \lVert J\rVert_F\,\lVert g\rVert$, and for these scaled rows the gradient reaches at most 0.57 of that bound. A particular $g$ can get far less: one that is the same for every key ($g$ along $\mathbf 1$) gets nothing back at any $\lVert J\rVert$, since $J\mathbf 1 = 0$ (notebook 03 §3); the last line prints its gradient at float32 rounding level.
+# The raw rows pass about a fifth of the gradient the scaled rows pass *to their scores* (0.054 against 0.287 per row, a factor 5.3), and their mean $\lVert J\rVert_F$ falls by a similar factor (0.063 against 0.306, a factor 4.9). The size of $J$ sets the gradient *on average*, as an upper bound: row by row $\lVert J^\top g\rVert \le \lVert J\rVert_F\,\lVert g\rVert$, and for these scaled rows the gradient reaches at most 0.57 of that bound. A particular $g$ can get far less: one that is the same for every key ($g$ along $\mathbf 1$) gets nothing back at any $\lVert J\rVert$, since $J\mathbf 1 = 0$ (notebook 03 §3); the last line prints its gradient at float32 rounding level.
+#
+# The scores are not what training adjusts, though, and the two scores are not the same quantity: the raw score is $z = q\cdot k$, the scaled one $z = q\cdot k/\sqrt{d_k}$. So the gradient that reaches the queries and keys (and, through them, $W_Q$ and $W_K$) carries an extra factor $1/\sqrt{d_k}$ in the scaled layer only: $\partial L/\partial Q = HK/\sqrt{d_k}$ with $H = \partial L/\partial Z$ (notebook 03 §6), against $HK$ raw. Measured like for like, at the queries and keys, on the same draws and the same $g$ (in float64):
+
+# %%
+# C14, like for like: the gradient that reaches the queries and keys, raw against scaled (same q, k, g as above)
+print(f"{'':11s} | {'‖dL/dz_i‖ mean':>14} {'median':>7} | {'‖dL/dq_i‖ mean':>14} {'median':>7} | "
+      f"{'rows with ‖dL/dq_i‖ < 0.01':>26} | {'top 10 % rows: share of Σ‖dL/dq_i‖²':>35} | {'‖dL/dK‖_F':>9}")
+for label, scale in [("raw q·k", 1.0), ("q·k / √d_k", 1 / math.sqrt(d_k))]:
+    q64 = q.detach().cpu().double().requires_grad_(True)      # (L, d_k)
+    k64 = k.detach().cpu().double().requires_grad_(True)      # (S, d_k)
+    z = q64 @ k64.T * scale                                   # (L, S)
+    z.retain_grad()
+    (masked_softmax(z) * g_up.cpu().double()).sum().backward()
+    gz, gq = z.grad.norm(dim=-1), q64.grad.norm(dim=-1)      # (L,), (L,)
+    sq = (gq**2).sort(descending=True).values
+    share = (sq[: L // 10].sum() / sq.sum()).item()
+    print(f"{label:11s} | {gz.mean().item():>14.3f} {gz.median().item():>7.1e} | {gq.mean().item():>14.3f} {gq.median().item():>7.1e} | "
+          f"{100 * (gq < 0.01).double().mean().item():>25.1f}% | {100 * share:>34.0f}% | {k64.grad.norm().item():>9.1f}")
+
+# %% [markdown]
+# Averaged over rows, the raw layer sends *more* gradient to its queries than the scaled one (1.226 against 0.286 per row) and more to its keys (76.1 against 7.0): there is no $1/\sqrt{d_k}$ in its chain rule. So "less gradient" is the wrong summary. What saturation does is **concentrate** the signal. Without the scale, 55.7 % of the queries get less than 0.01, the median row gets 2.6e-03 (about a hundredth of the scaled median, 2.7e-01), and a tenth of the rows carry 95 % of the squared gradient. Most queries get essentially nothing and stop moving, while a few unsaturated rows get large updates. With the scale no row gets less than 0.01, and the top tenth carry 30 %. The scale keeps every row trainable.
 #
 # > **Common mistake**: reading the $\sqrt{d_k}$ argument as a guarantee that every attention layer's scores have variance 1.
 # > The derivation assumed independent components with mean 0 and variance 1, and $q$ independent of $k$. Trained queries and keys satisfy none of this exactly: their components have other variances, and a query is often *meant* to line up with some key. The scale fixes the dependence on $d_k$; it does not normalise the scores. Notebook 10 measures this in a trained model (see `10_real_heads.ipynb`, §7 "Var(q·k)/d_k in trained heads"): there $\operatorname{Var}(q\cdot k)/d_k$ is not 1, and it misses in both directions, from about 0.5 to over 100 across the 72 heads. Two departures from the model, measured here on random numbers:
@@ -277,18 +318,20 @@ for name, (qq, kk) in cases.items():
     print(f"{name:36s} Var(q·k/√d_k) = {z.var().item():6.2f}   mean = {z.mean().item():+6.2f}")
 
 # %% [markdown]
-# With variance-4 components the scaled score has variance $\sigma^4 = 16$, and with correlated $q$ and $k$ the scores are no longer centred at 0 at all: each term $q_r(q_r + 0.5k_r)$ has mean 1 and variance $2 + 0.25 = 2.25$, so the scaled score has mean $\sqrt{64} = 8$ and variance 2.25 (measured: 7.99 and 2.28). The scale is a sensible default that removes the width effect; what actually keeps trained scores in a good range is the combination of the scale with initialisation, normalisation layers and learning.
+# With variance-4 components the scaled score has variance $\sigma^4 = 16$, and with correlated $q$ and $k$ the scores are no longer centred at 0 at all: each term $q_r(q_r + 0.5k_r)$ has mean 1 and variance $2 + 0.25 = 2.25$, so the scaled score has mean $\sqrt{64} = 8$ and variance 2.25 (measured: 7.99 and 2.28). The scale is a sensible default that removes the width effect; what actually keeps trained scores in a good range is the combination of the scale with initialisation, normalisation layers and learning. T5 (Raffel et al., 2020), for one, computes $QK^\top$ without any scale and folds the $1/\sqrt{d_k}$ into the initialisation of $W_Q$ instead.
 #
 # ## 6. Try it: the scaling explorer
 #
 # Two sliders: **d_k** (powers of 2 from 1 to 1024) and **score ×**, the factor the raw score $q\cdot k$ is multiplied by: 1 (no scale), $1/\sqrt{d_k}$ (the Transformer's choice) or $1/d_k$. Both play in the browser, from frames computed once by the kernel. A checkbox, **fixed x-axis**, changes how the histogram is drawn (the kernel then recomputes the frames).
 #
-# - *top left*: a histogram of 2000 random scores (components i.i.d. $N(0,1)$, the same draws at every setting) with the normal curve of the variance the theory predicts, $c^2 d_k$ for a factor $c$. **Both axes follow the setting**: the x-axis spans $\pm 5$ theoretical standard deviations (read its tick labels: $\pm 80$ at $d_k = 256$ unscaled, $\pm 5$ scaled), the y-axis is chosen per setting, and scores beyond $\pm 5$ standard deviations are counted in the readout instead of being piled into end bins. The theory predicts only the *variance*. At $d_k = 1$ a score is the product of two normals, with a sharp peak at 0 and heavy tails, visibly not the bell; the bell shape appears as $d_k$ grows, because a sum of many independent terms is close to normal (the central limit theorem, 中心极限定理), not because the variance argument says so.
-#   Because the x-axis follows the setting, the histogram *looks* much the same at every width past the smallest few; only its tick labels grow. Tick **fixed x-axis** to see the growth itself: the axis then stays at the widest range the current factor reaches over all widths ($\pm 160$, i.e. $\pm 5\sqrt{1024}$, for the raw score; $\pm 5$ for the other two factors), and the raw histogram widens from a narrow spike at $d_k = 16$ to most of the axis at $d_k = 1024$, while the $1/d_k$ one shrinks into the two bins either side of 0. A bell narrower than one bin would be drawn as a single spike, so in this mode the curve is the normal density averaged over each bin, the height the bars should have.
-# - *top right*: the softmax row of one query over 16 keys.
+# - *top left*: a histogram of 2000 random scores (components i.i.d. $N(0,1)$, the same draws at every setting) with the normal curve of the variance the theory predicts, $c^2 d_k$ for a factor $c$.
+#   - **Both axes follow the setting**: the x-axis spans $\pm 5$ theoretical standard deviations (read its tick labels: $\pm 80$ at $d_k = 256$ unscaled, $\pm 5$ scaled), the y-axis is chosen per setting, and scores beyond $\pm 5$ standard deviations are counted in the readout instead of being piled into end bins.
+#   - So the histogram *looks* much the same at every width past the smallest few; only its tick labels grow. Tick **fixed x-axis** to see the growth itself: the axis then stays at the widest range the current factor reaches over all widths ($\pm 160$, i.e. $\pm 5\sqrt{1024}$, for the raw score; $\pm 5$ for the other two factors), and the raw histogram widens from a narrow spike at $d_k = 16$ to most of the axis at $d_k = 1024$, while the $1/d_k$ one shrinks into the two bins either side of 0. A bell narrower than one bin would be drawn as a single spike, so in this mode the curve is the normal density averaged over each bin, the height the bars should have.
+#   - The theory predicts only the *variance*. At $d_k = 1$ a score is the product of two normals, with a sharp peak at 0 and heavy tails, visibly not the bell; the bell shape appears as $d_k$ grows, because a sum of many independent terms is close to normal (the central limit theorem, 中心极限定理), not because the variance argument says so.
+# - *top right*: the softmax row of one query over 16 keys. One row is one sample and jumps about from width to width; the dashed red line is the mean max weight of the 256 rows of the bottom panels, which does not.
 # - *bottom*: the mean entropy and the mean $\lVert J\rVert_F$ of 256 such rows against $d_k$, for the three factors (red: 1, blue: $1/\sqrt{d_k}$, grey dashed: $1/d_k$); the circle marks the current setting. With $1/d_k$ the scores shrink towards 0 as $d_k$ grows (variance $1/d_k$), so every row flattens towards uniform: entropy climbs to $\log S$ and $\lVert J\rVert_F$ settles at the uniform row's 0.242, whatever the scores say. Only the square root keeps the variance at 1 for every width.
 #
-# The readout lists the scale factor, the histogram's half-range, the sampled and theoretical variance of the scores and their ratio, the max weight, entropy and Jacobian norm of the row on the right, and the two means of the bottom panels.
+# The readout lists the scale factor, the histogram's half-range, the sampled and theoretical variance of the scores and their ratio, the max weight, entropy and Jacobian norm of the row on the right, the two means of the bottom panels and the mean max weight of the dashed line.
 
 # %% alt="The scaling explorer: a histogram of sampled scores with the theoretical normal curve, one query's softmax row, and mean entropy and mean gradient norm against d_k for three scalings."
 # NBVAL_IGNORE_OUTPUT
@@ -323,7 +366,7 @@ for scale in ["1", "1/d_k"]:
 #
 # The red curve reaches 1 nat at about $d_k = 16$: it is about 1.25 nats at $d_k = 8$ and 0.99 at $d_k = 16$ (the table of section 4, from other random draws, gives 1.36 and 0.92). With $1/\sqrt{d_k}$ the histogram's x-axis stays at $\pm 5$ (variance 1) at every $d_k$, and the marker sits on the flat blue curve, between 2.27 and 2.49 nats: the rows look alike whatever the width. With $1/d_k$ the axis shrinks to $\pm 5/\sqrt{d_k}$ ($\pm 0.156$ at $d_k = 1024$) and the marker climbs the grey curve to $\log 16 \approx 2.77$: every row is nearly uniform, and $\lVert J\rVert_F$ sits at the uniform value 0.242.
 #
-# The single row on the right is one query, and it need not sharpen at every step: with the factor at 1 its max weight is 0.92 at $d_k = 256$, only 0.38 at $d_k = 512$ (there its three largest scores happen to lie within 0.5 of one another, so the weight splits 0.38, 0.38, 0.24) and 1.00 at $d_k = 1024$. The mean entropy below it, over 256 rows, is what falls steadily (the mean $\lVert J\rVert_F$ first rises, from 0.285 at $d_k = 1$ to 0.316 at $d_k = 2$, and only then falls).
+# The single row on the right is one query, and it need not sharpen at every step: with the factor at 1 its max weight is 0.92 at $d_k = 256$, only 0.38 at $d_k = 512$ (there its three largest scores happen to lie within 0.5 of one another, so the weight splits 0.38, 0.38, 0.24) and 1.00 at $d_k = 1024$. The mean over 256 rows is what changes steadily: the dashed line (their mean max weight) climbs and the mean entropy below falls (the mean $\lVert J\rVert_F$ first rises, from 0.285 at $d_k = 1$ to 0.316 at $d_k = 2$, and only then falls).
 #
 # With the x-axis fixed at $\pm 160$ the raw histogram visibly widens: its sampled standard deviation is 3.986 at $d_k = 16$, 16.148 at 256 and 32.962 at 1024, close to $\sqrt{d_k} = 4, 16, 32$ (the numbers cell above prints them).
 # </details>

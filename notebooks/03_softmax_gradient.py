@@ -28,7 +28,7 @@
 #
 # **Read first:** `02_scaling_variance.ipynb` (why scores are divided by $\sqrt{d_k}$).
 #
-# **Time:** about 30 minutes.
+# **Time:** about 60 minutes.
 
 # %%
 # %matplotlib inline
@@ -72,7 +72,7 @@ def below(err: float, bound: float) -> str:
 # o_i = \sum_{j=1}^{S} a_{ij}\, v_j .
 # $$
 #
-# Every $a_{ij}$ is non-negative and each row sums to 1, so, without attention dropout, the output $o_i$ is a weighted average of the value rows, a **convex combination (凸组合)** of them (notebook 04 looks at it closely). That holds for one head's output only: the output projection, the residual connection and the feed-forward layer that follow in a Transformer are not bound by it. In exact arithmetic a finite score always gets a strictly positive weight, but a computer can return an exact 0: in float32, $e^{x}$ underflows to 0 once $x$ is about 104 below the row maximum, and a key hidden by a mask gets weight exactly 0 by construction (notebook 05). So $a_{ij} \ge 0$, not $a_{ij} > 0$:
+# Every $a_{ij}$ is non-negative and each row sums to 1, so, without attention dropout, the output $o_i$ is a weighted average of the value rows, a **convex combination (凸组合)** of them (notebook 04 looks at it closely). The output projection keeps this for one head: $o_i W_O = \sum_j a_{ij}\,(v_j W_O)$ is a convex combination of the projected values $v_j W_O$ (notebook 04 checks it). What a Transformer does next is not bound by it: the sum over several heads, the residual connection and the feed-forward layer. In exact arithmetic a finite score always gets a strictly positive weight, but a computer can return an exact 0: in float32, $e^{x}$ underflows to 0 once $x$ is about 104 below the row maximum, and a key hidden by a mask gets weight exactly 0 by construction (notebook 05). So $a_{ij} \ge 0$, not $a_{ij} > 0$:
 
 # %%
 # a_ij >= 0, not > 0: a score 200 below the row max underflows to 0 in float32; a hidden key gets exactly 0
@@ -158,11 +158,17 @@ tol = 1e-6 if dtype == torch.float32 else 1e-12                      # a few ulp
 print(f"max |J_ours - J_autograd| {below((J_ours - J_auto).abs().max().item(), tol)}")
 
 # %% [markdown]
-# **Rows sum to zero.** Summing row $j$: $\sum_r a_j(\delta_{jr} - a_r) = a_j - a_j\sum_r a_r = a_j - a_j = 0$. This is the constraint $\sum_j a_j = 1$ seen from the other side: whatever you do to the scores, the weights cannot all go up together. Attention is a **competition (竞争)** for a fixed budget of weight. It is also shift invariance again: $J\mathbf{1} = 0$ says that moving every score by the same amount changes nothing.
+# **Rows and columns sum to zero, for two different reasons.**
+#
+# - *Rows: shift invariance.* Summing row $j$, $\sum_r \partial a_j/\partial z_r = \sum_r a_j(\delta_{jr} - a_r) = a_j - a_j\sum_r a_r = 0$, i.e. $J\mathbf{1} = 0$: moving every score by the same amount changes no weight (section 1).
+# - *Columns: the budget.* Summing column $r$, $\sum_j \partial a_j/\partial z_r = a_r - a_r\sum_j a_j = 0$, i.e. $\mathbf{1}^\top J = 0$: this is the constraint $\sum_j a_j = 1$ seen from the other side. Whatever one score does, the weights cannot all go up together. Attention is a **competition (竞争)** for a fixed budget of weight.
+#
+# The two statements coincide here only because $J$ is symmetric ($a_j a_r = a_r a_j$); the cell prints both sums and the symmetry.
 
 # %%
-# C13: rows (and, J being symmetric, columns) of J sum to 0 — raising one score lowers the others
-print("row sums of J:   ", rounded(J_ours.sum(dim=-1), 6))
+# C13: rows and columns of J sum to 0 (J is symmetric) — raising one score lowers the others
+print("row sums of J:   ", rounded(J_ours.sum(dim=-1), 6))      # J 1 = 0: shift invariance
+print("column sums of J:", rounded(J_ours.sum(dim=0), 6))       # 1ᵀJ = 0: the budget sum_j a_j = 1
 print("max |J - Jᵀ|:    ", (J_ours - J_ours.T).abs().max().item())         # a_j a_r = a_r a_j exactly
 dz = torch.zeros_like(z)
 dz[0] = 0.1                                                              # raise score z_1 a little
@@ -221,7 +227,7 @@ print(f"cross-entropy: max |dL/dz - (a - y)| {below((g_ce - (a8 - y_onehot)).abs
 # The same saturated row passes a gradient of norm 0.0020 to the linear loss and 1.41 to the cross-entropy (in the key-1 and key-2 entries, +0.9986 and −0.9986): the log undoes the saturation. Attention uses its weights linearly, so for attention the small-gradient argument holds; it is the reason for the scale, not a statement about every softmax.
 
 # %% [markdown]
-# This is why notebook 02 insisted on the $1/\sqrt{d_k}$ factor: without it, the scores of a wide head spread over tens of units at initialisation, the rows saturate, and the matching path ($W_Q$, $W_K$) learns very slowly. The key picture shows $J$ for a soft, a peaked and a saturated row on one colour scale, $[-1/4, 1/4]$ in cividis as in the explorer below (bright: positive, dark: negative):
+# This is why notebook 02 insisted on the $1/\sqrt{d_k}$ factor: without it, the scores of a wide head spread over tens of units at initialisation and most rows saturate. A saturated row passes almost no gradient to its query and its keys, so most positions stop adapting, while the few unsaturated rows carry the whole signal (notebook 02 §5 measures this like for like, at the queries and keys: averaged over rows the raw layer even passes more, but through a few of its rows). The key picture shows $J$ for a soft, a peaked and a saturated row on one colour scale, $[-1/4, 1/4]$ in cividis as in the explorer below (bright: positive, dark: negative):
 
 # %% alt="The softmax Jacobian as three heatmaps on one colour scale, for logit spreads \u03c3 = 0.5, 2 and 6: the larger the spread, the closer the Jacobian is to zero."
 # C13, C14: the picture — J for σ = 0.5, 2 and 6, on one colour scale
@@ -231,12 +237,12 @@ _ = jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), axes)
 # %% [markdown]
 # ## 5. Try it: the Jacobian explorer
 #
-# Drag **logit spread σ** from 0 (uniform row) to 10 (nearly one-hot); the slider plays in the browser from frames the kernel computed once. Two menus choose the **base logits** (the five logits of section 4, or the same row with its top two tied) and the **upstream** gradient $g = \partial L/\partial a$ (the loss $L = a_1$, $L = a_2$, or a fixed mixed vector):
+# Drag **logit spread σ** from 0 (uniform row) to 10 (nearly one-hot); the slider plays in the browser from frames the kernel computed once. Two menus choose the **base logits** (the five logits of section 4, or the same row with its top two tied) and the **upstream** gradient $g = \partial L/\partial a$ (the loss $L = a_1$, $L = a_2$, or a fixed mixed vector). The four panels stand in one row, from left to right:
 #
-# - *top left*: the weights $a = \operatorname{softmax}(z)$;
-# - *top right*: $J = \operatorname{diag}(a) - aa^\top$ with its entries written in, on a fixed colour scale $[-1/4, 1/4]$ (cividis, readable in grey): the diagonal is bright (positive), off-diagonal entries dark (negative), and everything drifts to the mid-grey of 0 as the row saturates;
-# - *bottom left*: the upstream $g$ (grey) beside the gradient that reaches the scores, $\partial L/\partial z = J^\top g = a \odot (g - a\cdot g)$ (blue). With $L = a_1$ only $a_1$ is asked to grow, yet *every* score gets a gradient: $z_1$ up, all the others down, summing to 0. That is the competition of section 3, seen as gradient;
-# - *bottom right*: $\lVert J\rVert_F$ (red), the max weight (blue dashed) and $\lVert\partial L/\partial z\rVert$ (dark grey) against $\sigma$, with the current $\sigma$ marked.
+# - *first*: the weights $a = \operatorname{softmax}(z)$;
+# - *second*: $J = \operatorname{diag}(a) - aa^\top$ with its entries written in, on a fixed colour scale $[-1/4, 1/4]$ (cividis, readable in grey): the diagonal is bright (positive), off-diagonal entries dark (negative), and everything drifts to the mid-grey of 0 as the row saturates;
+# - *third*: the upstream $g$ (grey) beside the gradient that reaches the scores, $\partial L/\partial z = J^\top g = a \odot (g - a\cdot g)$ (blue). With $L = a_1$ only $a_1$ is asked to grow, yet *every* score gets a gradient: $z_1$ up, all the others down, summing to 0. That is the competition of section 3, seen as gradient;
+# - *fourth*: $\lVert J\rVert_F$ (red), the max weight (blue dashed) and $\lVert\partial L/\partial z\rVert$ (dark grey) against $\sigma$, with the current $\sigma$ marked.
 #
 # With the tied base row the max weight only approaches 1/2 and $\lVert J\rVert_F$ approaches 0.5 however large $\sigma$ gets (0.5000 at $\sigma = 8$, printed below): the two tied keys stay sensitive to each other (the two-way split of notebook 02), while the norm of the untied row collapses (0.0028 at $\sigma = 8$). The readout prints the logits, the weights, $J$, its row sums (always 0), $g$, $\partial L/\partial z$ and its sum (always 0), and the norms.
 

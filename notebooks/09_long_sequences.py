@@ -20,7 +20,7 @@
 #
 # - the idealised cost of one CNN, RNN and self-attention layer (compute, sequential steps, longest path between two positions), and what each column really means;
 # - that full attention's memory grows like $n^2$, measured next to an `nn.RNN` and an `nn.Conv1d` layer as the sequence grows;
-# - the **online softmax**: reading the keys in blocks while keeping a running maximum and a running sum, which gives *exactly* the same output as full attention while never holding the $n \times n$ score matrix.
+# - the **online softmax**: reading the keys in blocks while keeping a running maximum and a running sum, which gives *exactly* the same output as full attention while never holding the $n \times n$ score matrix, and a backward pass that recomputes the blocks, so that training never holds it either.
 #
 # **Seed sections taught:** lecture notes 004 (*9 Attention and the Transformer*) §9.7 (CNN, RNN and self-attention; §9.7.1 what the comparison means; §9.7.2 the trade-off for long sequences and the "blockwise strategy").
 #
@@ -39,11 +39,18 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnlib import default_device, dot_product_attention, set_seed
-from attnlib.core.blockwise import blockwise_attention, blockwise_attention_steps, query_tile
+from attnlib.core.blockwise import (
+    blockwise_attention,
+    blockwise_attention_lse,
+    blockwise_attention_steps,
+    query_tile,
+)
 from attnlib.course.costs import (
     complexity_table,
+    counted_macs,
     fitted_slope,
     layer_costs,
+    median_time,
     score_bytes,
     theoretical_costs,
     written_out_attention,
@@ -69,26 +76,30 @@ for row in complexity_table():
     print(f"{row['layer']:15s} {row['compute']:11s} {row['sequential_steps']:17s} {row['longest_path']}")
 
 # %% [markdown]
-# - **Compute (计算复杂度).** A convolutional layer (卷积神经网络, CNN) applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$. A recurrent layer (循环神经网络, RNN) applies a $d \times d$ matrix once per position: $n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product: $n^2 d$ (plus $4 n d^2$ for its projections $W_Q, W_K, W_V, W_O$, which the table leaves out). So attention costs less than the RNN while $n < d$ and less than the CNN while $n < k\,d$; the cell after the next counts it for $d = 64$, $k = 3$.
+# - **Compute (计算复杂度).** A convolutional layer (卷积神经网络, CNN) applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$ multiply-adds. A recurrent layer (循环神经网络, RNN) applies two $d \times d$ matrices per position, one to the input and one to the previous state: $2\,n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product ($QK^\top$: $n^2 d$) and then, for every position, sums $n$ value vectors of width $d$ with the weights ($n^2 d$ again): $2\,n^2 d$, plus $4 n d^2$ for its projections $W_Q, W_K, W_V, W_O$, which the table leaves out. The table's $O(\cdot)$ drops the constant factors; kept, they say that attention's pairwise part costs less than the RNN while $n < d$ and less than a $k$-tap CNN while $n < k\,d/2$. The cell after the next counts it for $d = 64$, $k = 3$.
 # - **Sequential steps (串行步骤).** A CNN and self-attention compute all positions at once (in parallel, 并行); an RNN must finish position $t-1$ before it can start position $t$.
 # - **Longest path (最长信息路径).** How many steps a signal from position 0 needs to reach position $n-1$. A convolution only sees a window of $k$ positions, so it needs on the order of $n/k$ stacked layers (about $2n/(k-1)$ for a centred kernel, measured below; fewer with dilated convolutions, 膨胀卷积); an RNN passes it through $n-1$ recurrent steps; self-attention connects any two positions in one step.
 #
 # > **Note on the slides:** the lecture's middle column counts "positions that can be computed in parallel within a layer": $O(n)$ for CNN, $O(1)$ for RNN, $O(n)$ for self-attention. The same fact is often stated the other way round, as the *minimum number of sequential operations*: $O(1)$, $O(n)$, $O(1)$ (the table above uses this form). Both say the RNN is the one that cannot be parallelised over positions. All three columns are idealised counts: what a layer really costs depends on the code that runs it and on the widths chosen, and a CNN's path length on how it widens its view (more layers, wider kernels or dilation).
 #
-# The compute column in numbers, multiply-adds of one layer for $d = 64$ and $k = 3$ (`attnlib.course.costs.theoretical_costs`):
+# The compute column in numbers: the multiply-adds of one layer for $d = 64$ and $k = 3$, counted by `torch.utils.flop_counter.FlopCounterMode` (the counter §3 uses too) on the layers themselves, an `nn.Conv1d`, an `nn.RNN`, the written-out attention and four `nn.Linear` projections (`attnlib.course.costs.counted_macs`), and compared with the formulas above (`attnlib.course.costs.theoretical_costs`):
 
 # %%
-# C41: multiply-adds of one layer (d = 64, k = 3): where attention overtakes the RNN (n = d) and the CNN (n = k d)
-ns_macs = [32, 64, 128, 192, 256, 1024]
-macs = theoretical_costs(ns_macs, d_model=64, kernel_size=3)
-print(f"{'n':>5s} {'CNN k n d^2':>12s} {'RNN n d^2':>10s} {'attention n^2 d':>16s} {'+ projections 4 n d^2':>22s}")
+# C41: multiply-adds of one layer (d = 64, k = 3), counted: where attention overtakes the RNN (n = d) and the CNN (n = k d / 2)
+ns_macs = [32, 64, 96, 128, 192, 256, 1024]
+macs = counted_macs(ns_macs, d_model=64, kernel_size=3)      # FlopCounterMode on the layers, FLOPs / 2
+formula = theoretical_costs(ns_macs, d_model=64, kernel_size=3)
+print(f"{'n':>5s} {'CNN k n d^2':>12s} {'RNN 2 n d^2':>12s} {'attention 2 n^2 d':>18s} {'projections 4 n d^2':>20s}")
 for i, n_i in enumerate(ns_macs):
-    projections = macs.attention_macs[i] + 4 * n_i * 64**2
-    print(f"{n_i:5d} {macs.cnn_macs[i] / 1e6:11.2f}M {macs.rnn_macs[i] / 1e6:9.2f}M {macs.attention_macs[i] / 1e6:15.2f}M "
-          f"{projections / 1e6:21.2f}M")
+    print(f"{n_i:5d} {macs['CNN'][i] / 1e6:11.2f}M {macs['RNN'][i] / 1e6:11.2f}M {macs['attention'][i] / 1e6:17.2f}M "
+          f"{macs['projections'][i] / 1e6:19.2f}M")
+pairs = [("CNN", formula.cnn_macs), ("RNN", formula.rnn_macs), ("attention", formula.attention_macs),
+         ("projections", formula.projection_macs)]
+agree = sum(int(c == f) for name, col in pairs for c, f in zip(macs[name], col))
+print(f"counted = formula in {agree} of {len(pairs) * len(ns_macs)} entries")
 
 # %% [markdown]
-# At $n = 64 = d$ attention's pairwise products cost as much as the RNN (0.26M each), and at $n = 192 = k\,d$ as much as the CNN (2.36M each); at $n = 128$ attention (1.05M) is already dearer than the RNN (0.52M) but still cheaper than the CNN (1.57M). The projections add as much again as the pairwise part at $n = 256$ (4.19M + 4.19M = 8.39M), and they are what makes attention dearer than the RNN at every $n$.
+# At $n = 64 = d$ attention's pairwise products cost as much as the RNN (0.52M each), and at $n = 96 = k\,d/2$ as much as the 3-tap CNN (1.18M each); at $n = 128$ attention (2.10M) is already dearer than both the RNN (1.05M) and the CNN (1.57M). The projections add half as much again as the pairwise part at $n = 256$ (4.19M on top of 8.39M), and they alone make attention dearer than the RNN at every $n$: $4nd^2$ is twice the RNN's $2nd^2$.
 #
 # The longest path can be checked with autograd: the output at the last position depends on the input at position 0 exactly when the gradient between them is non-zero. For $n = 16$ positions and kernel width $k = 3$:
 
@@ -123,9 +134,29 @@ for kernel in (3, 5):
 # %% [markdown]
 # A centred kernel of width $k$ widens each output's view by $(k-1)/2$ positions on each side per layer, so the last position needs $\lceil (n-1) / ((k-1)/2) \rceil$ stacked layers to reach position 0: 15 for $k = 3$, 8 for $k = 5$, a path of length $O(n/k)$. (The cell applies one convolution again and again, with shared weights; separate weights per layer would reach exactly as far.) The RNN sees position 0 after one layer, but only through a chain of $n - 1 = 15$ recurrent updates, done one after another; self-attention reaches it in one step of a single layer.
 #
+# The third way to widen a CNN's view is **dilation (膨胀卷积)**: a 3-tap kernel with dilation $\delta$ reads positions $t - \delta$, $t$, $t + \delta$. Doubling the dilation at every layer (1, 2, 4, 8, ...) widens the view by $\delta$ on each side per layer, so after $L$ layers it spans $1 + 2 + \dots + 2^{L-1} = 2^L - 1$ positions each way, and the path between two positions has $O(\log n)$ layers (the row Vaswani et al. 2017 give dilated convolutions in their Table 1). The same gradient test:
+
+# %%
+# C41: a dilated CNN (k = 3, dilation 1, 2, 4, ... at layer 1, 2, 3, ...): when does y[15] first see x[0]?
+h, dilated_layers = x.transpose(1, 2), 0                       # (B, d, n)
+while True:
+    dilation = 2**dilated_layers                               # 1, 2, 4, 8, ...
+    conv = nn.Conv1d(width, width, kernel_size=3, padding=dilation, dilation=dilation)   # "same" padding
+    h, dilated_layers = conv(h), dilated_layers + 1
+    (g,) = torch.autograd.grad(h[:, :, -1].sum(), x, retain_graph=True)
+    if g[0, 0].abs().sum() > 0:
+        break
+print(f"dilated CNN (k = 3, dilations {', '.join(str(2**i) for i in range(dilated_layers))}): "
+      f"{dilated_layers} layers until y[15] sees x[0] (undilated k = 3: {conv_layers[3]} layers)")
+print(f"view after {dilated_layers} layers: 2^{dilated_layers} - 1 = {2**dilated_layers - 1} positions on each side; "
+      f"layers needed = ceil(log2(n)) = {math.ceil(math.log2(n))}")
+
+# %% [markdown]
+# Four layers instead of fifteen. A path of $O(\log n)$ is still longer than attention's single step, and each dilated layer still costs $k\,n\,d^2$.
+#
 # ## 2. Measured: time and memory as $n$ grows
 #
-# `attnlib.course.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time (on one CPU thread, so that other programs sharing the CPU disturb it less), gives its number of **floating-point operations (FLOPs)** (by formula, two per multiply-add), and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.course.memory.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix; it has no projections $W_Q, W_K, W_V, W_O$, so it does only the $n^2 d$ part of a real layer's work. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
+# `attnlib.course.costs.layer_costs` runs one forward pass of each layer (width $d = 64$, one sequence, float32) for growing $n$, measures its median time (on one CPU thread, so that other programs sharing the CPU disturb it less), gives its number of **floating-point operations (FLOPs)** (by formula, two per multiply-add; the tests check the formula against `FlopCounterMode`), and counts its **peak memory** exactly: the bytes of the tensors the call creates that are alive at the same moment (`attnlib.course.memory.allocated_bytes` watches every operation and every tensor freed; see the module's docstring). Self-attention here is the written-out $\operatorname{softmax}(XX^\top/\sqrt d)X$, which holds the full $n \times n$ score matrix; it has no projections $W_Q, W_K, W_V, W_O$, so it does only the $2 n^2 d$ pairwise part of a real layer's work. Times depend on the machine, so this cell's output is not compared by the tests (the memory column is the same on every machine):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -139,8 +170,7 @@ for r in rows:
 att = {r.n: r for r in rows if r.layer == "self-attention"}
 for r in rows:
     if r.layer == "RNN" and r.n <= 1024:
-        print(f"n = {r.n:4d}: RNN time / attention time = {r.seconds / att[r.n].seconds:6.1f}, "
-              f"RNN FLOPs / attention FLOPs = {r.flops / att[r.n].flops:.3f}")
+        print(f"n = {r.n:4d}: RNN time / attention time = {r.seconds / att[r.n].seconds:6.1f}")
 
 # %% alt="Measured time of one forward pass (left) and exactly counted peak memory (right) of a self-attention, an RNN and a CNN layer against sequence length n on log\u2013log axes, with \u221d n and \u221d n\u00b2 guide lines: attention's lines are the steepest."
 # NBVAL_IGNORE_OUTPUT
@@ -149,15 +179,16 @@ fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
 _ = measured_cost_panels(rows, axes)
 
 # %% [markdown]
-# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$. The dotted guides have slopes 1 and 2. Timings of small layers are noisy: on a CPU that other programs share, a few slow runs can move a median of five, so a line that zigzags in the time panel is the machine, not the layer; on a GPU, tiny kernels are dominated by launch overhead. One timing lesson holds whenever the CPU is quiet: at $n = 256$ the RNN takes several times longer than attention although it does $n/d = 4$ times *fewer* FLOPs than this projection-free attention: `nn.RNN` does $2nd^2 = 2.10$M multiply-adds (per step one product with its input matrix and one with its recurrent matrix), the written-out attention $2n^2d = 8.39$M ($QK^\top$ and the product with the values), and a real attention layer's projections would add $4nd^2 = 4.19$M more. The RNN's $n$ steps run one after another, each a tiny $d \times d$ product that leaves the hardware idle; attention's work is two large matrix products that run all positions at once. That is the "sequential steps" column of the table, measured. (No ratio is quoted here, because they change from run to run and machine to machine: on a CPU busy with other jobs every time is inflated by waiting, and the stored output above may come from such a run, so rerun the cell on a quiet machine. At larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
+# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$; the dotted guides in both panels have slopes 1 and 2. Timings of small layers are noisy: on a CPU that other programs share, a few slow runs can move a median of five, so a line that zigzags in the time panel is the machine, not the layer; on a GPU, tiny kernels are dominated by launch overhead. The RNN's time in particular need not lie along the slope-1 guide at these sizes, although its work grows exactly like $n$: read the time panel for its rough shape only, and the memory panel (exact counts) for slopes. One timing lesson holds whenever the CPU is quiet: at $n = 256$ the RNN takes several times longer than attention although it does $n/d = 4$ times *fewer* FLOPs than this projection-free attention (the next cell prints the ratio): `nn.RNN` does $2nd^2 = 2.10$M multiply-adds, the written-out attention $2n^2d = 8.39$M, and a real attention layer's projections would add $4nd^2 = 4.19$M more (the counts of §1). The RNN's $n$ steps run one after another, each a tiny $d \times d$ product; attention's work is two large matrix products over all positions at once. On one CPU thread, as here, nothing runs in parallel in either case: what the gap measures is the fixed cost of each of $n$ dependent steps (a call, and a product too small to keep the arithmetic units busy) against one large product that keeps them busy. On several threads or a GPU the gap grows further by what the table's "sequential steps" column is about: attention can spread its positions over the parallel units, the RNN cannot. (No ratio is quoted here, because they change from run to run and machine to machine: on a CPU busy with other jobs every time is inflated by waiting, and the stored output above may come from such a run, so rerun the cell on a quiet machine. At larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
 
 # %%
-# C41: what the arithmetic says, and the growth rate of the counted memory
+# C41: what the arithmetic says (FLOPs counted as in §1), and the growth rate of the counted memory
 print(f"{'n':>5s} {'n x n scores (MiB)':>19s} {'n x d output (MiB)':>19s} {'attention FLOPs / RNN FLOPs':>28s}")
 by_layer = {name: [r for r in rows if r.layer == name] for name in ("self-attention", "RNN", "CNN")}
-for att, rnn in zip(by_layer["self-attention"], by_layer["RNN"]):
+counted = counted_macs(ns, d_model=64, kernel_size=3)           # the same FlopCounterMode count as §1
+for i, (att, rnn) in enumerate(zip(by_layer["self-attention"], by_layer["RNN"])):
     print(f"{att.n:5d} {att.largest_intermediate_bytes / 2**20:19.2f} {rnn.largest_intermediate_bytes / 2**20:19.2f} "
-          f"{att.flops / rnn.flops:28.1f}")
+          f"{counted['attention'][i] / counted['RNN'][i]:28.1f}")
 att_slope = fitted_slope(ns[1:], [r.peak_bytes for r in by_layer["self-attention"][1:]])
 rnn_slope, cnn_slope = (fitted_slope(ns[1:], [r.peak_bytes for r in by_layer[name][1:]]) for name in ("RNN", "CNN"))
 # Exact byte counts, so the slopes are the same on every machine: n^2 terms give 2, n terms 1.
@@ -166,7 +197,7 @@ held = min(r.peak_bytes / r.largest_intermediate_bytes for r in by_layer["self-a
 print(f"attention's peak / one n x n matrix, smallest over n: {held:.2f} (>= 2: scores and softmax both alive)")
 
 # %% [markdown]
-# The ratio of attention's to the RNN's compute is $n^2 d / (n d^2) = n/d$: at $n = d = 64$ they are equal, and at $n = 2048$ attention does 32 times more arithmetic. One layer with 8 heads at $n = 32{,}768$ would need $8 \times 32768^2 \times 4$ bytes $= 32$ GiB just for its score matrices:
+# The ratio of attention's to the RNN's compute is $2 n^2 d / (2 n d^2) = n/d$: at $n = d = 64$ they are equal, and at $n = 2048$ attention does 32 times more arithmetic. One layer with 8 heads at $n = 32{,}768$ would need $8 \times 32768^2 \times 4$ bytes $= 32$ GiB just for its score matrices:
 
 # %%
 # C41: the n^2 wall, per layer with 8 heads, float32
@@ -197,7 +228,7 @@ for n in (1024, 4096, 16384, 32768, 131072):
 # \text{output} = \frac{a^{(\text{last})}}{\ell^{(\text{last})}} .
 # $$
 #
-# The factor $e^{m^{(b-1)} - m^{(b)}} \le 1$ re-expresses the old sums relative to the new maximum (it is 1 when the maximum did not change, and 0 at the first block, where there is nothing to rescale yet). By induction, after every block $\ell = \sum_{j\ \text{seen}} e^{s_j - m}$ exactly, so after the last block $a/\ell = \sum_j \operatorname{softmax}(s)_j\, v_j$: the same number full attention computes, not an approximation. Only a slice of the scores exists at any time: `attnlib.core.blockwise.blockwise_attention` also tiles the queries (256 rows at a time, or the block size if larger), so the live slice is at most tile × block, the same whatever $n$. (This is the idea behind FlashAttention-style kernels, which also keep the blocks in fast on-chip memory.)
+# The factor $e^{m^{(b-1)} - m^{(b)}} \le 1$ re-expresses the old sums relative to the new maximum (it is 1 when the maximum did not change, and 0 at the first block, where there is nothing to rescale yet). By induction, after every block $\ell = \sum_{j\ \text{seen}} e^{s_j - m}$ exactly, so after the last block $a/\ell = \sum_j \operatorname{softmax}(s)_j\, v_j$: the same number full attention computes, not an approximation. Only a slice of the scores exists at any time: `attnlib.core.blockwise.blockwise_attention` also tiles the queries (256 rows at a time, or the block size if larger), so the live slice is at most tile × block, the same whatever $n$. (This is the idea behind FlashAttention-style kernels, which also keep the blocks in fast on-chip memory and, in the backward pass, recompute the blocks instead of storing them; `blockwise_attention` does that too, see the end of §3.)
 #
 # The running quantities after each block, for one query row of 12 keys in blocks of 4, against the prefix softmax computed directly. The draw is chosen so that each later block holds a larger score than all before it, so the rescaling happens twice:
 
@@ -217,13 +248,17 @@ for step in blockwise_attention_steps(q1, k1, v1, block_size=4):
           f"m {m_old:.4f} -> {m:.4f}, rescale factor exp(m_old - m_new) = {math.exp(m_old - m):.4f}")
     print(f"{'':21s}l {l_old:.4f} -> {l:.4f}   (Σ exp(s - m) over keys 0..{step.key_stop - 1}: "
           f"{torch.exp(seen - m).sum().item():.4f})")
+    if step.block > 0:                                        # does the sum go down? compare the two changes
+        removed = l_old * (1 - math.exp(m_old - m))           # what the rescaling takes off the old sum
+        added = torch.exp(s[step.key_start:step.key_stop] - m).sum().item()   # what the block's terms add
+        print(f"{'':21s}rescaling removes l_old (1 - factor) = {removed:.4f}, the block adds {added:.4f}")
     m_old, l_old = m, l
 full_out, _ = dot_product_attention(q1, k1, v1)
 err = (step.output - full_out).abs().max().item()
 print(f"output a / l vs full attention: max |diff| {'<' if err < 1e-12 else '>='} 1e-12 (float64 rounding)")
 
 # %% [markdown]
-# In block 1 the maximum rises from 0.1055 to 0.7341, so the old sum is multiplied by $e^{0.1055 - 0.7341} = 0.5333$ before the new block's terms are added, and the sum still grows (2.6990 → 3.1924). In block 2 the maximum rises again, the factor is 0.4944, and this time the sum goes *down* (3.1924 → 2.9961). It can go down only at such a block: where the maximum holds, the factor is 1 and the block only adds positive terms. Even at a rise it need not go down, because the new block adds at least $e^{0} = 1$ (its own maximum), as block 1 shows.
+# In block 1 the maximum rises from 0.1055 to 0.7341, so the old sum is multiplied by $e^{0.1055 - 0.7341} = 0.5333$ before the new block's terms are added, and the sum still grows (2.6990 → 3.1924). In block 2 the maximum rises again, the factor is 0.4944, and this time the sum goes *down* (3.1924 → 2.9961). It can go down only at such a block: where the maximum holds, the factor is 1 and the block only adds positive terms. At a rise it goes down exactly when the rescaling takes off more than the block adds, $\ell_{\text{old}}\,(1 - e^{m_{\text{old}} - m_{\text{new}}}) > \sum_{j \in B} e^{s_j - m_{\text{new}}}$: in block 1 the rescaling takes off 1.2596 and the block adds 1.7530, in block 2 it takes off 1.6141 and the block adds only 1.4177.
 #
 # One more case needs care: a block in which a query sees **no key at all** (causal attention's future, or padding). Its scores are all $-\infty$, so if every block so far was hidden, $m_{\text{old}} = m_{\text{new}} = -\infty$ and the factor $e^{-\infty - (-\infty)}$ is NaN: notebook 05's fully masked row again. The library subtracts 0 instead of $m$ while $m$ is still $-\infty$, so such a block leaves $m = -\infty$, $\ell = 0$, $a = 0$ untouched. Hiding the first block of keys from the query above:
 
@@ -275,7 +310,7 @@ for n in (1024, 4096, 16384, 65536):
 # The full matrix grows like $n^2$; one tile of all $L$ rows would grow like $n$; the library's slice is 0.25 MiB at every $n$, so the ratio grows like $n^2$ (16 at $n = 1024$, 65,536 at $n = 65{,}536$). Whether the slice is constant or linear, the memory that does grow with $n$ is the output, $n \times d$, which full attention returns too.
 
 # %% [markdown]
-# And counted exactly (the peak bytes of the tensors one call creates, one head of width 64, block = 256; an exact count, so the same on every machine and device):
+# And counted exactly (the peak bytes of the tensors one call creates, one head of width 64, block = 256; an exact count, so the same on every machine and device). No input requires a gradient here; training comes at the end of this section:
 
 # %%
 # C42: peak tensor memory, written-out vs blockwise (block = 256), counted exactly
@@ -316,7 +351,107 @@ print(f"from n = 1024 to 2048: written-out x{flops['written-out', 2048] / flops[
       f"blockwise x{flops['blockwise', 2048] / flops['blockwise', 1024]:.0f}")
 
 # %% [markdown]
-# Both do $4 n^2 d$ operations ($QK^\top$ and the product with $V$, each $n^2 d$ multiply-adds of 2 operations), and both grow ×4 when $n$ doubles: blocks change the memory slope, not the compute slope, so on a quiet machine the time of both still grows like $n^2$ (Exercise 4).
+# Both do $4 n^2 d$ operations ($QK^\top$ and the product with $V$, each $n^2 d$ multiply-adds of 2 operations), and both grow ×4 when $n$ doubles: blocks change the memory slope, not the compute slope. So the time of both should grow like $n^2$ too. Timed on this machine (one CPU thread, minimum of five runs; times differ between machines, so the tests do not compare this cell's output):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+# C42: time of written-out and blockwise attention as n doubles (machine-dependent)
+times = {}
+with num_threads(1):
+    for n in (512, 1024, 2048):
+        x = torch.randn(1, n, 64).to(device)                     # (B, n, D) one head
+        for name, fn in (("written-out", lambda: written_out_attention(x, x, x)),
+                         ("blockwise", lambda: blockwise_attention(x, x, x, block_size=block))):
+            fn()                                                   # warm-up
+            times[name, n] = min(median_time(fn, repeats=1, warmup=0, device=device) for _ in range(5))
+        print(f"n = {n:4d}: written-out {times['written-out', n] * 1e3:7.2f} ms, blockwise {times['blockwise', n] * 1e3:7.2f} ms")
+for name in ("written-out", "blockwise"):
+    print(f"{name:11s}: time x{times[name, 1024] / times[name, 512]:.1f} from 512 to 1024, "
+          f"x{times[name, 2048] / times[name, 1024]:.1f} from 1024 to 2048")
+
+# %% [markdown]
+# Once $n$ is large both times grow roughly like the FLOP count, ×4 per doubling. The factors need not be 4 at small $n$: there the matrices still fit in the CPU's caches, the Python loop over blocks has a fixed cost, and a busy machine moves every time. Blocks save memory, not arithmetic. (On a GPU, FlashAttention is also faster than written-out attention, because it moves fewer bytes between the GPU's main memory and its on-chip memory.)
+#
+# ### In training too: a backward pass that recomputes the blocks
+#
+# Every count so far ran without gradients. Training also needs the backward pass, and autograd keeps for it whatever each operation's backward will read. Differentiating the loop of online-softmax steps as written, it would keep every block's exponentials $e^{s_j - m}$: $n \times n$ numbers in all, the very matrix the blocks were meant to avoid. FlashAttention (Dao et al. 2022) and Rabe and Staats (2021, *Self-attention does not need $O(n^2)$ memory*) keep the saving by writing the backward pass themselves. The forward pass saves, besides its inputs and its output, one number per query, the **log-sum-exp** $\mathrm{lse}_i = m_i + \log \ell_i$ of its scores. The backward pass then goes over the blocks again and recomputes each block's weights exactly, $p_{ij} = e^{s_{ij} - \mathrm{lse}_i}$ (which is $\operatorname{softmax}(s_i)_j$), and from them the block's share of the gradients: with $D_i = \sum_c \frac{\partial L}{\partial o_{ic}}\, o_{ic}$, the gradient of the scores is $\frac{\partial L}{\partial s_{ij}} = p_{ij}\big(\frac{\partial L}{\partial o_i} \cdot v_j - D_i\big)$ (the softmax Jacobian of notebook 03), and $\frac{\partial L}{\partial q}$, $\frac{\partial L}{\partial k}$, $\frac{\partial L}{\partial v}$ are sums over the blocks. It does the forward's arithmetic once more, to save the memory. `blockwise_attention` is written this way, as a `torch.autograd.Function`. What it keeps for the backward pass, read back from the autograd graph (`grad_fn.saved_tensors`):
+
+# %%
+# C42: what blockwise attention saves for the backward pass: the inputs, the output and one number per query
+x = torch.randn(1, 1024, 64).to(device).requires_grad_()      # (B, n, D) one head, q = k = v = x
+out, lse = blockwise_attention_lse(x, x, x, block_size=block)  # the output and the log-sum-exp it saves
+for name, t in zip(("q", "k", "v", "attn_mask", "output", "log-sum-exp"), out.grad_fn.saved_tensors):
+    size = "none" if t is None else f"{tuple(t.shape)!s:14s} {t.numel() * t.element_size() / 2**20:6.3f} MiB"
+    print(f"{name:12s} {size}" + ("  (the input x itself, no copy)" if t is not None and t.data_ptr() == x.data_ptr() else ""))
+scores = x[0] @ x[0].T / math.sqrt(64)                         # (n, n), written out for the check only
+err = (lse[0] - torch.logsumexp(scores, dim=-1)).abs().max().item()
+print(f"log-sum-exp vs torch.logsumexp of the full score rows: max |diff| {'<' if err < 1e-4 else '>='} 1e-4")
+
+# %% [markdown]
+# Nothing of size $n \times n$: a float32 $1024 \times 1024$ matrix would be 4 MiB. The backward's two steps on the 12-key example of above (blocks of 4), with the log-sum-exp the library saved: each block's weights recomputed as $e^{s - \mathrm{lse}}$, and the score gradient $p \odot (\frac{\partial L}{\partial o} V^\top - D)$, against full attention's weights and autograd through a full softmax:
+
+# %%
+# C42: the recomputation in the backward pass, on the 12-key example (float64)
+out1, lse1 = blockwise_attention_lse(q1, k1, v1, block_size=4)     # lse1: (1,) what the forward saved
+last = list(blockwise_attention_steps(q1, k1, v1, block_size=4))[-1]
+m_last, l_last = last.running_max[0].item(), last.running_sum[0].item()
+print(f"saved lse = {lse1[0].item():.4f} = m + log(l) = {m_last:.4f} + log({l_last:.4f}) = {m_last + math.log(l_last):.4f}")
+_, w_full = dot_product_attention(q1, k1, v1)                   # (1, 12) full attention's weights
+d_out = torch.tensor([[1.0, -2.0, 0.5]], dtype=torch.float64).to(device)   # some dL/d output, (1, Dv)
+delta = (d_out * out1).sum(-1, keepdim=True)                   # (1, 1): D = dL/do · o
+s_full = (q1 @ k1.T / math.sqrt(8)).requires_grad_()            # (1, 12) the scores, for autograd's reference
+(ds_ref,) = torch.autograd.grad(torch.softmax(s_full, -1) @ v1, s_full, d_out)
+for start in range(0, 12, 4):
+    keys = slice(start, start + 4)
+    p = torch.exp(s_full.detach()[:, keys] - lse1.unsqueeze(-1))   # (1, 4) the block's weights, recomputed
+    ds = p * (d_out @ v1[keys].T - delta)                        # (1, 4) dL/ds for the block
+    w_err = (p - w_full[:, keys]).abs().max().item()
+    ds_err = (ds - ds_ref[:, keys]).abs().max().item()
+    print(f"block {start // 4}: weights e^(s - lse) = [{', '.join(f'{x:.4f}' for x in p[0].tolist())}], "
+          f"vs full softmax {'<' if w_err < 1e-12 else '>='} 1e-12; dL/ds vs autograd {'<' if ds_err < 1e-12 else '>='} 1e-12")
+print(f"sum of the recomputed weights over all 12 keys: {torch.exp(s_full.detach() - lse1.unsqueeze(-1)).sum().item():.4f}")
+
+# %% [markdown]
+# The recomputed weights of the three blocks are the full softmax's, so they sum to 1 over all 12 keys, and no block needs another's. Its gradients are those of full attention, checked against autograd through `dot_product_attention` in float64, with padding and the causal mask:
+
+# %%
+# C42: blockwise attention's gradients equal autograd's through full attention (float64)
+gen = torch.Generator().manual_seed(1)
+q64, k64, v64 = (torch.randn(2, 4, 300, 16, generator=gen, dtype=torch.float64).to(device).requires_grad_()
+                 for _ in range(3))                            # (B, H, n, Dh)
+grad_out = torch.randn(2, 4, 300, 16, generator=gen, dtype=torch.float64).to(device)   # dL/d output
+lens = torch.tensor([300, 123]).to(device)                      # the second sequence is padded after 123 keys
+for causal in (False, True):
+    out = blockwise_attention(q64, k64, v64, valid_lens=lens, is_causal=causal, block_size=64)
+    ours = torch.autograd.grad(out, (q64, k64, v64), grad_out)
+    full, _ = dot_product_attention(q64, k64, v64, valid_lens=lens, is_causal=causal)
+    ref = torch.autograd.grad(full, (q64, k64, v64), grad_out)
+    err = max((a - b).abs().max().item() for a, b in zip(ours, ref))
+    print(f"causal={causal!s:5s}: max |blockwise - full| over dL/dq, dL/dk, dL/dv {'<' if err < 1e-12 else '>='} 1e-12")
+
+# %% [markdown]
+# And the memory of a training step, forward and backward together, counted exactly as before (inputs that require gradients, one head of width 64, block = 256), for written-out attention, for `blockwise_attention`, and for the same online-softmax loop left to autograd (`blockwise_attention_steps`, whose steps are ordinary differentiable tensor operations):
+
+# %%
+# C42: peak tensor memory of forward + backward, counted exactly
+train = {}
+names = ("written-out", "blockwise", "loop under autograd")
+print(f"{'n':>5s} " + " ".join(f"{name + ' (MiB)':>25s}" for name in names))
+for n in (512, 1024, 2048):
+    x = torch.randn(1, n, 64).to(device).requires_grad_()      # (B, n, D) one head
+    g = torch.randn(1, n, 64).to(device)                       # dL/d output, the gradient arriving from above
+    cases = (lambda: written_out_attention(x, x, x),
+             lambda: blockwise_attention(x, x, x, block_size=block),
+             lambda: list(blockwise_attention_steps(x, x, x, block_size=block))[-1].output)
+    for name, fn in zip(names, cases):
+        train[name, n] = allocated_bytes(lambda fn=fn: torch.autograd.grad(fn(), x, g))
+    print(f"{n:5d} " + " ".join(f"{train[name, n] / 2**20:25.2f}" for name in names))
+for name in names:
+    print(f"{name:20s}: x{train[name, 1024] / train[name, 512]:.2f} from 512 to 1024, "
+          f"x{train[name, 2048] / train[name, 1024]:.2f} from 1024 to 2048")
+
+# %% [markdown]
+# Written-out attention's training peak grows ×3.85 and ×3.92 per doubling, like $n^2$: its backward reads the softmax matrix and builds $n \times n$ gradients from it. The loop left to autograd grows ×2.81 and ×3.43: quadratic again, because autograd saves every block's exponentials, although without gradients it never holds more than one block of scores. `blockwise_attention`, with its own backward, grows ×1.24 and ×1.39: its peak is a fixed set of tile × block slices plus what grows with $n$, the output, the three gradients and one number per query, so the factor per doubling stays below 2 and rises towards 2 as the part linear in $n$ takes over (the unit tests check that the peak is exactly $a + b\,n$). The same count for 8 heads up to $n = 8192$ is the training table in the project's README (`benchmarks/attention_memory.py`).
 
 # %% [markdown]
 # ## 4. Explorer: the online softmax, block by block
@@ -361,5 +496,5 @@ online_softmax_explorer()
 #
 # <details><summary>Answer</summary>
 #
-# It only removes the $n^2$ *memory*; the compute is still $O(n^2 d)$, so time still grows quadratically (the row "self-attention, $O(n^2 d)$" is unchanged; the FLOP count at the end of §3 is the same for both and grows ×4 when $n$ doubles). Reducing the arithmetic needs a different model of attention: local windows, sparse patterns, or low-rank / linear approximations, which in general no longer compute exactly the same output.
+# It only removes the $n^2$ *memory*; the compute is still $O(n^2 d)$, so time still grows quadratically (the row "self-attention, $O(n^2 d)$" is unchanged; the FLOP count in §3 is the same for both and grows ×4 when $n$ doubles, and so does the time once $n$ is large). Its backward pass even does the forward's arithmetic a second time, to recompute the blocks. Reducing the arithmetic needs a different model of attention: local windows, sparse patterns, or low-rank / linear approximations, which in general no longer compute exactly the same output.
 # </details>

@@ -19,7 +19,7 @@ from attnlib import (
     dot_product_attention,
     written_out_attention,
 )
-from attnlib.core.blockwise import query_tile
+from attnlib.core.blockwise import blockwise_attention_lse, query_tile
 from attnlib.course.memory import largest_tensor_bytes
 
 
@@ -337,3 +337,230 @@ def test_c42_query_tile_times_block_is_the_largest_score_slice_measured(block_si
     assert query_tile(64) == 256 and query_tile(300) == 300
     with pytest.raises(ValueError, match="block_size"):
         query_tile(0)
+
+
+# --- the backward pass that recomputes the blocks (issue 28) -----------------------------------
+
+
+def _mask_cases(B=2, H=3, L=9, S=11):
+    """(name, attn_mask factory, valid_lens): every mask kind dot_product_attention takes."""
+    g = torch.Generator().manual_seed(11)
+
+    def bool_ls():
+        m = torch.rand(L, S, generator=g) > 0.4
+        m[2] = False  # a query that sees no key: zero output and zero gradient
+        return m
+
+    return [
+        ("none", lambda: None, None),
+        ("bool (L, S) with an empty row", bool_ls, None),
+        ("bool (B, 1, L, S)", lambda: torch.rand(B, 1, L, S, generator=g) > 0.3, None),
+        ("bool (S,) keys", lambda: torch.rand(S, generator=g) > 0.3, None),
+        ("bool (L, 1)", lambda: torch.tensor([True, False] * 4 + [True]).unsqueeze(-1), None),
+        (
+            "float (L, S)",
+            lambda: torch.randn(L, S, generator=g, dtype=torch.float64).requires_grad_(),
+            None,
+        ),
+        (
+            "float (B, 1, L, 1)",
+            lambda: torch.randn(B, 1, L, 1, generator=g, dtype=torch.float64).requires_grad_(),
+            None,
+        ),
+        ("valid_lens (B,)", lambda: None, torch.tensor([0, 6])),
+        ("valid_lens (B, L)", lambda: None, torch.tensor([[1, 3, 11, 5, 2, 7, 9, 4, 0]] * 2)),
+        (
+            "float (L, S) and valid_lens",
+            lambda: torch.randn(L, S, generator=g, dtype=torch.float64).requires_grad_(),
+            torch.tensor([4, 11]),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("case", range(len(_mask_cases())))
+def test_c42_backward_equals_autograd_of_full_attention_every_mask_float64(case, is_causal):
+    # Reference: autograd through dot_product_attention (the whole (L, S) softmax). Both are exact
+    # up to float64 rounding of sums of ~S terms of size ~1, so assert_close's float64 defaults
+    # (rtol 1e-7, atol 1e-7) hold with a wide margin. k and v broadcast over the heads, so their
+    # gradients are also summed back over a broadcast axis.
+    name, make_mask, lens = _mask_cases()[case]
+    g = torch.Generator().manual_seed(case)
+    q = torch.randn(2, 3, 9, 5, generator=g, dtype=torch.float64).requires_grad_()
+    k = torch.randn(2, 1, 11, 5, generator=g, dtype=torch.float64).requires_grad_()
+    v = torch.randn(2, 1, 11, 4, generator=g, dtype=torch.float64).requires_grad_()
+    mask = make_mask()
+    inputs = [t for t in (q, k, v, mask) if t is not None and t.requires_grad]
+    grad_out = torch.randn(2, 3, 9, 4, generator=g, dtype=torch.float64)
+    kw = {"valid_lens": lens, "is_causal": is_causal}
+    out = blockwise_attention(q, k, v, mask, block_size=4, **kw)
+    want, _ = dot_product_attention(q, k, v, mask, **kw)
+    assert_close(out, want, msg=name)
+    ours = torch.autograd.grad(out, inputs, grad_out)
+    ref = torch.autograd.grad(want, inputs, grad_out)
+    for a, b in zip(ours, ref):
+        assert a.shape == b.shape
+        assert_close(a, b, msg=name)
+    if name == "bool (L, S) with an empty row":
+        assert torch.all(ours[0][:, :, 2] == 0)  # the hidden query gets no gradient
+
+
+@pytest.mark.parametrize("case", [0, 1, 6, 8])
+def test_c42_backward_gradcheck(case):
+    # gradcheck: our backward against finite differences of our own forward (float64).
+    name, make_mask, lens = _mask_cases(B=1, H=2, L=9, S=11)[case]
+    g = torch.Generator().manual_seed(case)
+    q = torch.randn(1, 2, 9, 3, generator=g, dtype=torch.float64).requires_grad_()
+    k = torch.randn(1, 2, 11, 3, generator=g, dtype=torch.float64).requires_grad_()
+    v = torch.randn(1, 2, 11, 2, generator=g, dtype=torch.float64).requires_grad_()
+    mask = make_mask()
+    mask = mask[:1] if mask is not None and mask.dim() == 4 else mask
+    lens = lens[:1] if lens is not None else None
+    for causal in (False, True):
+
+        def fn(a, b, c, m=mask, causal=causal):
+            return blockwise_attention(a, b, c, m, valid_lens=lens, is_causal=causal, block_size=4)
+
+        inputs = (q, k, v) if mask is None else (q, k, v, mask)
+        assert torch.autograd.gradcheck(lambda *t: fn(*t[:3], *t[3:]), inputs), name
+
+
+def test_c42_backward_saves_only_inputs_output_and_one_number_per_query():
+    q, k, v = (t.requires_grad_() for t in _qkv("cpu", L=300, S=270, dtype=torch.float64))
+    out, lse = blockwise_attention_lse(q, k, v, block_size=32)
+    saved = out.grad_fn.saved_tensors  # what the backward will read
+    assert len(saved) == 6 and saved[3] is None  # q, k, v, no mask, out, lse
+    for a, b in zip(saved[:3], (q, k, v)):
+        assert a.data_ptr() == b.data_ptr()  # the inputs themselves, no copy
+    assert torch.equal(saved[4], out) and saved[5].shape == (2, 3, 300)
+    scores = q @ k.transpose(-2, -1) / 8**0.5  # (2, 3, L, S), written out for the reference
+    assert_close(lse, torch.logsumexp(scores, dim=-1))
+    assert not lse.requires_grad
+
+
+def test_c42_training_memory_grows_linearly_measured(one_thread):
+    # Exact counts (allocated_bytes) of forward + backward under requires_grad. Nothing in the
+    # backward has a size that depends on n except the output, the gradients dq, dk, dv and a
+    # few numbers per query (lse, D = rowsum(dO * O)): so the peak is a + b n exactly, with
+    # b <= (4 d + 4) float32 per position, and a (the (tile, block) slices of s, p, dP, dS and
+    # their temporaries) at most 8 slices. Then the ratio per doubling is (a + 2bn)/(a + bn):
+    # below 2 and rising towards it. Autograd through the loop (blockwise_attention_steps)
+    # keeps every block's exponentials, (n, n) numbers in all: it grows by more than x3.
+    d, block = 16, 64
+    tile_bytes = query_tile(block) * block * 4
+    peaks, loop = [], []
+    ns = (512, 1024, 2048)  # all >= one query tile (256), so the (tile, block) slices are full
+    for n in ns:
+        q, k, v = (torch.randn(1, n, d, requires_grad=True) for _ in range(3))
+        g = torch.randn(1, n, d)
+        peaks.append(
+            allocated_bytes(
+                lambda: torch.autograd.grad(
+                    blockwise_attention(q, k, v, block_size=block), (q, k, v), g
+                )
+            )
+        )
+        if n <= 1024:
+            loop.append(
+                allocated_bytes(
+                    lambda: torch.autograd.grad(
+                        list(blockwise_attention_steps(q, k, v, block_size=block))[-1].output,
+                        (q, k, v),
+                        g,
+                    )
+                )
+            )
+    step1, step2 = peaks[1] - peaks[0], peaks[2] - peaks[1]
+    assert step2 == 2 * step1  # exactly linear: a + b n
+    per_position = step1 / (ns[1] - ns[0])
+    constant = peaks[0] - per_position * ns[0]
+    assert 4 * d * 4 <= per_position <= (4 * d + 4) * 4
+    assert 0 < constant <= 8 * tile_bytes
+    ratios = [peaks[1] / peaks[0], peaks[2] / peaks[1]]
+    assert 1 < ratios[0] < ratios[1] < 2
+    assert loop[1] / loop[0] > 3
+
+
+def test_c42_size_one_key_axis_masks_like_full_attention():
+    # Review #78: a mask whose key axis has size 1 broadcasts over every key block.
+    q, k, v = _qkv("cpu", L=300, S=270, dtype=torch.float64)
+    for mask in (
+        torch.tensor([True, False, True]).repeat(100).unsqueeze(-1),  # (L, 1) bool
+        torch.randn(2, 1, 300, 1, dtype=torch.float64),  # (B, 1, L, 1) float
+        torch.ones(1, dtype=torch.bool),  # (1,)
+    ):
+        want, _ = dot_product_attention(q, k, v, mask)
+        assert_close(blockwise_attention(q, k, v, mask, block_size=32), want)
+        steps = list(blockwise_attention_steps(q, k, v, mask, block_size=32))
+        assert_close(steps[-1].output, want)
+    small = torch.ones(3, 1, dtype=torch.bool)
+    q3, k3, v3 = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 6)
+    assert_close(
+        blockwise_attention(q3, k3, v3, small, block_size=2),
+        F.scaled_dot_product_attention(q3, k3, v3),
+    )
+
+
+def test_c42_a_list_as_q_is_named():
+    # Review #122: the inputs are checked before their shapes are read.
+    k, v = torch.randn(2, 5, 4), torch.randn(2, 5, 6)
+    with pytest.raises(TypeError, match="q must be a torch.Tensor, got list"):
+        blockwise_attention([1.0], k, v)
+    with pytest.raises(TypeError, match="k must be a torch.Tensor"):
+        list(blockwise_attention_steps(torch.randn(2, 3, 4), "k", v))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_c42_half_precision_backward(dtype):
+    # The backward computes in float32 from half inputs; what is rounded to `dtype` is the output
+    # O (read back by D = rowsum(dO * O)) and each gradient, once. Gradients here are of size ~3,
+    # so a few roundings of relative 2^-9 (bfloat16; float16 2^-12) stay within the forward test's
+    # 2e-2 (measured: at most 15% of atol + rtol |ref| for bfloat16, 2% for float16).
+    q, k, v = (t.requires_grad_() for t in _qkv("cpu", L=40, S=50, dtype=dtype))
+    g = torch.randn(2, 3, 40, 6, dtype=dtype)
+    ours = torch.autograd.grad(
+        blockwise_attention(q, k, v, block_size=8, is_causal=True), (q, k, v), g
+    )
+    ref_in = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    ref = torch.autograd.grad(
+        F.scaled_dot_product_attention(*ref_in, is_causal=True), ref_in, g.double()
+    )
+    for a, b in zip(ours, ref):
+        assert a.dtype == dtype
+        assert_close(a.double(), b, atol=2e-2, rtol=2e-2)
+
+
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    L=st.integers(1, 70),
+    S=st.integers(1, 70),
+    block_size=st.integers(1, 40),
+    is_causal=st.booleans(),
+)
+def test_c42_backward_equals_full_attention_float64_property(
+    one_thread, seed, L, S, block_size, is_causal
+):
+    # float64 on both sides: exact to rounding, so assert_close's float64 defaults hold.
+    gen = torch.Generator().manual_seed(seed)
+    q, k = (torch.randn(2, n, 4, generator=gen, dtype=torch.float64) * 2 for n in (L, S))
+    v = torch.randn(2, S, 3, generator=gen, dtype=torch.float64)
+    grad_out = torch.randn(2, L, 3, generator=gen, dtype=torch.float64)
+    inputs = [t.requires_grad_() for t in (q, k, v)]
+    out = blockwise_attention(q, k, v, block_size=block_size, is_causal=is_causal)
+    want, _ = dot_product_attention(q, k, v, is_causal=is_causal)
+    for a, b in zip(
+        torch.autograd.grad(out, inputs, grad_out), torch.autograd.grad(want, inputs, grad_out)
+    ):
+        assert_close(a, b)
+
+
+def test_c42_no_dropout_and_no_double_backward_are_clear_errors():
+    q, k, v = (t.requires_grad_() for t in _qkv("cpu", L=4, S=5, dtype=torch.float64))
+    with pytest.raises(TypeError, match="dropout_p"):
+        blockwise_attention(q, k, v, dropout_p=0.1)
+    # A gradient of the gradient (create_graph=True) would silently treat dq as a constant:
+    # it is refused by name instead.
+    with pytest.raises(RuntimeError, match="blockwise_attention's backward pass cannot be"):
+        torch.autograd.grad(blockwise_attention(q, k, v).sum(), q, create_graph=True)
+    (dq,) = torch.autograd.grad(blockwise_attention(q, k, v).sum(), q)  # a first derivative is fine
+    assert dq.shape == q.shape

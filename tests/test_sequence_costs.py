@@ -17,6 +17,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from attnlib import blockwise_attention
 from attnlib.course.costs import (
     CostRow,
+    counted_macs,
     fitted_slope,
     layer_costs,
     score_bytes,
@@ -67,10 +68,13 @@ def test_c41_theoretical_compute_equals_torchs_flop_count_of_each_layers_core():
     for i, n in enumerate(ns):
         x = torch.randn(1, n, d)
         assert c.cnn_macs[i] == _macs(lambda x=x: conv(x.transpose(1, 2)))
-        # nn.RNN multiplies by two d x d matrices per position (input and recurrent); the table
-        # counts the recurrent one, n d².
-        assert c.rnn_macs[i] == _macs(lambda x=x: rnn(x)) / 2
-        assert c.attention_macs[i] == _macs(lambda x=x: x @ x.transpose(-2, -1))  # the n² d scores
+        # nn.RNN multiplies by two d x d matrices per position (input and recurrent): 2 n d².
+        assert c.rnn_macs[i] == _macs(lambda x=x: rnn(x))
+        # QKᵀ and the product with V, n² d each: 2 n² d (issue 28: the table counted QKᵀ only)
+        assert c.attention_macs[i] == _macs(
+            lambda x=x: torch.softmax(x @ x.transpose(-2, -1), -1) @ x
+        )
+        assert c.projection_macs[i] == 4 * _macs(lambda x=x: nn.Linear(d, d)(x))
     assert c.compute["CNN"] is c.cnn_macs and c.memory["blockwise attention"] is c.blockwise_bytes
     # attention equals the RNN exactly at n = d
     assert (
@@ -137,6 +141,13 @@ def test_measured_cost_panels_draw_every_row():
     assert list(x) == [256, 512, 1024]
     np.testing.assert_allclose(y, [4 * n * n / 2**20 for n in (256, 512, 1024)])
     assert axes[0].get_xscale() == "log" and axes[1].get_yscale() == "log"
+    # Both panels carry the dotted guides: slope 1 and 2 through half the lowest first point.
+    for ax, first in ((axes[0], 1e-3 * 1e3), (axes[1], 4 * 256 * 64 / 2**20)):
+        guides = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":"]
+        assert len(guides) == 2
+        for p, ln in zip((1, 2), guides):
+            gx, gy = ln.get_data()
+            np.testing.assert_allclose(gy, first / 2 * (np.asarray(gx) / 256) ** p)
 
 
 def test_registered_figure_builds():
@@ -164,3 +175,26 @@ def test_cost_rows_are_frozen_and_count_what_torch_counts():
     assert rows["CNN"].flops == counter.get_total_flops()
     assert row.largest_intermediate_bytes == torch.empty(n, n).nbytes  # the score matrix
     assert row.peak_bytes >= row.largest_intermediate_bytes
+
+
+def test_c41_counted_macs_against_the_closed_forms_and_the_crossovers():
+    # Closed forms (independent of torch's counter): CNN k n d², nn.RNN 2 n d² (input and
+    # recurrent matrix), written-out attention 2 n² d (QKᵀ and the product with V), four
+    # projections 4 n d². Attention costs as much as the RNN at n = d and as the CNN at n = k d / 2.
+    d, k = 64, 3
+    ns = [32, 64, 96, 128]
+    c = counted_macs(ns, d_model=d, kernel_size=k)
+    for i, n in enumerate(ns):
+        assert c["CNN"][i] == k * n * d * d
+        assert c["RNN"][i] == 2 * n * d * d
+        assert c["attention"][i] == 2 * n * n * d
+        assert c["projections"][i] == 4 * n * d * d
+    assert c["attention"][1] == c["RNN"][1]  # n = 64 = d
+    assert c["attention"][2] == c["CNN"][2]  # n = 96 = k d / 2
+    assert c["attention"][3] > c["CNN"][3]  # n = 128: already dearer than the CNN
+    t = theoretical_costs(ns, d_model=d, kernel_size=k)
+    assert t.attention_macs.tolist() == c["attention"] and t.rnn_macs.tolist() == c["RNN"]
+    with pytest.raises(ValueError, match="d_model"):
+        counted_macs([4], d_model=0)
+    with pytest.raises(ValueError, match="at least one"):
+        counted_macs([])

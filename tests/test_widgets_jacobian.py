@@ -157,3 +157,31 @@ def test_jacobian_panels_draw_autograd_jacobians():
     with pytest.raises(ValueError, match="logits"):
         spread_jacobians([[1.0, 0.0]], [1.0])
     assert len(softmax_jacobian_figure().axes) == 4  # three panels and a colorbar
+
+
+def test_titles_and_entries_readable_in_the_rendered_picture():
+    """Every panel title lies inside the picture and overlaps no other title or legend, and no
+    two of J's written-in entries touch (the first row of four overprinted its titles, cut the
+    last one off and ran J's entries together: "-0.03-0.02")."""
+    ex = jacobian_explorer(upstream="mixed", spread=0.5)  # the widest entries: all 25 nonzero
+    fig = ex.figure()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    titles = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_title()]
+    assert len(titles) == 4
+    for t in titles:  # inside the picture
+        assert box.x0 <= t.x0 and t.x1 <= box.x1 and box.y0 <= t.y0 and t.y1 <= box.y1
+    legends = [ax.get_legend().get_window_extent(renderer) for ax in fig.axes if ax.get_legend()]
+    assert len(legends) == 2
+    others = titles + legends
+    for i, a in enumerate(others):
+        for b in others[i + 1 :]:
+            assert not a.overlaps(b)
+    entries = [t.get_window_extent(renderer) for t in fig.axes[1].texts]
+    assert len(entries) == 25
+    for i, a in enumerate(entries):
+        for b in entries[i + 1 :]:
+            assert not a.overlaps(b)
+    # one row, so that controls, picture and readout fit 620 px of height (tests/test_site.py)
+    assert (ex.scene.rows, ex.scene.cols, ex.scene.height) == (1, 4, 270)

@@ -77,6 +77,10 @@ def test_mean_curves_match_an_independent_average(explorer):
             state = explorer.state(d_k=d_k, scale=scale)
             assert state["256 rows: mean entropy"] == pytest.approx(ent, rel=1e-9)
             assert state["256 rows: mean ||J||_F"] == pytest.approx(jn, rel=1e-9)
+            top = a.max(dim=-1).values.mean().item()
+            assert state["256 rows: mean max weight"] == pytest.approx(top, rel=1e-9)
+            line = np.asarray(explorer.compute(d_k=d_k, scale=scale).arrays["mean_top"])
+            np.testing.assert_allclose(line[:, 1], top, rtol=1e-9)  # the dashed line drawn
 
 
 @pytest.mark.parametrize("d_k", [4, 64, 1024])
@@ -242,3 +246,26 @@ def test_scaling_figure_functions_draw_the_tables():
     # common random numbers: at d_k = 1 the scale is 1, so the two columns agree exactly
     assert raw.entropy[0].item() == scl.entropy[0].item()
     assert len(scaling_variance_figure().axes) == 3
+
+
+@pytest.mark.parametrize(
+    "d_k,scale,fixed", [(256, "1", False), (1, "1", False), (1, "1", True), (1024, "1/d_k", True)]
+)
+def test_picture_titles_legend_and_axis_text_readable(d_k, scale, fixed):
+    """Every title lies inside the picture; in the histogram the legend overlaps neither the
+    axis text nor the tallest bar (it sat on the peak and hid the axis text before)."""
+    ex = scaling_explorer(d_k=d_k, scale=scale, fixed_axis=fixed)
+    fig = ex.figure()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        if ax.get_title():
+            t = ax.title.get_window_extent(renderer)
+            assert fig.bbox.x0 <= t.x0 and t.x1 <= fig.bbox.x1, ax.get_title()
+    hist = fig.axes[0]
+    legend = hist.get_legend().get_window_extent(renderer)
+    axis_text = next(t for t in hist.texts if t.get_text().startswith("x-axis"))
+    assert not legend.overlaps(axis_text.get_window_extent(renderer))
+    tallest = max(p.get_height() for p in hist.patches)  # in axes-data units, y-limit 1
+    peak_px = hist.transData.transform((0.0, tallest))[1]
+    assert peak_px < legend.y0 and peak_px < axis_text.get_window_extent(renderer).y0

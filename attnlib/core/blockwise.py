@@ -12,6 +12,14 @@ When a new block raises the maximum from m to m', the old sums are rescaled by
 ``(..., L, block_size)`` slice of scores exists at any time (:func:`blockwise_attention`
 also cuts the queries into tiles), so the extra memory grows linearly in the sequence
 length instead of quadratically.
+
+Under autograd the saving would be lost if PyTorch differentiated the loop: it would keep every
+block's exponentials for the backward pass, (L, S) numbers in all. :func:`blockwise_attention`
+is therefore a ``torch.autograd.Function`` (as FlashAttention, and Rabe and Staats 2021): the
+forward saves only its inputs, the output and one log-sum-exp per query,
+``lse = m + log(l)``, and the backward recomputes each block's weights ``exp(s - lse)``
+and accumulates the gradients block by block. :func:`blockwise_attention_lse` returns what
+the forward saves.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from attnlib.core.attention import check_attention_call
+from attnlib.core.attention import check_attention_call, check_qkv
 from attnlib.core.scoring import scaled_scores
 from attnlib.util._checks import check_positive_int
 
@@ -29,6 +37,7 @@ __all__ = [
     "BlockwiseStep",
     "OnlineSoftmaxTrace",
     "blockwise_attention",
+    "blockwise_attention_lse",
     "blockwise_attention_steps",
     "online_softmax_trace",
     "query_tile",
@@ -80,6 +89,7 @@ class BlockwiseStep:
 def _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale):
     """Check the inputs; return the scale as a number and one mask with valid_lens folded in."""
     check_positive_int("block_size", block_size)
+    check_qkv(q, k, v)  # before reading q.shape: a list must get a named error
     # The mask covers v's batch dimensions too (the output's), and leaves is_causal out: the
     # blocks build their causal part themselves.
     batch = tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
@@ -112,7 +122,8 @@ def _online_blocks(
         s = scaled_scores(qs, k[..., start:stop, :].to(work), 1.0)
         hidden = None
         if attn_mask is not None:
-            mb = attn_mask[..., start:stop]
+            # A size-1 key axis broadcasts over every block (slicing it would leave 0 keys).
+            mb = attn_mask if attn_mask.shape[-1] == 1 else attn_mask[..., start:stop]
             if mb.dtype == torch.bool:
                 hidden = ~mb
             else:
@@ -194,6 +205,175 @@ def online_softmax_trace(
     )
 
 
+def _mask_index(mask: torch.Tensor, rows: slice, keys: slice) -> tuple:
+    """Index of the part of ``mask`` that covers query ``rows`` and ``keys``: a size-1 (broadcast)
+    query or key axis is kept whole (slicing it would leave an empty axis)."""
+    r = rows if mask.dim() >= 2 and mask.shape[-2] != 1 else slice(None)
+    c = keys if mask.shape[-1] != 1 else slice(None)
+    return (..., r, c) if mask.dim() >= 2 else (..., c)
+
+
+def _tiles(num_queries: int, num_keys: int, block_size: int, is_causal: bool):
+    """The query tiles ``(rows, key_stop)``; causal: keys past a tile's last query are hidden
+    from all of its rows, so its key loop stops there."""
+    tile = query_tile(block_size)
+    for row in range(0, num_queries, tile):
+        rows = slice(row, min(row + tile, num_queries))
+        yield rows, (min(num_keys, rows.stop) if is_causal else num_keys)
+
+
+def _forward(q, k, v, mask, scale, is_causal, block_size, with_lse=True):
+    """The online softmax over query tiles: ``(out (..., L, Dv) in q's dtype, lse (..., L))``.
+
+    ``lse = m + log(l)`` is each query's log-sum-exp of its visible scores, ``+inf`` for a query
+    that sees no key (so that the backward's ``exp(s - lse)`` gives 0 there, not NaN); ``None``
+    when ``with_lse`` is False (inference: nothing will need it).
+    """
+    num_queries, num_keys = q.shape[-2], k.shape[-2]
+    lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
+    out = q.new_zeros((*lead, num_queries, v.shape[-1]))  # (..., L, Dv)
+    lse = (
+        torch.full((*lead, num_queries), float("inf"), dtype=work, device=q.device)  # (..., L)
+        if with_lse
+        else None
+    )
+    for rows, key_stop in _tiles(num_queries, num_keys, block_size, is_causal):
+        tile_mask = None if mask is None else mask[_mask_index(mask, rows, slice(0, key_stop))]
+        last = None
+        for last in _online_blocks(  # noqa: B007  (only the last state is kept)
+            q[..., rows, :],
+            k[..., :key_stop, :],
+            v[..., :key_stop, :],
+            block_size=block_size,
+            is_causal=is_causal,
+            attn_mask=tile_mask,
+            scale=scale,
+            query_offset=rows.start,
+        ):
+            pass
+        if last is not None:
+            out[..., rows, :] = last.output.to(q.dtype)
+        if last is not None and lse is not None:
+            seen = last.running_sum > 0  # (..., tile): the query sees at least one key
+            lse[..., rows] = torch.where(
+                seen, last.running_max + torch.log(last.running_sum), float("inf")
+            )
+    return out, lse
+
+
+def _backward(q, k, v, mask, out, lse, grad_out, scale, is_causal, block_size, need_mask_grad):
+    """Gradients of blockwise attention, each block's weights recomputed from ``lse``.
+
+    With ``p = exp(s - lse)`` (the weights of the block) and ``D = rowsum(dO * O)``:
+    ``dV += pᵀ dO``, ``dP = dO Vᵀ``, ``dS = p * (dP - D)``, ``dQ += dS K · scale``,
+    ``dK += dSᵀ Q · scale`` and, for a float mask, ``dmask += dS``. Only one
+    ``(tile, block)`` slice of each of s, p, dP, dS exists at a time.
+    """
+    num_queries, num_keys = q.shape[-2], k.shape[-2]
+    lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    work = lse.dtype
+    grad_out = grad_out.to(work)
+    dq = torch.zeros((*lead, num_queries, q.shape[-1]), dtype=work, device=q.device)
+    dk = torch.zeros((*lead, num_keys, k.shape[-1]), dtype=work, device=q.device)
+    dv = torch.zeros((*lead, num_keys, v.shape[-1]), dtype=work, device=q.device)
+    dmask = torch.zeros(mask.shape, dtype=work, device=q.device) if need_mask_grad else None
+    for rows, key_stop in _tiles(num_queries, num_keys, block_size, is_causal):
+        qs = q[..., rows, :].to(work) * scale  # (..., tile, Dk), scaled as in the forward
+        go = grad_out[..., rows, :]  # (..., tile, Dv)
+        # D_i = dO_i · O_i, one tile at a time (a whole-sequence product would be a temporary
+        # as large as the output)
+        delta = (go * out[..., rows, :].to(work)).sum(dim=-1, keepdim=True)  # (..., tile, 1)
+        row_ids = torch.arange(rows.start, rows.stop, device=q.device).unsqueeze(-1)  # (tile, 1)
+        for start in range(0, key_stop, block_size):
+            keys = slice(start, min(start + block_size, key_stop))
+            kb, vb = k[..., keys, :].to(work), v[..., keys, :].to(work)  # (..., blk, D)
+            s = scaled_scores(qs, kb, 1.0)  # (..., tile, blk): the forward's scores again
+            hidden = None
+            if mask is not None:
+                mb = mask[_mask_index(mask, rows, keys)]
+                if mb.dtype == torch.bool:
+                    hidden = ~mb
+                else:
+                    s = s + mb.to(work)
+            if is_causal:
+                future = torch.arange(keys.start, keys.stop, device=q.device) > row_ids
+                hidden = future if hidden is None else hidden | future
+            if hidden is not None:
+                s = s.masked_fill(hidden, float("-inf"))
+            p = torch.exp(s - lse[..., rows].unsqueeze(-1))  # (..., tile, blk): the weights
+            dv[..., keys, :] += p.transpose(-2, -1) @ go  # (..., blk, Dv)
+            dp = go @ vb.transpose(-2, -1)  # (..., tile, blk)
+            ds = p * (dp - delta)  # (..., tile, blk): d loss / d s
+            dq[..., rows, :] += ds @ kb * scale  # (..., tile, Dk)
+            dk[..., keys, :] += ds.transpose(-2, -1) @ qs  # (..., blk, Dk)
+            if dmask is not None:
+                part = dmask[_mask_index(mask, rows, keys)]
+                part += ds.sum_to_size(part.shape)  # a view of dmask: reduced over broadcasting
+    return dq, dk, dv, dmask
+
+
+class _BlockwiseAttention(torch.autograd.Function):
+    """Blockwise attention whose backward recomputes the blocks instead of storing them."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, mask, scale, is_causal, block_size):
+        out, lse = _forward(q, k, v, mask, scale, is_causal, block_size)
+        # Saved: the inputs (which exist anyway), the output and one number per query.
+        ctx.save_for_backward(q, k, v, mask, out, lse)
+        ctx.args = (scale, is_causal, block_size)
+        ctx.mark_non_differentiable(lse)
+        return out, lse
+
+    @staticmethod
+    def backward(ctx, grad_out, _grad_lse):
+        if torch.is_grad_enabled():  # create_graph=True: a gradient of the gradient is asked for
+            raise RuntimeError(
+                "blockwise_attention's backward pass cannot be differentiated again (it was "
+                "called with create_graph=True, e.g. for a double backward); use "
+                "attnlib.dot_product_attention for higher derivatives"
+            )
+        q, k, v, mask, out, lse = ctx.saved_tensors
+        scale, is_causal, block_size = ctx.args
+        need_mask_grad = mask is not None and ctx.needs_input_grad[3]
+        if grad_out is None:
+            return None, None, None, None, None, None, None
+        dq, dk, dv, dmask = _backward(
+            q, k, v, mask, out, lse, grad_out, scale, is_causal, block_size, need_mask_grad
+        )
+        grads = [
+            g.sum_to_size(t.shape).to(t.dtype) if need else None  # undo q/k/v broadcasting
+            for g, t, need in zip((dq, dk, dv), (q, k, v), ctx.needs_input_grad[:3])
+        ]
+        mask_grad = dmask.to(mask.dtype) if need_mask_grad else None
+        return (*grads, mask_grad, None, None, None)
+
+
+def blockwise_attention_lse(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    *,
+    valid_lens: torch.Tensor | None = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+    block_size: int = 128,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`blockwise_attention` and the row statistic its backward needs.
+
+    Args: as :func:`blockwise_attention`.
+
+    Returns:
+        ``(out, lse)``: the ``(..., L, Dv)`` output (differentiable, as
+        :func:`blockwise_attention`) and the ``(..., L)`` log-sum-exp ``m + log(l)`` of each
+        query's visible scores (``+inf`` for a query that sees no key; float32 for half inputs),
+        the only numbers besides the inputs and the output that the backward pass keeps.
+    """
+    scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
+    return _BlockwiseAttention.apply(q, k, v, attn_mask, scale, is_causal, block_size)
+
+
 def blockwise_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -208,52 +388,36 @@ def blockwise_attention(
     """softmax(q kᵀ · scale + mask) v computed over key blocks with an online softmax.
 
     Gives the same output as full attention (:func:`attnlib.dot_product_attention`, with the
-    same masking arguments) without ever forming the ``(L, S)`` score matrix. The queries are
-    processed in tiles of ``max(block_size, 256)`` rows (so a tile's scores stay in the CPU
-    cache), each tile running over the key blocks; with ``is_causal`` the blocks entirely in a
-    tile's future are skipped. Extra memory: the output plus a few ``(tile, block_size)`` score
-    blocks, linear in the sequence length. The weights are never formed, so none are returned.
+    same masking arguments) without ever forming the ``(L, S)`` score matrix, in the forward and
+    in the backward pass. The queries are processed in tiles of ``max(block_size, 256)`` rows
+    (so a tile's scores stay in the CPU cache), each tile running over the key blocks; with
+    ``is_causal`` the blocks entirely in a tile's future are skipped. Extra memory: the output
+    plus a few ``(tile, block_size)`` score blocks, linear in the sequence length. Under
+    autograd only the inputs, the output and one log-sum-exp per query are saved, and the
+    backward recomputes each block (FlashAttention's recomputation), so training memory stays
+    linear too. The weights are never formed, so none are returned; there is no dropout.
 
     Args:
         q: ``(..., L, Dk)``.
         k: ``(..., S, Dk)``, S >= 1.
         v: ``(..., S, Dv)``.
         attn_mask: optional, broadcastable to ``(..., L, S)``: boolean (True = may attend) or
-            float (added to the scores). A broadcast (expanded) mask costs no memory.
+            float (added to the scores; it may require a gradient). A broadcast (expanded) mask
+            costs no memory.
         valid_lens: optional integer ``(B,)`` or ``(B, L)``: keys past the length are padding.
         is_causal: hide keys j > i (top-left aligned, as ``F.scaled_dot_product_attention``).
         scale: multiplies the scores; ``None`` means ``1/sqrt(Dk)``.
         block_size: keys per block (>= 1).
 
     Returns:
-        ``(..., L, Dv)`` in q's dtype; a query that sees no key gets a zero output.
+        ``(..., L, Dv)`` in q's dtype; a query that sees no key gets a zero output (and zero
+        gradients).
     """
     scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
-    num_queries, num_keys = q.shape[-2], k.shape[-2]
-    lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    out = q.new_zeros((*lead, num_queries, v.shape[-1]))  # (..., L, Dv)
-    tile = query_tile(block_size)
-    for row in range(0, num_queries, tile):
-        rows = slice(row, min(row + tile, num_queries))
-        # Causal: keys past the tile's last query are hidden from all of its rows.
-        key_stop = min(num_keys, rows.stop) if is_causal else num_keys
-        mask = attn_mask
-        if mask is not None:
-            if mask.dim() >= 2 and mask.shape[-2] != 1:
-                mask = mask[..., rows, :]
-            mask = mask[..., :key_stop]
-        last = None
-        for last in _online_blocks(  # noqa: B007  (only the last state is kept)
-            q[..., rows, :],
-            k[..., :key_stop, :],
-            v[..., :key_stop, :],
-            block_size=block_size,
-            is_causal=is_causal,
-            attn_mask=mask,
-            scale=scale,
-            query_offset=row,
-        ):
-            pass
-        if last is not None:
-            out[..., rows, :] = last.output.to(q.dtype)
+    inputs = (q, k, v) if attn_mask is None else (q, k, v, attn_mask)
+    if not (torch.is_grad_enabled() and any(t.requires_grad for t in inputs)):
+        # Nothing will call the backward: skip the log-sum-exp it would need (and the graph).
+        out, _ = _forward(q, k, v, attn_mask, scale, is_causal, block_size, with_lse=False)
+        return out
+    out, _ = _BlockwiseAttention.apply(q, k, v, attn_mask, scale, is_causal, block_size)
     return out

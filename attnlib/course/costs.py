@@ -25,6 +25,7 @@ __all__ = [
     "CostRow",
     "TheoreticalCosts",
     "complexity_table",
+    "counted_macs",
     "fitted_slope",
     "layer_costs",
     "median_time",
@@ -86,8 +87,11 @@ class TheoreticalCosts:
     Attributes (all ``(N,)`` float64 arrays, one entry per n):
         ns: the sequence lengths.
         cnn_macs: ``k n d²`` (k taps of a d x d matrix at every position).
-        rnn_macs: ``n d²`` (the recurrent d x d matrix once per position).
-        attention_macs: ``n² d`` (a length-d dot product for every pair of positions).
+        rnn_macs: ``2 n d²`` (per position, the input and the recurrent d x d matrix, as
+            ``nn.RNN``).
+        attention_macs: ``2 n² d`` (a length-d dot product for every pair of positions, ``QKᵀ``,
+            and the weighted sum of the values, ``softmax(·) V``); no projections.
+        projection_macs: ``4 n d²`` (``W_Q, W_K, W_V, W_O``, which the seed's table leaves out).
         attention_bytes: the ``n x n`` score matrix.
         blockwise_bytes: one ``n x min(block, n)`` block of scores: every query row against
             one key block, the simplest blockwise form. :func:`attnlib.blockwise_attention` also
@@ -100,6 +104,7 @@ class TheoreticalCosts:
     cnn_macs: np.ndarray
     rnn_macs: np.ndarray
     attention_macs: np.ndarray
+    projection_macs: np.ndarray
     attention_bytes: np.ndarray
     blockwise_bytes: np.ndarray
     output_bytes: np.ndarray
@@ -149,12 +154,57 @@ def theoretical_costs(
     return TheoreticalCosts(
         ns=n,
         cnn_macs=k * n * d**2,
-        rnn_macs=n * d**2,
-        attention_macs=n**2 * d,
+        rnn_macs=2 * n * d**2,
+        attention_macs=2 * n**2 * d,
+        projection_macs=4 * n * d**2,
         attention_bytes=n**2 * size,
         blockwise_bytes=n * np.minimum(block_size, n) * size,
         output_bytes=n * d * size,
     )
+
+
+def counted_macs(
+    ns: Sequence[int], *, d_model: int = 64, kernel_size: int = 3
+) -> dict[str, list[int]]:
+    """Multiply-adds of one layer's forward at each n, counted by torch's ``FlopCounterMode``.
+
+    The same counter (and the same layers) as :func:`layer_costs`: ``nn.Conv1d(d, d, k)`` with
+    "same" padding, ``nn.RNN(d, d)``, single-head :func:`written_out_attention` of the sequence
+    with itself, and the four ``nn.Linear(d, d)`` projections of a real attention layer. One
+    sequence; FLOPs / 2 (FlopCounterMode counts 2 per multiply-add; biases and the softmax are
+    not matrix products and are not counted).
+
+    Returns:
+        ``{"CNN": [...], "RNN": [...], "attention": [...], "projections": [...]}``, one int per n.
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    check_positive_int("d_model", d_model)
+    check_positive_int("kernel_size", kernel_size)
+    if not ns:
+        raise ValueError("ns must hold at least one sequence length")
+    for n in ns:
+        check_positive_int("n", n)
+    d = d_model
+    with torch.random.fork_rng(devices=[]):  # the weights do not matter for a count
+        cnn = nn.Conv1d(d, d, kernel_size, padding=kernel_size // 2)
+        rnn = nn.RNN(d, d, batch_first=True)
+        projections = [nn.Linear(d, d) for _ in range(4)]
+    counts: dict[str, list[int]] = {"CNN": [], "RNN": [], "attention": [], "projections": []}
+    for n in ns:
+        x = torch.zeros(1, n, d)  # (B, n, d); values do not change a count
+        xt = x.transpose(1, 2).contiguous()  # (B, d, n) as Conv1d wants
+        cases = {
+            "CNN": lambda: cnn(xt),
+            "RNN": lambda: rnn(x),
+            "attention": lambda: written_out_attention(x, x, x),
+            "projections": lambda: [w(x) for w in projections],
+        }
+        for name, fn in cases.items():
+            with torch.no_grad(), FlopCounterMode(display=False) as counter:
+                fn()
+            counts[name].append(counter.get_total_flops() // 2)
+    return counts
 
 
 def fitted_slope(ns: Sequence[float], values: Sequence[float]) -> float:

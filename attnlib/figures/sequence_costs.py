@@ -41,7 +41,8 @@ def _guides(ax, ns, anchor, slopes=(1, 2)):
 
 
 def measured_cost_panels(rows, axes):
-    """Draw measured time (left) and the exact peak tensor memory (right) against n, log-log.
+    """Draw measured time (left) and the exact peak tensor memory (right) against n, log-log,
+    each panel with dotted guides of slope 1 and 2.
 
     Args:
         rows: :class:`attnlib.course.costs.CostRow` list (from
@@ -68,6 +69,9 @@ def measured_cost_panels(rows, axes):
     if mem_all:
         # Half the lowest first point: a guide through a measured point would hide under its line.
         _guides(ax_m, ns, min(mem_all) / 2)
+    time_all = [r.seconds * 1e3 for r in rows if r.seconds > 0 and r.n == ns[0]]
+    if time_all:
+        _guides(ax_t, ns, min(time_all) / 2)
     for ax, what in ((ax_t, "median time (ms)"), (ax_m, "peak tensor memory (MiB)")):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")

@@ -167,20 +167,20 @@ def _scene(S: int, labels) -> Scene:
     )
     j_panel = Panel(
         [Heatmap("J", vmin=-_CLIM, vmax=_CLIM, cmap="cividis", annotate=True, colorbar=True)],
-        title="J = diag(a) − a aᵀ (row a_j, column ∂/∂z_r)",
+        title="J = diag(a) − a aᵀ",
         **cells(S, S, [f"a{j + 1}" for j in range(S)], labels),
     )
     g_panel = Panel(
         [
             Line([[-0.6, 0.0], [S - 0.4, 0.0]], color="0.5", width=0.8),
-            Bars("g", x=xs - 0.2, width=0.38, color="0.65", label="g = ∂L/∂a (upstream)"),
-            Bars("dz", x=xs + 0.2, width=0.38, color="C0", label="∂L/∂z = Jᵀg (to the scores)"),
+            Bars("g", x=xs - 0.2, width=0.38, color="0.65", label="g = ∂L/∂a"),
+            Bars("dz", x=xs + 0.2, width=0.38, color="C0", label="∂L/∂z = Jᵀg"),
         ],
-        ylim=(-1.1, 1.1),
-        title="the gradient the softmax passes back",
+        ylim=(-1.1, 1.7),  # headroom above the bars (|g_j| <= 1) for the legend
+        title="g and ∂L/∂z",
         xlabel="key j",
         ylabel="gradient",
-        legend="lower right",
+        legend="upper right",
         **slots,
     )
     c_panel = Panel(
@@ -191,11 +191,19 @@ def _scene(S: int, labels) -> Scene:
             Points("m", color="black", size=5, filled=False),
         ],
         xlim=(0.0, _MAX_SPREAD),
-        ylim=(0.0, 1.05),
-        title="saturation kills the gradient",
+        ylim=(0.0, 1.6),  # headroom above the max weight (<= 1) for the legend
+        title="norms against σ",
         xlabel="spread σ (∝ 1/temperature)",
         ylabel="norm or weight",
         legend="upper right",
     )
-    scene = Scene([w_panel, j_panel, g_panel, c_panel], cols=4, width=880, height=270)
+    # One row, so that controls, picture and readout fit 620 px of height (a 2 x 2 grid does not);
+    # short titles, and the widest column for J, so titles and J's entries do not run together.
+    scene = Scene(
+        [w_panel, j_panel, g_panel, c_panel],
+        cols=4,
+        width=880,
+        height=270,
+        col_widths=[0.85, 1.35, 0.9, 0.9],
+    )
     return scene

@@ -17,7 +17,7 @@ from attnlib.course.scaling import entropy, jacobian_norm, max_weight, scores_fo
 from attnlib.widgets.framework.artists import Bars, Line, Points, Text
 from attnlib.widgets.framework.controls import selection_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
-from attnlib.widgets.framework.scene import Frame, Panel, Scene, weights_panel
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, bar_slots
 
 __all__ = ["scaling_explorer", "WIDTHS", "SCALES"]
 
@@ -144,6 +144,7 @@ def scaling_explorer(
     many = {s: masked_softmax(raw_many * factors[s][:, None, None]) for s in names}  # (K, L, S)
     mean_ent = {s: entropy(many[s]).mean(-1).numpy() for s in names}  # (K,)
     mean_jac = {s: jacobian_norm(many[s]).mean(-1).numpy() for s in names}  # (K,)
+    mean_top = {s: max_weight(many[s]).mean(-1).numpy() for s in names}  # (K,)
     x = np.log2(np.array(WIDTHS, dtype=np.float64))
     u = np.linspace(-1.0, 1.0, 201)  # histogram x axis in units of the half-range R
     edges = np.linspace(-1.0, 1.0, _NBINS + 1)
@@ -161,11 +162,12 @@ def scaling_explorer(
             pdf = _normal_bin_density(u, edges, R, var_theory)  # (201,)
         else:
             pdf = _normal_pdf(u * R, var_theory)  # (201,)
-        ytop = _nice_top(1.05 * max(float(density.max()), float(pdf.max())))
+        # headroom above the peak (at most 1/1.35 of the axis) for the legend and the axis text
+        ytop = _nice_top(1.35 * max(float(density.max()), float(pdf.max())))
         row = rows[scale][i]  # (S,)
         texts = {f"x{j}": _fmt(t * R) for j, t in enumerate(_TICKS)}
         texts.update({f"y{j}": _fmt(t * ytop) for j, t in enumerate(_YTICKS)})
-        texts["axis"] = f"x-axis {'fixed' if fixed_axis else 'follows the setting'}: ±{_fmt(R)}"
+        texts["axis"] = f"x-axis {'fixed' if fixed_axis else 'follows'}: ±{_fmt(R)}"
         return Frame(
             arrays={
                 "hist": density / ytop,
@@ -173,6 +175,7 @@ def scaling_explorer(
                 "row": row,
                 "m_ent": [[x[i], mean_ent[scale][i]]],
                 "m_jac": [[x[i], mean_jac[scale][i]]],
+                "mean_top": [[-0.5, mean_top[scale][i]], [num_keys - 0.5, mean_top[scale][i]]],
             },
             readout={
                 "d_k": int(d_k),
@@ -187,6 +190,7 @@ def scaling_explorer(
                 "row: ||J||_F": jacobian_norm(row),
                 "256 rows: mean entropy": float(mean_ent[scale][i]),
                 "256 rows: mean ||J||_F": float(mean_jac[scale][i]),
+                "256 rows: mean max weight": float(mean_top[scale][i]),
             },
             texts=texts,
         )
@@ -215,10 +219,10 @@ def _check_arguments(d_k, scale, fixed_axis, num_keys, num_pairs) -> None:
 def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
     """The histogram, the row, and the mean entropy and Jacobian norm against d_k."""
     hist_artists = [
-        Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label="sampled scores"),
-        Line("pdf", color="C3", width=1.2, label="normal, theory variance"),
+        Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label="sampled"),
+        Line("pdf", color="C3", width=1.2, label="normal (theory)"),
     ]
-    hist_artists.append(Text(0.02, 0.95, key="axis", size=8, color="0.3", axes=True))
+    hist_artists.append(Text(0.02, 0.95, key="axis", size=7, color="0.3", axes=True))
     hist_artists += [
         Text(0.5 + t / 2, -0.03, key=f"x{j}", size=8, ha="center", va="top", axes=True)
         for j, t in enumerate(_TICKS)
@@ -238,15 +242,19 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
         xticklabels=[" "] * 5,  # blank, but they keep room for the tick texts above the x label
         yticks=list(_YTICKS),
         yticklabels=["      "] * 5,  # room for the y tick texts (e.g. "0.016") beside the y label
-        legend="upper right",
+        legend="upper right",  # short labels: it stays clear of the axis text, above the peak
     )
-    row_panel = weights_panel(
-        "row",
-        num_keys,
-        [str(j + 1) for j in range(num_keys)],
+    row_panel = Panel(  # one row jumps about from width to width; the dashed line is the mean
+        [
+            Bars("row", color="C0"),
+            Line("mean_top", color="C3", width=1.2, dash=True, label="mean max weight, 256 rows"),
+        ],
+        ylim=(0.0, 1.3),  # headroom above a one-hot row for the legend
         title="softmax row of one query",
         xlabel="key j",
-        every=5,
+        ylabel="weight",
+        legend="upper right",
+        **bar_slots(num_keys, [str(j + 1) for j in range(num_keys)], every=5),
     )
     styles = {
         "1": ("C3", False, "q·k"),
@@ -257,10 +265,12 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
 
     def curve_panel(values, marker, title, ylabel, ylim, guides, legend):
         artists = [
-            Line([[x[0], y], [x[-1], y]], color="0.6", width=1, dash=True) for y, _ in guides
+            Line([[x[0], y], [x[-1], y]], color="0.6", width=1, dash=True) for y, _, _ in guides
         ]
+        # at the right end, on the side of the line the curves do not reach there
         artists += [
-            Text(0.0, y, f" {label}", color="0.4", size=7, va="bottom") for y, label in guides
+            Text(x[-1], y, f"{label} ", color="0.4", size=7, ha="right", va=va)
+            for y, label, va in guides
         ]
         for s in SCALES:
             color, dash, label = styles[s]
@@ -288,17 +298,17 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
         "mean entropy of a row",
         "entropy (nats)",
         (0.0, 1.15 * log_s),
-        [(log_s, "uniform: log S")],
+        [(log_s, "uniform: log S", "bottom")],  # every curve lies below log S
         "lower left",
     )
     j_uniform = math.sqrt(num_keys - 1) / num_keys
     jac_panel = curve_panel(
         mean_jac,
         "m_jac",
-        "mean ‖J‖_F of a row (gradient to the scores)",
+        "mean ‖J‖_F of a row",
         "‖J‖_F",
         (0.0, 0.62),
-        [(0.5, "two-way split: 0.5"), (j_uniform, f"uniform: {j_uniform:.3f}")],
+        [(0.5, "two-way split: 0.5", "bottom"), (j_uniform, f"uniform: {j_uniform:.3f}", "top")],
         "lower left",
     )
     scene = Scene([hist_panel, row_panel, ent_panel, jac_panel], cols=2, width=590, height=440)
