@@ -13,8 +13,12 @@ With --write-weights the trained model is saved as attnlib/data/reversal.pt (a f
 state_dict and both configs), the file `attnlib.course.examples.trained_reversal_model()` loads.
 Re-create it whenever a config changes.
 
+With --min-len 2 every training source has a length drawn from 2..6 instead (notebook 07's
+second model, `VARIABLE_LENGTH_TRAIN_CONFIG`); --write-weights then writes
+attnlib/data/reversal_lengths_2_6.pt, which `trained_variable_length_reversal_model()` loads.
+
 Run:  .venv/bin/python benchmarks/train_reversal.py [--device cpu|cuda] [--no-progress]
-                                                    [--write-weights]
+                                                    [--write-weights] [--min-len 2]
 """
 
 from __future__ import annotations
@@ -28,13 +32,22 @@ import torch
 
 import attnlib
 from attnlib.course.decoding import anti_diagonal_mass
-from attnlib.course.examples import REVERSAL_WEIGHTS, Seq2SeqConfig, TrainConfig
+from attnlib.course.examples import (
+    REVERSAL_WEIGHTS,
+    VARIABLE_LENGTH_REVERSAL_WEIGHTS,
+    VARIABLE_LENGTH_TRAIN_CONFIG,
+    Seq2SeqConfig,
+    TrainConfig,
+)
 from attnlib.models.seq2seq.model import Seq2SeqTransformer, greedy_decode
 from attnlib.models.seq2seq.toy_tasks import make_batch
 from attnlib.models.seq2seq.training import sequence_accuracy, train_seq2seq
 from attnlib.util.device import num_threads
 
 WEIGHTS_PATH = Path(attnlib.__file__).resolve().parent / REVERSAL_WEIGHTS
+VARIABLE_LENGTH_WEIGHTS_PATH = (
+    Path(attnlib.__file__).resolve().parent / VARIABLE_LENGTH_REVERSAL_WEIGHTS
+)
 
 
 def write_weights(
@@ -65,9 +78,18 @@ def main() -> int:
     parser.add_argument(
         "--write-weights", action="store_true", help=f"save the trained model as {WEIGHTS_PATH}"
     )
+    parser.add_argument(
+        "--min-len",
+        type=int,
+        default=None,
+        choices=[VARIABLE_LENGTH_TRAIN_CONFIG.min_len],
+        help="train on source lengths min-len..6 (notebook 07's second model)",
+    )
     args = parser.parse_args()
     device = torch.device(args.device)
-    model_config, train_config = Seq2SeqConfig(), TrainConfig()
+    model_config = Seq2SeqConfig()
+    train_config = TrainConfig() if args.min_len is None else VARIABLE_LENGTH_TRAIN_CONFIG
+    weights_path = WEIGHTS_PATH if args.min_len is None else VARIABLE_LENGTH_WEIGHTS_PATH
     attnlib.set_seed(train_config.seed)
     with num_threads(1):  # a model this small trains fastest on one thread
         model = Seq2SeqTransformer(model_config).to(device)
@@ -85,6 +107,7 @@ def main() -> int:
         train_config.seq_len,
         model_config.vocab_size,
         split="test",
+        min_len=train_config.min_len,
         device=device,
     )
     decoded = greedy_decode(model, test.src, test.src_valid_lens)
@@ -103,8 +126,8 @@ def main() -> int:
         f"({history.steps} steps); anti-diagonal cross-attention mass: {mass:.3f}"
     )
     if args.write_weights:
-        write_weights(model, model_config, train_config)
-        print(f"wrote {WEIGHTS_PATH} ({WEIGHTS_PATH.stat().st_size / 1024:.0f} KiB)")
+        write_weights(model, model_config, train_config, weights_path)
+        print(f"wrote {weights_path} ({weights_path.stat().st_size / 1024:.0f} KiB)")
     return 0
 
 

@@ -70,7 +70,7 @@ device = default_device()
 # **Notation.** The weight has three names in this notebook, all for the same thing: $\alpha_i$ here (one query, key $i$, as in lecture notes 004 §9.2), $a_{ij}$ in section 3 (query $i$, key $j$: entry $(i, j)$ of the weight matrix $A$, as in lecture notes 000), and $a_1, a_2$ in the explorer (its one query's weights on positions 1 and 2).
 #
 # > **Common mistake**: treating the scores as if they were already weights.
-# > Scores can be any real numbers — negative, larger than 1, not summing to anything in particular. Only after the softmax do the weights lie in $(0, 1)$ and sum to 1:
+# > Scores can be any real numbers — negative, larger than 1, not summing to anything in particular. Only after the softmax do the weights lie in $(0, 1)$ and sum to 1. That is exact arithmetic: in floating point $e^{-120}$ is below the smallest float32, so a weight can come out as exactly 0 (and its neighbour as exactly 1) with no mask involved (the last two lines below; in float16 a gap of 20 is enough). A printed weight of exactly 0 or 1 in notebooks 05 and 10 is such an **underflow (下溢)** unless a mask is at work:
 
 # %%
 # C21: scores are any reals; weights are in (0, 1) and sum to 1 (the same warning as notebook 00)
@@ -79,6 +79,9 @@ weights = masked_softmax(scores)
 print("scores: ", rounded(scores, 4), "  sum =", rounded(scores.sum(), 4))
 print("weights:", "[" + ", ".join(f"{x:.3g}" for x in weights.tolist()) + "]", "  sum =", rounded(weights.sum(), 4))
 print(f"smallest weight {weights.min().item():.3g} (> 0), largest {weights.max().item():.4f} (< 1)")
+# in floating point a weight can round to exactly 0 or 1 (underflow), with no mask involved
+for row, dtype in (([0.0, 120.0], torch.float32), ([0.0, 20.0], torch.float16)):
+    print(f"softmax({row}) in {dtype}:", masked_softmax(torch.tensor(row, dtype=dtype, device=device)).cpu().tolist())
 
 # %% [markdown]
 # The same section of the lecture notes (004 §9.2.1) adds a second rule: softmax treats a *larger* score as *more relevant*. So a **distance** must first be turned into a score that grows as the distance shrinks, for example $s_i = -d(q, k_i)$; a positive distance fed straight into the softmax gives the most weight to the *farthest* key. Notebook 00 teaches this with the Gaussian kernel (claim C20); here it is on two keys at distances 0.5 and 3:
@@ -139,8 +142,9 @@ print("weights:", rounded(w, 4), " output:", rounded(out, 4))
 
 # %%
 # C09: a new query changes the weights; new values change only what is mixed
-print("query moved so that s = [0, 0]:       weights", masked_softmax(torch.zeros(2, device=device)).cpu().tolist(),
-      " output", rounded(masked_softmax(torch.zeros(2, device=device)) @ V, 4))
+out_q0, w_q0 = dot_product_attention(torch.tensor([[0.0]], device=device), K, V)   # a new query q = [0], same keys
+print("new query q = [0]:   scores", rounded(scaled_dot_score(torch.tensor([[0.0]], device=device), K)[0], 4),
+      "     weights", rounded(w_q0[0], 4), " output", rounded(out_q0[0], 4))
 V_new = torch.tensor([[2.0, 0.0], [0.0, -4.0]], device=device)
 print("same scores, v2 = [0, -4]:            weights",
       rounded(masked_softmax(s), 4),
@@ -216,7 +220,7 @@ print(f"with dropout p = 0.5: at least {int((~inside_each).sum())} of {Lq} outpu
 # - **The output projection $W_O$ of one head does not.** It is linear, so $o\,W_O = \big(\sum_j a_j v_j\big) W_O = \sum_j a_j\,(v_j W_O)$: still a convex combination, now of the *projected* values $v_j W_O$. The output lies in their hull (not in the hull of the $v_j$ themselves).
 # - **A residual connection does.** It passes on $x_i + o_i$: the query position's own input plus the mixture. That shifts each output by a different vector, and most of the shifted outputs leave the hull.
 # - **So does the FFN.** It is not linear (a ReLU between two linear maps), so $\mathrm{FFN}(o)$ need not lie in the hull of the $\mathrm{FFN}(v_j)$. Below, `attnlib.core.transformer.FeedForward` with random weights and 4, 16 or 64 hidden units: how many outputs leave depends on the weights (drawn afresh for each width, so the three counts say nothing about width as such), and one is enough to break the guarantee.
-# - So do the sum of several heads (each head's $o^{(h)} W_O^{(h)}$ lies in its own hull; their *sum* need not lie in any) and the layers above: the "convex combination" of lecture notes 000 §4 is a statement about one attention head, not about the network's output.
+# - So does the sum of several heads: each head's $o^{(h)} W_O^{(h)}$ lies in its own hull, but their *sum* need not lie in any (counted in the second cell below). And so do the layers above: the "convex combination" of lecture notes 000 §4 is a statement about one attention head, not about the network's output.
 #
 # The same 1000 outputs, tested the same way:
 
@@ -232,6 +236,23 @@ for d_ff in (4, 16, 64):
     with torch.no_grad():
         print(f"FFN(o) outside the hull of the FFN(v_j), {d_ff:2d} hidden units: at least "
               f"{outside_hull(ffn(out), ffn(v))} of {Lq}")
+
+# %% [markdown]
+# In a real layer $W_O$ acts on the concatenation of the heads, which is the same as giving each head its own block of rows of $W_O$ and adding the results: $[o^{(1)} \mid o^{(2)}]\,W_O = o^{(1)} W_O^{(1)} + o^{(2)} W_O^{(2)}$ (notebook 06). So take a second head on the same 1000 queries (its own queries, keys and values $q', k', v'$, drawn at random) and two blocks $W_O^{(1)}, W_O^{(2)}$. What still holds is weaker: $o^{(1)} W_O^{(1)} + o^{(2)} W_O^{(2)} = \sum_{j,k} a^{(1)}_j a^{(2)}_k \big(v_j W_O^{(1)} + v'_k W_O^{(2)}\big)$, and the products $a^{(1)}_j a^{(2)}_k$ are non-negative and sum to 1. So the sum lies in the hull of the $m^2 = 36$ sums $v_j W_O^{(1)} + v'_k W_O^{(2)}$ (the **Minkowski sum (闵可夫斯基和)** of the two hulls), not in either head's own hull:
+
+# %%
+# C07: two heads: o1 W_O1 + o2 W_O2 leaves each head's hull, but stays in the hull of the m² sums v_j W_O1 + v'_k W_O2
+q2 = torch.randn(Lq, d_k, generator=gen).to(device)          # (L, d_k) head 2's queries for the same 1000 positions
+k2 = torch.randn(S, d_k, generator=gen).to(device)           # (S, d_k)
+v2 = torch.randn(S, d_v, generator=gen).to(device)           # (S, d_v)
+W_O1 = torch.randn(d_v, d_v, generator=gen).to(device)       # the blocks of W_O that act on head 1 and on head 2
+W_O2 = torch.randn(d_v, d_v, generator=gen).to(device)
+out2, _ = dot_product_attention(q2, k2, v2)                  # (L, d_v) head 2's output
+both = out @ W_O1 + out2 @ W_O2                               # (L, d_v) = [o1 | o2] W_O
+sums = (v @ W_O1)[:, None, :] + (v2 @ W_O2)[None, :, :]       # (S, S, d_v): every v_j W_O1 + v'_k W_O2
+print(f"o1 W_O1 + o2 W_O2 outside the hull of the v_j W_O1:           at least {outside_hull(both, v @ W_O1)} of {Lq}")
+print(f"o1 W_O1 + o2 W_O2 outside the hull of the v'_k W_O2:          at least {outside_hull(both, v2 @ W_O2)} of {Lq}")
+print(f"o1 W_O1 + o2 W_O2 found outside the hull of the {S * S} sums:       {outside_hull(both, sums.reshape(-1, d_v))} of {Lq}")
 
 # %% [markdown]
 # ## 4. The 2-D example from the slides
@@ -274,7 +295,7 @@ _ = ax.set_title("softmax(q·k / √2)")
 #
 # - **left, matching:** the query against the two keys. With these keys the scores are simply $s_1 = x/\sqrt2$ and $s_2 = y/\sqrt2$ (or $x$ and $y$ with the scale switched off). On the dashed diagonal $x = y$ the two scores are equal and so are the weights.
 # - **middle, the weight of position 1:** with two keys the softmax is a logistic curve, $a_1 = e^{s_1}/(e^{s_1} + e^{s_2}) = \sigma(s_1 - s_2)$ and $a_2 = 1 - a_1$, where $\sigma(t) = 1/(1 + e^{-t})$ is the logistic (sigmoid) function. Only the *difference* of the scores matters; the dot shows where the query puts you on that curve.
-# - **right, content:** the values, the segment between them (dashed), and the output $o = a_1 v_1 + a_2 v_2$ (black star), written out with its two weights in the panel's corner. The grey lines from the star to each value grow thicker with that value's weight; since the output always stays on the segment, they lie along it, under the dashed line, and the thicker one is on the side of the value with the larger weight.
+# - **right, content:** the values, the segment between them (dashed), and the output $o = a_1 v_1 + a_2 v_2$ (black star), written out with its two weights in the panel's corner. Where the star sits on the segment *is* the pair of weights: it divides the segment in the ratio $a_2 : a_1$, so it lies closer to the value with the larger weight (at the start, two thirds of the way from $v_1$ to $v_2$). The panel is sized for the sliders' whole range, so every value they allow stays in view.
 #
 # It starts at the slides' $q_1 = (1, 2)$, scaled, with the worked example's values $v_1 = [2, 0]$, $v_2 = [0, 4]$. Moving the query moves the dot along the curve and the star along the segment; moving a value moves the star and the segment, but never the dot.
 
@@ -302,7 +323,7 @@ for label, setting in settings:
 #
 # <details><summary>Answer</summary>
 #
-# The midpoint needs equal weights, i.e. $s_1 = s_2$: any query on the dashed diagonal $x = y$. Weight $0.9$ on $v_2$ needs $e^{s_2 - s_1} = 9$, i.e. $s_2 - s_1 = \log 9 \approx 2.20$; with the scale that is $y - x = \sqrt2 \log 9 \approx 3.11$ (e.g. $q = (-1.5, 1.6)$ gives $a_2 = 0.900$ to three decimals), without it $y - x \approx 2.2$. The output reaches $v_1$ only in the limit $s_1 - s_2 \to \infty$: softmax weights are strictly positive. Within the sliders' range the closest is the unscaled $q = (3, -3)$: $s_1 - s_2 = 6$, $a_1 = \sigma(6) \approx 0.998$.
+# The midpoint needs equal weights, i.e. $s_1 = s_2$: any query on the dashed diagonal $x = y$. Weight $0.9$ on $v_2$ needs $e^{s_2 - s_1} = 9$, i.e. $s_2 - s_1 = \log 9 \approx 2.20$; with the scale that is $y - x = \sqrt2 \log 9 \approx 3.11$ (e.g. $q = (-1.5, 1.6)$ gives $a_2 = 0.900$ to three decimals), without it $y - x \approx 2.2$. The output reaches $v_1$ only in the limit $s_1 - s_2 \to \infty$: softmax weights are strictly positive (in exact arithmetic; in float32 $a_2$ underflows to exactly 0 only for gaps far outside the sliders' range, such as section 1's gap of 120). Within the sliders' range the closest is the unscaled $q = (3, -3)$: $s_1 - s_2 = 6$, $a_1 = \sigma(6) \approx 0.998$.
 # </details>
 #
 # 2. In the worked example, keep the scores and change $v_2$ to $[0, 8]$. Predict the output, then check with the explorer: switch the scale off, put the query at $(1.1, 0)$ (scores within 0.002 of $[\log 3, 0]$) and move $v_2$'s $y$ slider to 8.

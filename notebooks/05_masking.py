@@ -24,7 +24,7 @@
 # - how the causal mask stops a position from reading the future, checked by changing the future and watching the past stay put;
 # - that a padding mask hides keys only: padded *queries* still produce outputs, which the loss must ignore;
 # - that a padding mask and a causal mask do different jobs and combine into one boolean mask;
-# - that the zeros `attnlib` returns for a row with nothing to see are a convention, the one torch's own `F.scaled_dot_product_attention` follows too (checked here on the CPU);
+# - that the zeros `attnlib` returns for a row with nothing to see are a convention: `F.scaled_dot_product_attention` follows it too (checked here on the CPU), while `torch.softmax` and `nn.MultiheadAttention` return NaN;
 # - in the explorer: what each masking recipe (−∞, −1e9, `finfo(dtype).min`, −1e6, ours) does to an empty row in float32, float16 and bfloat16.
 #
 # **Sections taught:** lecture notes 000 (*Chapter 2: the mathematics of attention*) §6 (the matrix form and the mask), and lecture notes 004 (*9 Attention and the Transformer*) §9.6 (masking and the additive-attention code) and §9.14 (causal masked attention).
@@ -50,11 +50,13 @@ from attnlib import (
     padding_mask,
     set_seed,
 )
+from attnlib.core.softmax import masked_softmax_steps
 from attnlib.course.examples import demo_batch
 from attnlib.course.pitfalls import (
     fill_masked_softmax,
     format_cases,
     fully_masked_row_cases,
+    lecture_masked_softmax,
     recipe_softmax,
 )
 from attnlib.figures.masking import masking_combined_figure
@@ -62,8 +64,7 @@ from attnlib.util.rounding import (
     rounded as show,  # rounds for printing: same digits on every device
 )
 from attnlib.widgets import masking_explorer
-from attnlib.widgets.explorers.masking import DTYPES, RECIPES
-from attnlib.widgets.framework.render import render
+from attnlib.widgets.explorers.masking import DTYPES, RECIPES, masking_picture
 
 set_seed(0)
 device = default_device()
@@ -84,7 +85,7 @@ device = default_device()
 # M_{ij} = \begin{cases} 0 & \text{query } i \text{ may read key } j,\\ -\infty & \text{key } j \text{ is hidden from query } i.\end{cases}
 # $$
 #
-# Adding $0$ changes nothing. Adding $-\infty$ sends the score to $-\infty$, and $e^{-\infty} = 0$, so a hidden key receives weight **exactly** zero and the remaining weights still sum to one. A mask is therefore not a "penalty": it removes keys from the competition.
+# Adding $0$ changes nothing. Adding $-\infty$ sends the score to $-\infty$, and $e^{-\infty} = 0$, so a hidden key receives weight **exactly** zero and the remaining weights still sum to one (as long as at least one key in the row is visible; section 3 is about the rows where none is). A mask is therefore not a "penalty": it removes keys from the competition.
 #
 # `attnlib` accepts the mask in two equivalent forms: as the additive float matrix $M$ above, or as a boolean matrix with `True` = "may attend" (the convention of `F.scaled_dot_product_attention`). Below, query 0 may only read key 0, and nobody may read key 3:
 
@@ -179,6 +180,30 @@ out_empty, _ = dot_product_attention(Q[None], K[None], V[None], valid_lens=torch
 print("output of an empty row (4 queries x d_v = 3):", show(out_empty[0]))
 
 # %% [markdown]
+# The lecture notes' own function is in `attnlib.course.pitfalls.lecture_masked_softmax`, copied word for word. Its last two steps are what make it correct: after the softmax it multiplies by the mask, so a hidden key gets exactly 0 however the $-10^6$ fared, and it divides by the new row sum, or returns 0 where that sum is 0. For the empty row, the softmax of five equal $-10^6$ is uniform, the mask zeroes it, and the sum is 0. On the rows with something visible it gives the weights of the $-\infty$ formula, to float32 rounding. In float16 its `masked_fill` with $-10^6$ raises, for any batch given `valid_lens`, even one in which nothing is hidden:
+
+# %%
+# C25, C12: the seed's masked_softmax (lecture notes 004 §9.6) run as written, beside attnlib's
+for dtype in (torch.float32, torch.bfloat16):
+    seed_w = lecture_masked_softmax(scores.cpu().to(dtype), lens_with_zero.cpu())     # on the CPU
+    ours_d = masked_softmax(scores.cpu().to(dtype), valid_lens=lens_with_zero.cpu())
+    gap = (seed_w[1].double() - ours_d[1].double()).abs().max().item()             # batch 1: valid_len 3
+    tol, tol_text = (1e-6, "1e-6") if dtype == torch.float32 else (1e-2, "1e-2")   # bfloat16 keeps ~3 digits
+    print(f"{str(dtype):15s} seed, batch 0 (valid_len 0): {show(seed_w[0], 3)}   "
+          f"batch 1 (valid_len 3): row sums {show(seed_w[1].float().sum(-1), 3)}, "
+          f"max |seed - attnlib| {'<' if gap < tol else '>='} {tol_text}")
+flat0 = scores[0, :1].cpu()                                   # one query of the empty batch row 0, (1, S=5)
+no_key = torch.zeros(1, 5, dtype=torch.bool)                  # valid_len 0: nothing visible
+soft = torch.softmax(flat0.masked_fill(~no_key, -1e6), dim=-1)
+print("empty row, step by step: softmax of the filled row", show(soft[0], 3), "-> x mask", show((soft * no_key)[0], 3),
+      "-> row sum", show((soft * no_key).sum(), 3), "-> weights 0")
+for lens in ([0, 3], [5, 5]):
+    try:
+        lecture_masked_softmax(scores.cpu().half(), torch.tensor(lens))
+    except RuntimeError as err:
+        print(f"torch.float16   valid_lens {lens}: {type(err).__name__} - {err}")
+
+# %% [markdown]
 # ### A padding mask hides keys, not queries
 #
 # `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the **loss (损失)**, above all) has to ignore them itself: `attnlib.models.seq2seq.training.train_seq2seq`, the training loop notebook 08 calls, passes `ignore_index=PAD` to the **cross-entropy (交叉熵)**, so the padded target positions add nothing to the loss. One sequence of 6 tokens, the last two `<pad>`:
@@ -252,7 +277,7 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
           f"NaN entries: {int(torch.isnan(out_d).sum())}")
 
 # %% [markdown]
-# It is also torch's convention. `F.scaled_dot_product_attention` (claim C27 compares `attnlib` with it) returns a zero output row for a query whose keys are all hidden, with a boolean mask and with a $-\infty$ float mask, where the plain softmax of section 3 gives NaN. The same two queries as above, on the CPU:
+# It is also the convention of `F.scaled_dot_product_attention` (claim C27 compares `attnlib` with it), checked here on the CPU: it returns a zero output row for a query whose keys are all hidden, with a boolean mask and with a $-\infty$ float mask. It is *not* the convention of the rest of torch: `torch.softmax` of that row is NaN (section 3's first line), and so is the output of `nn.MultiheadAttention` when `key_padding_mask` hides every key (the last line below; notebook 06, section 3, meets the same NaN through an inverted mask). The same two queries as above, on the CPU:
 
 # %%
 # C12, C27: torch's own F.scaled_dot_product_attention also gives zeros for the fully hidden row (on the CPU)
@@ -267,12 +292,52 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
     print(f"{str(dtype):15s} SDPA, hidden row: boolean mask {show(sdpa_bool[1], 3)}  -inf mask {show(sdpa_inf[1], 3)}  "
           f"visible row: max |SDPA - attnlib| {'<' if gap < tol else '>='} {tol_text}")
 
+# torch's layer: one sequence of 3 tokens whose every key is hidden (torch's key_padding_mask: True = HIDDEN)
+torch.manual_seed(0)
+torch_mha = torch.nn.MultiheadAttention(4, 2, batch_first=True)        # on the CPU
+x3 = torch.randn(1, 3, 4, generator=torch.Generator().manual_seed(2))  # (B=1, L=3, D=4)
+for mode in ("eval", "train"):
+    torch_mha.train(mode == "train")
+    o_t, w_t = torch_mha(x3, x3, x3, key_padding_mask=torch.ones(1, 3, dtype=torch.bool))
+    print(f"nn.MultiheadAttention ({mode}), every key hidden: {int(torch.isnan(o_t).sum())} of {o_t.numel()} "
+          f"output entries NaN, {int(torch.isnan(w_t).sum())} of {w_t.numel()} weights NaN")
+
 # %% [markdown]
 # We checked this with torch 2.13 on the CPU only, which is why the cell moves the tensors there. On a GPU, SDPA may choose another kernel, and kernels have disagreed on this row before: in torch 2.1 a CUDA kernel returned NaN where the CPU returned numbers (pytorch/pytorch issue #110213 on GitHub). `attnlib.masked_softmax` gets its zeros from its own guard, on every device.
 
 # %% [markdown]
-# How does `masked_softmax` do it? It (1) hides with $-\infty$ (or a boolean mask), (2) subtracts each row's maximum, *but* uses 0 instead when the maximum itself is $-\infty$, so an empty row computes $e^{-\infty} = 0$ everywhere instead of $e^{\text{NaN}}$, and (3) divides by the row sum clamped to the smallest positive float, so $0/\text{tiny} = 0$. float16 and bfloat16 inputs are computed in float32 and cast back. No magic number is involved.
+# How does `masked_softmax` do it? In three steps, which `attnlib.core.softmax.masked_softmax_steps` returns one by one (the same operations, so its last step is `masked_softmax`'s result to the last bit):
 #
+# 1. **hide**: hidden scores become $-\infty$ (a boolean mask is applied with `masked_fill`, a float mask is added); float16 and bfloat16 scores are first converted to float32;
+# 2. **guard**: find the rows whose maximum is $-\infty$, the rows with nothing visible, and set *every* score of those rows to 0. That is finite, so the softmax of the next step never computes $-\infty - (-\infty)$, and no NaN reaches the forward or the backward pass;
+# 3. **softmax, then zero**: an ordinary `torch.softmax` of every row (which subtracts the row's maximum first), which gives the guarded rows a uniform $1/S$; those rows are then overwritten with 0, and the result is cast back to the scores' dtype.
+#
+# No magic number is involved: the only values ever written into the scores are $-\infty$ (hidden) and 0 (every score of a row with nothing visible). Section 3's row $z = (2, 0.5, -1, 1)$, once with keys 2 and 3 hidden and once with every key hidden, and in float16:
+
+# %%
+# C12: masked_softmax's intermediate steps (masked_softmax_steps), and a finite gradient through the empty row
+z_rows = torch.tensor([[2.0, 0.5, -1.0, 1.0], [2.0, 0.5, -1.0, 1.0]], dtype=torch.float16).to(device)   # (L=2, S=4)
+hide = torch.tensor([[True, True, False, False], [False, False, False, False]]).to(device)            # row 1: nothing visible
+steps = masked_softmax_steps(z_rows, hide)
+print(f"1. hidden scores, in {steps.hidden.dtype}:", show(steps.hidden[0], 3), show(steps.hidden[1], 3))
+print("2. rows whose max is -inf:", steps.empty[:, 0].int().tolist(), "  guarded scores:", show(steps.guarded[0], 3),
+      show(steps.guarded[1], 3))
+print("3. torch.softmax:", show(steps.softmax[0], 3), show(steps.softmax[1], 3), "  empty rows zeroed:",
+      show(steps.weights[0], 3), show(steps.weights[1], 3), f"in {steps.weights.dtype}")
+print("max |steps.weights - masked_softmax(z, mask)| =",
+      (steps.weights.float() - masked_softmax(z_rows, hide).float()).abs().max().item())
+
+M_rows = torch.zeros(2, 4, device=device).masked_fill(~hide, float("-inf"))   # the same mask as M = 0 / -inf
+loss_weights = torch.arange(1.0, 5.0, device=device)                            # any loss of the weights
+for name, fn in [("masked_softmax(z, M)", lambda z: masked_softmax(z, M_rows)),
+                 ("torch.softmax(z + M)", lambda z: torch.softmax(z + M_rows, dim=-1))]:
+    z_grad = z_rows.float().clone().requires_grad_()
+    w_g = fn(z_grad)
+    (w_g * loss_weights).sum().backward()
+    print(f"{name}: NaN weights {int(torch.isnan(w_g).sum())} of 8, NaN entries of the gradient of the scores "
+          f"{int(torch.isnan(z_grad.grad).sum())} of 8")
+
+# %% [markdown]
 # ## 4. The causal mask: no peeking at the future
 #
 # In **autoregressive (自回归)** generation a model produces token $i$ from the tokens before it. During training the whole target sentence is fed in at once, so something must stop position $i$ from reading positions $j > i$, or it could simply copy the answer. That something is the **causal mask (因果掩码)**:
@@ -373,7 +438,7 @@ print(f"max |weights drawn - combined weights printed above| {'<' if gap < 1e-6 
 # %% [markdown]
 # ## 6. Explore: lengths, the causal switch, and the recipe × dtype switch
 #
-# Three batch rows of self-attention over 6 tokens. Each slider sets one row's valid length; the checkbox adds the causal mask; the two menus choose **how** the hidden keys are hidden (the recipes of section 3; the additive ones *add* the padding mask and the causal mask, each carrying the sentinel where it hides) and the **dtype** the scores are masked and softmaxed in. How to read a cell:
+# Three batch rows of self-attention over 6 tokens. Each slider sets one row's valid length (they start at 4, 6 and 2); the checkbox adds the causal mask; the two menus choose **how** the hidden keys are hidden (the recipes of section 3; the additive ones *add* the padding mask and the causal mask, each carrying the sentinel where it hides) and the **dtype** the scores are masked and softmaxed in. How to read a cell:
 #
 # - hatched grey: hidden, weight exactly 0 (what should happen);
 # - colour and number under an open orange square: a hidden key that received weight (padding or the future leaking in);
@@ -400,11 +465,11 @@ print()
 print("causal + finfo.min, valid_len 0: largest weight on a hidden key =", round(st["largest weight on a hidden key"], 3))
 
 # %% [markdown]
-# Without a kernel the explorer above shows only its harmless start. This is what it draws at the setting of the last line (`add M = finfo(dtype).min`, float32, causal on, batch row 0 with valid length 0): every query of row 0 spreads its weight evenly over keys $0..i$, all of them padding (open orange squares), and query 0 puts weight 1.00 on key 0.
+# Without a kernel the explorer above shows only its harmless start. This is what it draws at the setting of the last line (`add M = finfo(dtype).min`, float32, causal on, batch row 0 with valid length 0; the caption and the panel titles give the settings, which the live explorer shows in its controls): every query of row 0 spreads its weight evenly over keys $0..i$, all of them padding (open orange squares), and query 0 puts weight 1.00 on key 0.
 
 # %% alt="The masking explorer with causal masking, the finfo.min recipe and valid length 0 in batch row 0: every query i of that row spreads its weight evenly over keys 0 to i, all of them padding (marked with orange squares), where it should get zeros."
 # C12: the explorer's picture at causal + finfo.min + valid_len 0 (drawn from explorer.compute, which moves nothing)
-render(explorer.scene, explorer.compute(len0=0, causal=True, recipe="add M = finfo(dtype).min"))
+masking_picture(explorer, len0=0, causal=True, recipe="add M = finfo(dtype).min")   # titles: lengths; caption: settings, legend
 
 # %% [markdown]
 # ## Exercises

@@ -119,7 +119,7 @@ print("parameters:", sum(p.numel() for p in mha.parameters()), "= 4 projections 
 # W_Q = \big[\,W_Q^{(1)} \;\; W_Q^{(2)} \;\; \cdots \;\; W_Q^{(h)}\,\big],
 # $$
 #
-# and the reshape hands each head its own projection. (`nn.Linear` stores a weight transposed, as `(out, in)`: the code's `(Dh, D)` matrix of head $r$ is $W_Q^{(r)\top}$, and `F.linear(x, w)` computes $x\,w^\top = X W_Q^{(r)}$.) Let us check both steps: the slice of $XW_Q$ against $X W_Q^{(r)}$ computed with head $r$'s own small matrix, and the whole layer against `multihead_by_separate_heads`, which really loops over $h$ separate projections and attention calls:
+# and the reshape hands each head its own projection. (`nn.Linear` stores a weight transposed, as `(out, in)`: the code's `(Dh, D)` matrix of head $r$ is $W_Q^{(r)\top}$, and `F.linear(x, w)` computes $x\,w^\top = X W_Q^{(r)}$.) Let us check both steps: the slice of $XW_Q$ against $X W_Q^{(r)}$ computed with head $r$'s own small matrix, the other way round, $h$ independent small `nn.Linear(d, d/h)` layers stacked into one $d\times d$ layer and reshaped; and the whole layer against `multihead_by_separate_heads`, which really loops over $h$ separate projections and attention calls:
 
 # %%
 # C16: the reshape hands head r exactly X W_Q^(r); the whole layer equals h separate heads
@@ -129,6 +129,16 @@ for r in range(h):
     w_r, b_r = head_projection(mha.w_q, r, h)                  # index r = head r + 1: its (Dh, D) weight W_Q^(r+1) transposed, its bias slice
     gaps.append((q_heads[:, r] - F.linear(x, w_r, b_r)).abs().max().item())
 print("max |split_heads(X W_Q)[r] - X W_Q^(r)| over the 4 heads", below(max(gaps), 1e-6))
+
+# the other direction: h independent small projections, stacked into one big one, then reshaped
+torch.manual_seed(4)
+small = [nn.Linear(d, d // h).to(device) for _ in range(h)]    # head r's own (Dh, D) weight and (Dh,) bias
+big = nn.Linear(d, d).to(device)
+with torch.no_grad():
+    big.weight.copy_(torch.cat([m.weight for m in small]))     # (D, D): the h small weights stacked
+    big.bias.copy_(torch.cat([m.bias for m in small]))         # (D,)
+gaps_up = [(split_heads(big(x), h)[:, r] - small[r](x)).abs().max().item() for r in range(h)]
+print("h separate nn.Linear(16, 4) vs one stacked nn.Linear(16, 16) + split_heads: max |diff|", below(max(gaps_up), 1e-6))
 
 out_sep, weights_sep = multihead_by_separate_heads(mha, x, x, x)
 print("one projection + reshape vs h separate heads:")
@@ -206,7 +216,7 @@ print("w_wrong[1, 0, 0] (batch row 1, head 1, query 0):", show(w_wrong[1, 0, 0],
 # = \frac{1}{\sqrt h}\sum_{r=1}^{h} s_{ij}^{(r)}, \qquad s_{ij}^{(r)} = \frac{q_i^{(r)}\cdot k_j^{(r)}}{\sqrt{d/h}} ,
 # $$
 #
-# a single blend of all heads' scores, pushed through **one** softmax. So each query gets one weight row, and all $d$ value features are mixed with those same weights. With $h$ heads each query gets $h$ rows, each computed from its own slice and applied to its own slice of the values. A wide head cannot attend to token 1 with half its features and to token 4 with the other half; $h$ heads can. Note also what the wide head is *not*: it blends the heads' **scores** before one softmax, which is not the average of the heads' weight maps (the last lines below print both).
+# a single blend of all heads' scores, pushed through **one** softmax. So each query gets one weight row, and all $d$ value features are mixed with those same weights. With $h$ heads each query gets $h$ rows, each computed from its own slice and applied to its own slice of the values. A wide head cannot attend to token 1 with half its features and to token 4 with the other half; $h$ heads can (a hand-built example after the next cell shows it). Note also what the wide head is *not*: it blends the heads' **scores** before one softmax, which is not the average of the heads' weight maps (the last lines below print both).
 
 # %%
 # C17: one wide head (same projections, one softmax) differs from h heads
@@ -225,6 +235,46 @@ for r in range(h):
     print(f"               head {r + 1}   ", show(weights[0, r, 0], 3))
 
 # %% [markdown]
+# Random projections show that the two models differ, not what $h$ heads can do that one wide head cannot. So here are two heads built by hand, the kind of pair notebook 10 finds in a trained model: one reads the **previous token**, the other always reads **token 0**. Four tokens, $d = 8$, $h = 2$ ($d_h = 4$). Token $t$ is $x_t = [p_t \mid c_t]$: a one-hot position $p_t$ in features 0..3 and a content $c_t$ in features 4..7 ($c_0 = [1, 2, 3, 4]$, $c_1 = [5, 6, 7, 8]$, ...). $W_Q$ and $W_K$ read only the positions: head 1's query at position $i$ is $30\,e_{i-1}$ (the zero vector at position 0, which has no previous token) and head 2's is $30\,e_0$, and both heads' keys are the key's own position $e_j$; so head 1's score is $30/\sqrt{4} = 15$ on key $i - 1$ and 0 elsewhere, head 2's is 15 on key 0. $W_V = W_O = I$, so head 1 returns the first half of what it reads and head 2 the second half. The wide head is the same four matrices with one softmax (`one_wide_head`): its score $30/\sqrt 8$ is on key $i-1$ *and* on key 0.
+
+# %%
+# C17: two hand-built heads do two jobs at once (previous token | token 0); the wide head of the same weights cannot
+L4, d8, beta = 4, 8, 30.0
+pos = torch.eye(L4)                                                    # (L, 4) one-hot positions
+content = torch.arange(1.0, 17.0).reshape(L4, 4)                       # (L, 4) each token's content: [1 2 3 4], [5 6 7 8], ...
+x_hand = torch.cat([pos, content], dim=-1)[None].to(device)           # (B=1, L=4, D=8): x_t = [p_t | c_t]
+
+shift = torch.diag(torch.ones(L4 - 1), diagonal=-1)                    # (4, 4): p_i -> e_(i-1) (row-vector convention)
+to_first = torch.zeros(L4, L4)
+to_first[:, 0] = 1.0                                                   # (4, 4): p_i -> e_0, for every i
+W_Q = torch.zeros(d8, d8)                                              # x W_Q: columns 0..3 head 1, 4..7 head 2
+W_Q[:4, :4], W_Q[:4, 4:] = beta * shift, beta * to_first              # head 1 asks for position i - 1, head 2 for position 0
+W_K = torch.zeros(d8, d8)
+W_K[:4, :4], W_K[:4, 4:] = torch.eye(L4), torch.eye(L4)                # both heads' keys: the key's own position
+hand = MultiHeadAttention(d8, 2, bias=False).to(device)
+with torch.no_grad():                                                  # nn.Linear stores weights as (out, in): transpose
+    hand.w_q.weight.copy_(W_Q.T)
+    hand.w_k.weight.copy_(W_K.T)
+    hand.w_v.weight.copy_(torch.eye(d8))                               # W_V = I
+    hand.w_o.weight.copy_(torch.eye(d8))                               # W_O = I
+
+out_hand, w_hand = hand(x_hand, x_hand, x_hand)                        # (1, L, D), (1, H=2, L, S)
+out_wide_hand, w_wide_hand = one_wide_head(hand, x_hand, x_hand, x_hand)  # (1, L, D), (1, L, S)
+print("query 3's weights over keys 0..3:")
+print("   head 1 (previous token):", show(w_hand[0, 0, 3], 3))
+print("   head 2 (token 0):       ", show(w_hand[0, 1, 3], 3))
+print("   one wide head:          ", show(w_wide_hand[0, 3], 3))
+wanted = torch.cat([x_hand[0, 2, :4], x_hand[0, 0, 4:]])              # [first half of v_2 | second half of v_0]
+print("[v_2's first half | v_0's second half]:", show(wanted, 2))
+print("2 heads' output for query 3:           ", show(out_hand[0, 3], 2),
+      " max |diff|", below((out_hand[0, 3] - wanted).abs().max().item(), 1e-3))
+print("wide head's output for query 3:        ", show(out_wide_hand[0, 3], 2),
+      " max |diff| =", show((out_wide_hand[0, 3] - wanted).abs().max(), 2))
+print("   ... which is (v_0 + v_2) / 2, to 2 decimals:", show((x_hand[0, 0] + x_hand[0, 2]) / 2, 2))
+
+# %% [markdown]
+# Each head puts all its weight (1.0 to three decimals) on its own key, 2 and 0, and the concatenation is $[$first half of $v_2 \mid$ second half of $v_0]$: the position of token 2 and the content of token 0. The wide head has the same parameters but one row of weights for all 8 features. Its row splits evenly between keys 2 and 0, and its output is the average $(v_0 + v_2)/2$ in every feature: it cannot take one half from one token and the other half from another. That is the sense of lecture notes 000 §8: a wide head still has only one set of position weights (一个宽头仍只有一组位置权重).
+#
 # ## 5. The heads are not copies
 #
 # > **Common mistake.** Multi-head attention is sometimes pictured as one head's result repeated $h$ times. Lecture notes 004 §9.10 warn against this: every head has its **own** projection parameters, learns its own relation, and the concatenation still goes through $W_O$.
@@ -297,7 +347,7 @@ _ = heads_weight_maps_figure(fig)
 #
 # <details><summary>Answer</summary>
 #
-# 1. $d_h = 16, 8, 4, 2$. With one head there is nothing to compare (difference 0); with 2, 4, 8 heads the mean difference is 0.166, 0.183 and 0.197 (the table above): far from copies at every $h$, and a little further apart the narrower the heads. The rows of *the* (queries 0 and 4) are identical in every map, and so are the columns of *the* (keys 0 and 4): both tokens have the same embedding and there is no position information, so they have the same query and the same key. With "+ positions" the two tokens' inputs differ and their rows split (the largest gap is 0.18 to 0.48, depending on $h$).
+# 1. $d_h = 16, 8, 4, 2$. With one head there is nothing to compare (difference 0); with 2, 4, 8 heads the mean difference is 0.166, 0.183 and 0.197 (the table above): far from copies at every $h$. (Read nothing into their order: it belongs to this draw of random projections, not to $h$.) The rows of *the* (queries 0 and 4) are identical in every map, and so are the columns of *the* (keys 0 and 4): both tokens have the same embedding and there is no position information, so they have the same query and the same key. With "+ positions" the two tokens' inputs differ and their rows split (the largest gap is 0.18 to 0.48, depending on $h$).
 # 2. Each head takes an equal slice $d/h$ of the features and the concatenation must be $d$ wide again; 12 is not divisible by 5. You would need a head width $d_h$ chosen separately (e.g. $d_h = 3$, projections $d \to h\,d_h = 15$) and a $W_O$ of shape $15\times 12$.
 # 3. No. The wide head would use the scores $\frac{1}{\sqrt h}\sum_r s = \sqrt h\, s$: the same ranking, but a sharper softmax, as if the temperature were divided by $\sqrt h$. That is the *only* difference: every head has the same weight row softmax$(s)$, and applying one row to each slice of $V$ and concatenating is the same as applying it to all of $V$ at once. So $h$ heads with identical scores give softmax$(s)\,V$, the wide head softmax$(\sqrt h\, s)\,V$.
 # 4. Both have $4\,(512\cdot 512 + 512) = 1\,050\,624$ parameters. The number of heads changes how the same parameters are *used*: how many softmax rows each query gets and how many features each of them sees.

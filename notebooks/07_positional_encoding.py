@@ -23,7 +23,7 @@
 # - the sinusoidal table of the original Transformer, checked entry by entry against its formula;
 # - why sines and cosines: moving from position $pos$ to $pos + k$ rotates every (sin, cos) pair by an angle that depends on $k$ alone;
 # - that the dot product of two positions' encodings depends only on how far apart they are, but the position part of an attention score does not (which is what rotary position embedding, RoPE, repairs);
-# - what "the encoding works for any length" does and does not promise.
+# - what "the encoding works for any length" does and does not promise, tested on a model trained on lengths 2 to 6.
 #
 # **Seed sections taught:** lecture notes 004 (*9 Attention and the Transformer*) §9.11 (why self-attention needs positional encoding) and §9.12 (sinusoidal positional encoding: formula, why sin/cos, what length extrapolation really means).
 #
@@ -50,10 +50,16 @@ from attnlib.core.positional import (
     sinusoidal_encoding,
     sinusoidal_frequencies,
 )
-from attnlib.course.examples import Seq2SeqConfig, TrainConfig, trained_reversal_model
+from attnlib.course.examples import (
+    VARIABLE_LENGTH_TRAIN_CONFIG,
+    Seq2SeqConfig,
+    TrainConfig,
+    trained_reversal_model,
+    trained_variable_length_reversal_model,
+)
 from attnlib.figures.positions import positions_rotation_figure
 from attnlib.models.seq2seq.model import greedy_decode
-from attnlib.models.seq2seq.toy_tasks import make_batch
+from attnlib.models.seq2seq.toy_tasks import NUM_SPECIAL, make_batch
 from attnlib.models.seq2seq.training import sequence_accuracy
 from attnlib.util.rounding import (
     rounded as show,  # rounds for printing: same digits on every device
@@ -364,7 +370,7 @@ except ValueError as err:
     print("PositionalEncoding(max_positions=512) on 600 tokens -> ValueError:", err)
 
 # %% [markdown]
-# > **Common mistake.** "Sinusoidal encodings extrapolate, so the model works on longer sequences." Having a vector for position 51 is not the same as knowing what to do with it (lecture notes 004 §9.12.3). Suppose every training sequence had 50 tokens: the weights were fitted to inputs whose rows carried positions 0 to 49, and to the attention patterns of 50-token inputs. Positions 50 and beyond add vectors the weights never met. Whether the model still works on longer inputs is an empirical question, answered by testing on them. Notebook 08 trains a small encoder–decoder Transformer, with exactly this sinusoidal encoding added to its embeddings, to reverse sequences of 6 letters. Its shipped weights, decoded on 100 held-out sources of each length (notebook 08 runs 1000 per length, with the same result):
+# > **Common mistake.** "Sinusoidal encodings extrapolate, so the model works on longer sequences." Having a vector for position 51 is not the same as knowing what to do with it (lecture notes 004 §9.12.3). Suppose every training sequence had 50 tokens: the weights were fitted to inputs whose rows carried positions 0 to 49, and to the attention patterns of 50-token inputs. Positions 50 and beyond add vectors the weights never met. Whether the model still works on longer inputs is an empirical question, answered by testing on them. Notebook 08 trains a small encoder–decoder Transformer, with exactly this sinusoidal encoding added to its embeddings, to reverse sequences of 6 letters. That model saw a *single* length, which makes it an extreme case: it fails on a *shorter* source too, where every position was seen in training, so its failures cannot all be blamed on unseen positions. Its shipped weights, decoded on 100 held-out sources of each length (notebook 08 runs 1000 per length, with the same result):
 
 # %%
 # C33 (second half): every position has an encoding, yet a model trained on length 6 reverses only length 6
@@ -377,7 +383,28 @@ for n in (4, 6, 8):
     print(f"source length {n}: share of the 100 reversed exactly right = {sequence_accuracy(tokens, batch.tgt_out):.2f}")
 
 # %% [markdown]
-# At length 6 every one of the 100 comes out right; at lengths 4 and 8 not one does, although positions 0 to 8 all have perfectly good encodings. Notebook 08 shows what the model learned instead: at output step $t$ it reads source position $5 - t$, as at length 6, whatever the length of the source: at length 8 it reverses the first six letters and skips the last two; at length 4, which has no positions 4 and 5, it stays on the last letter until $5 - t$ exists (it reads `3 3 3 2`).
+# At length 6 every one of the 100 comes out right; at lengths 4 and 8 not one does, although positions 0 to 8 all have perfectly good encodings. Notebook 08 shows what the model learned instead: at output step $t$ it reads source position $5 - t$, as at length 6, whatever the length of the source: at length 8 it reverses the first six letters and skips the last two; at length 4, which has no positions 4 and 5, it stays on the last letter until $5 - t$ exists (it reads `3 3 3 2`). That is a rule for one length, not a failure to extrapolate.
+#
+# To ask the real question, the same network was trained the same way on sources of *every* length from 2 to 6 (`attnlib.course.examples.trained_variable_length_reversal_model`, written by `benchmarks/train_reversal.py --min-len 2 --write-weights`). It is tested below on lengths 2 to 10, 100 held-out sources each. Besides the share reversed exactly, the table gives the share of the $n$ output letters that are right (guessing among the letters gets about one in ten of them, printed in the header) and the source position that output step 0 reads most often (the head average of its cross-attention; it should read position $n - 1$, the last letter):
+
+# %%
+# C33: a model trained on every length 2..6 works on all of them, and not beyond
+model_26 = trained_variable_length_reversal_model(device)
+cfg_26 = VARIABLE_LENGTH_TRAIN_CONFIG
+print(f"trained on source lengths {cfg_26.min_len} to {cfg_26.seq_len}")
+guess = 1 / (model_cfg.vocab_size - NUM_SPECIAL)                                    # one letter of the 10 at random
+print(f"length  reversed exactly  letters right (guessing: {guess:.2f})  step 0 reads position (most often; should be n - 1)")
+for n in range(2, 11):
+    batch = make_batch(cfg_26.task, 100, n, model_cfg.vocab_size, split="test",
+                       generator=torch.Generator().manual_seed(10), device=device)
+    decoded = greedy_decode(model_26, batch.src, batch.src_valid_lens)
+    letters = (decoded.tokens[:, :n] == batch.tgt_out[:, :n]).float().mean().item()
+    first_read = decoded.cross_weights[-1][:, :, 0].mean(dim=1).argmax(dim=-1)   # (B,): step 0, heads averaged
+    print(f"{n:<7d} {sequence_accuracy(decoded.tokens, batch.tgt_out):<17.2f} {letters:<29.2f} "
+          f"{int(first_read.cpu().mode().values)}")
+
+# %% [markdown]
+# On the lengths it was trained on, the model reverses 0.97 to 1.00 of the sources, and output step 0 reads position $n - 1$ as it should. From length 7 on it fails: 0.02 of the sources at length 7 and none from 8 on, with 0.07 to 0.09 of the letters right at lengths 8 to 10, no better than guessing. From length 6 on, output step 0 reads position 5 (most often) whatever the length: in training the last letter was never further out than position 5, so "start from the last letter" was learned only for the places where the last letter had been. Positions 6 to 9 have perfectly good encodings, and the weights do not know what to do with them. This is the failure the common mistake above is about, now without the confound of a single training length.
 #
 # There is also a purely numerical limit. The angle $pos\cdot\omega_i$ grows with $pos$, and in float32 a large number has few digits left after the decimal point, so $\sin$ of it is computed from a rounded angle. If the angles are computed in float32 (as a naive implementation would) instead of float64 (as `sinusoidal_encoding` does before it casts), the error grows with the position:
 
@@ -392,7 +419,21 @@ for p in (1_000, 100_000, 10_000_000):
     print(f"pos {p:>10,}: max |PE computed in float32 - float64| ~ {err:.0e}")
 
 # %% [markdown]
-# At ten million positions an entry of the float32 encoding is off by as much as 0.06. Long-context models therefore care about how the encoding is computed, and many replace it by relative schemes. The best known is rotary position embedding (RoPE), met at the end of section 4: it applies the rotations of section 4, by $pos\cdot\omega_i$, to the queries and keys instead of adding a table to the input, so that $q_i\cdot k_j$ depends on the two positions only through $j - i$ (checked there to float64 rounding). How such models are trained to use long contexts is beyond this chapter.
+# At ten million positions an entry of the float32 encoding is off by as much as 0.06. The cure is to compute the angles in float64, as `sinusoidal_encoding` does; it is *not* a reason to change the scheme. Rotary position embedding (RoPE), met at the end of section 4, rotates queries and keys by the very same angles $pos\cdot\omega_i$, so it needs the same care: computed from float32 angles its cosines and sines are off by as much at the same position. `attnlib.core.positional.rotary_embedding` computes its angles in float64 and only then casts the cosines and sines to the input's dtype. Rotating the pair $(1, 0)$ returns $(\cos, \sin)$ of the angle, so the rotation itself shows which angles were used:
+
+# %%
+# C33: RoPE uses the same angles pos·w_i, so it has the same float32 problem; rotary_embedding's angles are float64
+p = 10_000_000
+pair = torch.tensor([[1.0, 0.0] * 8])                                     # (L=1, D=16): (a, b) = (1, 0) in every pair
+turned = rotary_embedding(pair, torch.tensor([float(p)]))[0]              # (16,): (cos, sin) of p w_i for every i
+exact = torch.stack([(p * w64).cos(), (p * w64).sin()], dim=-1).flatten()  # (16,), float64
+a32 = torch.tensor(float(p), dtype=torch.float32) * w32
+naive = torch.stack([a32.cos(), a32.sin()], dim=-1).flatten()             # the rotation from float32 angles
+print(f"pos {p:,}: rotary_embedding (float64 angles, float32 output): max |error| ~ {(turned.double() - exact).abs().max().item():.0e}")
+print(f"pos {p:,}: the same rotation from float32 angles:              max |error| ~ {(naive.double() - exact).abs().max().item():.0e}")
+
+# %% [markdown]
+# Models adopt relative schemes such as RoPE for what section 4 showed: a score $q_i\cdot k_j$ that depends on the two positions only through $j - i$. How such models are trained to use long contexts is beyond this chapter.
 #
 # ## Exercises
 #

@@ -216,3 +216,55 @@ def test_property_weights_valid_for_any_mask_and_scale(rows, cols, scale, dtype,
     ref = torch.softmax(scores.to(dtype).double().masked_fill(~mask, -math.inf), -1)
     ref = torch.nan_to_num(ref, nan=0.0)
     assert torch.all((weights - ref).abs() < tol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_c12_masked_softmax_steps_are_what_masked_softmax_computes(device, dtype):
+    """The teaching helper's last step is masked_softmax's result bit for bit, and each step is
+    what its docstring says, checked against float64 written out by hand."""
+    from attnlib.core.softmax import masked_softmax_steps
+
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(2, 3, 4, generator=gen).to(device, dtype)  # (B, L, S)
+    valid_lens = torch.tensor([[0, 2, 4], [1, 0, 3]], device=device)  # (B, L): two empty rows
+    float_mask = torch.zeros(3, 4, device=device)
+    float_mask[2] = float("-inf")  # a float mask that empties query 2 everywhere
+    for kwargs in (
+        dict(valid_lens=valid_lens),
+        dict(attn_mask=float_mask),
+        dict(attn_mask=valid_lens_mask_for(valid_lens)),
+        dict(),
+    ):
+        steps = masked_softmax_steps(scores, **kwargs)
+        ours = masked_softmax(scores, **kwargs)
+        assert steps.weights.dtype == dtype
+        assert torch.equal(steps.weights, ours)  # the same operations: identical bits
+        # Independent reference in float64: hide, mark empty rows, softmax the visible entries.
+        z = scores.double()
+        if "valid_lens" in kwargs:
+            hidden = ~valid_lens_mask_for(valid_lens)
+        elif "attn_mask" in kwargs and kwargs["attn_mask"].dtype == torch.bool:
+            hidden = ~kwargs["attn_mask"].expand_as(z)
+        elif "attn_mask" in kwargs:
+            hidden = torch.isneginf(kwargs["attn_mask"]).expand_as(z)
+        else:
+            hidden = torch.zeros_like(z, dtype=torch.bool)
+        empty = hidden.all(dim=-1, keepdim=True)  # (B, L, 1)
+        assert torch.equal(steps.empty, empty)
+        assert torch.isneginf(steps.hidden[hidden.expand_as(z)]).all()
+        assert torch.all(steps.guarded[empty.expand_as(z)] == 0)  # empty rows: every score 0
+        S = z.shape[-1]
+        uniform = torch.full_like(z, 1.0 / S)
+        exp = torch.exp(z - z.masked_fill(hidden, -math.inf).amax(-1, keepdim=True)).masked_fill(
+            hidden, 0.0
+        )
+        reference = torch.where(empty, uniform, exp / exp.sum(-1, keepdim=True).clamp_min(1e-300))
+        # float32 softmax of O(1) logits: ~1e-7 relative; half precision scores were rounded on
+        # input (the reference uses the same rounded scores) and computed in float32 too.
+        assert_close(steps.softmax.double(), reference, atol=1e-6, rtol=1e-6)
+        assert torch.all(steps.weights[empty.expand_as(z)] == 0)
+
+
+def valid_lens_mask_for(valid_lens):
+    """(B, L, S=4) True = key position < valid_len, written out with arange."""
+    return torch.arange(4, device=valid_lens.device) < valid_lens[..., None]

@@ -170,3 +170,32 @@ def test_fill_masked_softmax_wrong_type_is_typeerror_wrong_value_is_valueerror()
         fill_masked_softmax(s, how=1)
     with pytest.raises(ValueError, match="how must be 'replace' or 'add'"):
         fill_masked_softmax(s, how="sub")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_lecture_masked_softmax_zero_rows_and_matches_attnlib(dtype):
+    """The seed's function: zeros for valid_len 0, and on the other rows the weights of the
+    -inf formula (attnlib.masked_softmax), to the dtype's rounding."""
+    from attnlib.course.pitfalls import lecture_masked_softmax
+
+    scores = torch.randn(2, 3, 5, generator=torch.Generator().manual_seed(0)).to(dtype)
+    lens = torch.tensor([0, 3])
+    seed = lecture_masked_softmax(scores, lens)
+    assert seed.dtype == dtype
+    assert torch.all(seed[0] == 0)
+    # float32: softmax then renormalise, ~4 roundings of 6e-8; bfloat16 keeps 8 bits (4e-3).
+    tol = {torch.float32: 1e-6, torch.bfloat16: 2e-2, torch.float64: 1e-12}[dtype]
+    torch.testing.assert_close(
+        seed[1].double(), masked_softmax(scores, valid_lens=lens)[1].double(), atol=tol, rtol=0
+    )
+    assert torch.all(seed[1][..., 3:] == 0)
+
+
+def test_lecture_masked_softmax_raises_in_float16_even_with_nothing_hidden():
+    from attnlib.course.pitfalls import lecture_masked_softmax
+
+    scores = torch.zeros(2, 3, 5, dtype=torch.float16)
+    for lens in (torch.tensor([0, 3]), torch.tensor([5, 5])):
+        with pytest.raises(RuntimeError, match="overflow"):
+            lecture_masked_softmax(scores, lens)
+    assert lecture_masked_softmax(scores, None).dtype == torch.float16  # no valid_lens: no fill

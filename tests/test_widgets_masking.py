@@ -187,3 +187,26 @@ def test_bad_input():
         masking_explorer(recipe="-1e3")
     with pytest.raises(ValueError, match="dtype"):
         masking_explorer(dtype="float64")
+
+
+def test_masking_picture_names_each_rows_length_and_the_settings():
+    """The stored picture's titles and caption say what the controls are set to, and the panels'
+    pixels stay where render() put them (the caption is added above)."""
+    from attnlib.widgets.explorers.masking import LEGEND, masking_picture
+    from attnlib.widgets.framework.render import render
+
+    explorer = masking_explorer()
+    plain = render(explorer.scene, explorer.compute(len0=0, causal=True))
+    fig = masking_picture(explorer, len0=0, causal=True, recipe="add M = -1e9", dtype="float16")
+    titles = [ax.get_title() for ax in fig.axes if ax.get_images() and ax.get_title()]
+    assert titles == [f"batch row {b} (valid_len {n})" for b, n in enumerate([0, 6, 2])]
+    texts = [t.get_text() for t in fig.texts]
+    assert texts[0] == "recipe: add M = -1e9   ·   dtype: float16   ·   causal mask: on"
+    assert texts[1] == LEGEND
+    grown = fig.get_size_inches()[1] * fig.dpi - plain.get_size_inches()[1] * plain.dpi
+    assert grown == pytest.approx(44)
+    for a, b in zip(plain.axes, fig.axes, strict=True):  # same pixel boxes
+        np.testing.assert_allclose(
+            a.get_window_extent().bounds, b.get_window_extent().bounds, atol=0.01
+        )
+    assert explorer.values()["len0"] == list(DEFAULT_VALID_LENS)[0]  # nothing moved

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
 from attnlib.core.masks import checked_attention_mask, valid_lens_mask
 from attnlib.util._checks import check_has_keys, check_tensor
 
-__all__ = ["masked_softmax", "softmax_jacobian", "valid_lens_mask"]
+__all__ = [
+    "MaskedSoftmaxSteps",
+    "masked_softmax",
+    "masked_softmax_steps",
+    "softmax_jacobian",
+    "valid_lens_mask",
+]
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
@@ -73,6 +81,62 @@ def _masked_softmax(
     empty = torch.isneginf(z.detach().amax(dim=-1, keepdim=True))  # (..., L, 1)
     weights = torch.softmax(z.masked_fill(empty, 0.0), dim=-1)  # (..., L, S)
     return weights.masked_fill(empty, 0.0).to(scores.dtype)
+
+
+class MaskedSoftmaxSteps(NamedTuple):
+    """The intermediate tensors of :func:`masked_softmax`, as :func:`masked_softmax_steps` returns.
+
+    Attributes:
+        hidden: ``(..., L, S)`` the scores with every hidden entry ``-inf`` (float16/bfloat16
+            scores already in float32).
+        empty: ``(..., L, 1)`` boolean, True for a row whose maximum is ``-inf`` (nothing visible).
+        guarded: ``(..., L, S)`` ``hidden`` with every score of an empty row set to 0.
+        softmax: ``(..., L, S)`` the plain ``torch.softmax`` of ``guarded`` (uniform on empty rows).
+        weights: ``(..., L, S)`` ``softmax`` with the empty rows set to 0, in the scores' dtype:
+            exactly what :func:`masked_softmax` returns.
+    """
+
+    hidden: torch.Tensor
+    empty: torch.Tensor
+    guarded: torch.Tensor
+    softmax: torch.Tensor
+    weights: torch.Tensor
+
+
+def masked_softmax_steps(
+    scores: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    *,
+    valid_lens: torch.Tensor | None = None,
+) -> MaskedSoftmaxSteps:
+    """:func:`masked_softmax` one step at a time, for teaching: the same arguments and checks, and
+    the same operations in the same order, so ``steps.weights`` equals ``masked_softmax(...)``
+    bit for bit (the unit tests check it).
+
+    Args:
+        scores, attn_mask, valid_lens: as for :func:`masked_softmax`.
+
+    Returns:
+        A :class:`MaskedSoftmaxSteps`.
+    """
+    check_tensor("scores", scores, ndim_min=1)
+    check_has_keys("scores", scores, dim=-1)
+    if valid_lens is not None and scores.dim() < 2:
+        raise ValueError(
+            f"valid_lens needs scores of shape (B, ..., L, S), got {tuple(scores.shape)}"
+        )
+    mask, _ = checked_attention_mask(scores.shape, scores.device, attn_mask, valid_lens)
+    z = scores.float() if scores.dtype in _LOW_PRECISION else scores
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            z = z.masked_fill(~mask, float("-inf"))
+        else:
+            z = z + mask.to(z.dtype)
+    empty = torch.isneginf(z.detach().amax(dim=-1, keepdim=True))  # (..., L, 1)
+    guarded = z.masked_fill(empty, 0.0)  # (..., L, S)
+    plain = torch.softmax(guarded, dim=-1)  # (..., L, S)
+    weights = plain.masked_fill(empty, 0.0).to(scores.dtype)  # (..., L, S)
+    return MaskedSoftmaxSteps(z, empty, guarded, plain, weights)
 
 
 def softmax_jacobian(weights: torch.Tensor) -> torch.Tensor:

@@ -39,6 +39,10 @@ __all__ = [
     "REVERSAL_WEIGHTS",
     "reversal_weights_file",
     "trained_reversal_model",
+    # the same model trained on sources of lengths 2..6 (notebook 07's extrapolation test)
+    "VARIABLE_LENGTH_TRAIN_CONFIG",
+    "VARIABLE_LENGTH_REVERSAL_WEIGHTS",
+    "trained_variable_length_reversal_model",
     "untrained_reversal_model",
 ]
 
@@ -186,9 +190,27 @@ DEFAULT_SOURCE = (4, 9, 3, 7, 12, 6)
 REVERSAL_WEIGHTS = "data/reversal.pt"
 
 
-def reversal_weights_file():
-    """The packaged weights file (an ``importlib.resources`` traversable)."""
-    return resources.files("attnlib").joinpath(REVERSAL_WEIGHTS)
+def reversal_weights_file(name: str = REVERSAL_WEIGHTS):
+    """A packaged weights file (an ``importlib.resources`` traversable); default notebook 08's."""
+    return resources.files("attnlib").joinpath(name)
+
+
+def _load_reversal(name: str, train_config: TrainConfig, device) -> Seq2SeqTransformer:
+    """Load a shipped reversal model, refusing weights trained with other settings."""
+    with reversal_weights_file(name).open("rb") as f:
+        saved = torch.load(f, map_location="cpu", weights_only=True)
+    expected = {"model_config": asdict(Seq2SeqConfig()), "train_config": asdict(train_config)}
+    for key, want in expected.items():
+        if saved.get(key) != want:
+            min_len = "" if train_config.min_len is None else f" --min-len {train_config.min_len}"
+            raise ValueError(
+                f"{name} was trained with {key}={saved.get(key)} but the current "
+                f"setting is {want}; re-create it with "
+                f"`python benchmarks/train_reversal.py --write-weights{min_len}`"
+            )
+    model = Seq2SeqTransformer(Seq2SeqConfig())
+    model.load_state_dict(saved["state_dict"])
+    return model.to(device if device is not None else "cpu").eval()
 
 
 def trained_reversal_model(device: torch.device | str | None = None):
@@ -204,19 +226,28 @@ def trained_reversal_model(device: torch.device | str | None = None):
     Returns:
         A :class:`~attnlib.models.seq2seq.model.Seq2SeqTransformer` in eval mode.
     """
-    with reversal_weights_file().open("rb") as f:
-        saved = torch.load(f, map_location="cpu", weights_only=True)
-    expected = {"model_config": asdict(Seq2SeqConfig()), "train_config": asdict(TrainConfig())}
-    for key, want in expected.items():
-        if saved.get(key) != want:
-            raise ValueError(
-                f"{REVERSAL_WEIGHTS} was trained with {key}={saved.get(key)} but the current "
-                f"setting is {want}; re-create it with "
-                "`python benchmarks/train_reversal.py --write-weights`"
-            )
-    model = Seq2SeqTransformer(Seq2SeqConfig())
-    model.load_state_dict(saved["state_dict"])
-    return model.to(device if device is not None else "cpu").eval()
+    return _load_reversal(REVERSAL_WEIGHTS, TrainConfig(), device)
+
+
+#: Notebook 07's second reversal model: notebook 08's network and training, but every training
+#: source has a length drawn from 2..6 (``min_len=2``), not always 6.
+VARIABLE_LENGTH_TRAIN_CONFIG = TrainConfig(min_len=2)
+
+#: Its weights, written by ``python benchmarks/train_reversal.py --write-weights --min-len 2``.
+VARIABLE_LENGTH_REVERSAL_WEIGHTS = "data/reversal_lengths_2_6.pt"
+
+
+def trained_variable_length_reversal_model(device: torch.device | str | None = None):
+    """The reversal model trained on source lengths 2..6 (``VARIABLE_LENGTH_TRAIN_CONFIG``).
+
+    Checked like :func:`trained_reversal_model`: the file's configs must equal today's
+    ``Seq2SeqConfig()`` and ``VARIABLE_LENGTH_TRAIN_CONFIG``.
+
+    Returns:
+        A :class:`~attnlib.models.seq2seq.model.Seq2SeqTransformer` in eval mode (on the CPU by
+        default).
+    """
+    return _load_reversal(VARIABLE_LENGTH_REVERSAL_WEIGHTS, VARIABLE_LENGTH_TRAIN_CONFIG, device)
 
 
 def untrained_reversal_model(seed: int = 0, device: torch.device | str | None = None):

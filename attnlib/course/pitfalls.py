@@ -32,6 +32,7 @@ from attnlib.util._checks import check_mask, check_tensor, check_valid_lens
 __all__ = [
     "fill_masked_softmax",
     "fill_value_in",
+    "lecture_masked_softmax",
     "classify_row",
     "MaskedRowCase",
     "fully_masked_row_cases",
@@ -324,3 +325,42 @@ def recipe_softmax(scores: torch.Tensor, masks, recipe: str) -> torch.Tensor:
     for m in masks:
         z = z + torch.where(m, zero, sentinel)  # (..., L, S), in the scores' dtype
     return torch.softmax(z, dim=-1)
+
+
+def lecture_masked_softmax(x: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Tensor:
+    """The ``masked_softmax`` of lecture notes 004 §9.6, word for word (``nn`` spelled out as
+    ``torch.nn``), so a notebook can run it beside :func:`attnlib.masked_softmax`.
+
+    It hides with ``masked_fill(~mask, -1e6)``, takes a softmax, multiplies by the mask (so
+    the hidden keys get exactly 0 even where ``-1e6`` did not hide them) and divides by the new
+    row sum, giving an empty row zeros. In float16 ``masked_fill`` with ``-1e6`` raises
+    ``RuntimeError`` (the value does not fit) whenever ``valid_lens`` is given.
+
+    Args:
+        x: ``(B, L, S)`` scores (not modified).
+        valid_lens: None, or integer ``(B,)`` or ``(B, L)``: keys at positions ``>= valid_len``
+            are hidden.
+
+    Returns:
+        Weights ``(B, L, S)`` in the scores' dtype.
+    """
+    if valid_lens is None:
+        return torch.nn.functional.softmax(x, dim=-1)
+
+    shape = x.shape
+    if valid_lens.dim() == 1:
+        valid_lens = valid_lens.repeat_interleave(shape[1])
+    else:
+        valid_lens = valid_lens.reshape(-1)
+
+    flat = x.reshape(-1, shape[-1])
+    mask = torch.arange(shape[-1], device=x.device)[None, :] < valid_lens[:, None]
+    masked = flat.masked_fill(~mask, -1e6)
+    weights = torch.nn.functional.softmax(masked, dim=-1) * mask
+    normalizer = weights.sum(dim=-1, keepdim=True)
+    weights = torch.where(
+        normalizer > 0,
+        weights / normalizer.clamp_min(torch.finfo(weights.dtype).tiny),
+        torch.zeros_like(weights),
+    )
+    return weights.reshape(shape)

@@ -134,7 +134,8 @@ def heads_explorer(
 
 
 def _scene(L: int, tokens, d_model: int) -> Scene:
-    """The input, each head's weights, the concatenation and the output."""
+    """The weight maps only: the wide head and the mean of the heads (left column), and eight head
+    slots, hatched where a head does not exist at the chosen h (each with a text for it)."""
     grid = cells(L, L, tokens, tokens)
     side = dict(grid, xlabel="key")
     panels = [

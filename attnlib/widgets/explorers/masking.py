@@ -28,7 +28,7 @@ from attnlib.widgets.framework.frames import slider_axis
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 from attnlib.widgets.framework.tables import GridTable
 
-__all__ = ["masking_explorer", "RECIPES", "DTYPES"]
+__all__ = ["masking_explorer", "masking_picture", "RECIPES", "DTYPES", "LEGEND"]
 
 #: Menu label -> key of :data:`attnlib.course.pitfalls.ROW_RECIPES`.
 RECIPES = {
@@ -40,6 +40,12 @@ RECIPES = {
     "add M = -1e6": "add M = -1e6",
 }
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+#: What the cells of the picture mean, one line (the stored picture's caption).
+LEGEND = (
+    "hatched = hidden, weight 0  ·  open orange square = weight leaked onto a hidden key  ·  "
+    "red square = NaN"
+)
+_CAPTION_PX = 44  # room added above the panels for the settings and the legend
 _OFF = -10.0  # where the markers of cells without a mark go: outside the panel (clipped)
 
 
@@ -203,3 +209,43 @@ def _scene(B: int, L: int) -> Scene:
         )
     scene = Scene(panels, cols=B, width=900, height=300)
     return scene
+
+
+def masking_picture(explorer: Explorer, **values):
+    """The explorer's picture at ``values`` (missing ones: current) as a matplotlib ``Figure``,
+    for a notebook to store: each panel titled with its batch row's valid length, and the
+    recipe, dtype, causal switch and :data:`LEGEND` written above the panels. Moves nothing.
+
+    Args:
+        explorer: a :func:`masking_explorer`.
+        values: control values (``len0``, ``len1``, ``len2``, ``causal``, ``recipe``, ``dtype``).
+
+    Returns:
+        A ``Figure`` (Agg), the same panels as the browser draws, ``_CAPTION_PX`` pixels taller.
+    """
+    from attnlib.widgets.framework.render import render
+
+    settings = {**explorer.values(), **values}
+    fig = render(explorer.scene, explorer.compute(**values))
+    width, height = fig.get_size_inches()
+    dpi = fig.dpi
+    grown = height + _CAPTION_PX / dpi
+    for ax in fig.axes:  # keep every axes where it was, in pixels from the bottom
+        x0, y0, w, h = ax.get_position().bounds
+        ax.set_position((x0, y0 * height / grown, w, h * height / grown))
+    fig.set_size_inches(width, grown)
+    heatmaps = [ax for ax in fig.axes if ax.get_images() and ax.get_title()]
+    for b, ax in enumerate(heatmaps):
+        ax.set_title(f"batch row {b} (valid_len {settings[f'len{b}']})", fontsize=10)
+    causal = "on" if settings["causal"] else "off"
+    fig.text(
+        0.5,
+        1 - 6 / (grown * dpi),
+        f"recipe: {settings['recipe']}   ·   dtype: {settings['dtype']}   ·   "
+        f"causal mask: {causal}",
+        ha="center",
+        va="top",
+        fontsize=10,
+    )
+    fig.text(0.5, 1 - 26 / (grown * dpi), LEGEND, ha="center", va="top", fontsize=8)
+    return fig

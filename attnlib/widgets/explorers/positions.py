@@ -187,8 +187,11 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
             Points("moved", color="black", size=10, filled=False, label="R(k) · pair at pos"),
             Text(0.02, 0.04, key="matrix", axes=True, size=8),
         ],
-        xlim=(-1.35, 3.4),
-        ylim=(-1.35, 1.35),  # room right of the circle for the legend, which then covers no point
+        # room right of the circle for the whole legend (about 2.4 units wide in matplotlib's 7 pt
+        # and the browser's 10 px font), so it covers no point of the circle; the panel's height,
+        # not its width, sets the scale, so the circle keeps its size
+        xlim=(-1.35, 4.0),
+        ylim=(-1.35, 1.35),
         xticks=[-1.0, 0.0, 1.0],
         yticks=[-1.0, 0.0, 1.0],
         equal=True,

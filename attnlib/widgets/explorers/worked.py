@@ -19,7 +19,7 @@ import torch
 
 from attnlib.core.attention import dot_product_attention
 from attnlib.core.scoring import default_scale, scaled_scores
-from attnlib.widgets.framework.artists import Arrows, Line, Points, Segments, Text
+from attnlib.widgets.framework.artists import Arrows, Line, Points, Text
 from attnlib.widgets.framework.controls import float_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, square
@@ -31,7 +31,6 @@ __all__ = ["two_key_explorer", "two_key_frame", "KEYS", "QUERY_LIM", "VALUE_LIM"
 KEYS = ((1.0, 0.0), (0.0, 1.0))
 QUERY_LIM, QUERY_STEP = 3.0, 0.1
 VALUE_LIM, VALUE_STEP = 8.0, 1.0
-_MIN_WIDTH, _WIDTH_PER_WEIGHT = 0.5, 6.0  # pixels of the line from the output to each value
 _DIFF_LIM = 6.5  # the sigma panel's x range: |s1 - s2| <= 2 * QUERY_LIM = 6 unscaled
 
 
@@ -60,9 +59,7 @@ def two_key_frame(s: np.ndarray, a: np.ndarray, x, y, v1x, v1y, v2x, v2y) -> Fra
             "sigma_point": [[diff, float(a[0])]],
             "values": v,
             "output": o[None],  # (S, 2), (1, 2)
-            "mix": np.stack([np.broadcast_to(o, v.shape), v], 1),  # (S, 2, 2)
-            "mix_widths": _MIN_WIDTH + _WIDTH_PER_WEIGHT * a,
-        },  # (S,)
+        },
         readout={
             "scores (s1, s2)": s,
             "s1 - s2": diff,
@@ -196,8 +193,7 @@ def _scene() -> Scene:
     vlim = VALUE_LIM + 0.8
     content = Panel(
         [
-            # the weight lines lie on the segment v1-v2: draw them first, the dashed segment on top
-            Segments("mix", color="0.35", widths="mix_widths"),
+            # where the star sits on the dashed segment is the weights (the corner text prints them)
             Line("values", color="C2", width=1.2, dash=True),
             Text(0.04, 0.94, key="mix_text", axes=True, size=8.0),
             Points("values", color="C2", marker="^", size=6, labels=["v1", "v2"], label="values"),
