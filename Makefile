@@ -16,7 +16,7 @@ LAB_CONFIG := JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter_config$(if $(JUPYTER_CONFIG_
 LAB_FLAGS := --LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate
 
 .PHONY: setup lab test lint test-fast test-unit test-unit-other-cpu test-notebooks test-browser \
-	figures claims benchmarks clean notebooks-run notebooks-sync site
+	figures claims benchmarks clean notebooks-run notebooks-sync site translations
 
 setup: $(STAMP)
 
@@ -84,6 +84,15 @@ notebooks-run: $(STAMP)
 # Run it before committing a notebook you edited; tests/test_notebook_pairs.py checks it.
 notebooks-sync: $(STAMP)
 	$(BIN)/python tools/notebooks.py sync
+
+# The Chinese edition (tools/i18n.py): merge each notebook's prose into its catalog
+# locale/zh_CN/LC_MESSAGES/NN_x.po (new English -> empty entry, changed English -> its old Chinese
+# marked fuzzy, removed English -> dropped), then write notebooks/zh/NN_x.ipynb from the English
+# notebook and its catalog. `python tools/i18n.py check` lists what is untranslated, fuzzy or
+# unfaithful (tests/test_i18n.py runs the same checks).
+translations: $(STAMP)
+	$(BIN)/python tools/i18n.py extract $(if $(filter-out notebooks,$(NB)),$(NB))
+	$(BIN)/python tools/i18n.py generate $(if $(filter-out notebooks,$(NB)),$(NB))
 
 # The course as a static web site in site/ (open site/index.html; no server, no network): every
 # notebook's prose, code and outputs, every explorer live from frames computed now (tools/site.py).

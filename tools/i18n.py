@@ -1,0 +1,558 @@
+"""The Chinese edition: gettext catalogs of the notebooks' prose, and notebooks built from them.
+
+    python tools/i18n.py extract [NB ...]    # write/merge locale/zh_CN/LC_MESSAGES/NN_x.po
+    python tools/i18n.py generate [NB ...]   # write notebooks/zh/NN_x.ipynb from NB and its catalog
+    python tools/i18n.py check [NB ...]      # exit 1 on a missing, fuzzy or unfaithful entry
+    python tools/i18n.py stats               # translated / fuzzy / untranslated per catalog
+
+(NB: an English notebook such as ``notebooks/05_masking.ipynb``; none means all of them.)
+
+Steps, each with one reader and one writer:
+
+1. **split** (``blocks``): a Markdown cell is parsed with markdown-it (the site's parser) and cut
+   into the leaf blocks Sphinx's gettext builder makes messages of: a heading, a paragraph (a list
+   item's or a quotation's paragraphs each on their own), a table, a displayed ``$$`` formula and an
+   HTML block with visible text. Each block keeps its line range and the container prefix of its
+   lines (``- ``, ``> ``, ``## ``), so the cell can be put back together around a translation.
+   A code cell's ``alt`` metadata (str or list of str) gives one message per text.
+2. **extract** (``merge``): the messages become a catalog (polib). An entry already there keeps its
+   translation; a new message takes, marked ``fuzzy``, the translation of the closest message that
+   left (difflib ratio >= 0.6, as msgmerge does), or none; an entry whose English left is dropped.
+3. **generate** (``translated_notebook``): the English notebook with each block and alt text
+   replaced by its translation (the English where it has none yet). Code cells, their outputs and
+   their metadata stay as they are, byte for byte, except ``alt``.
+4. **check** (``problems``): every entry translated and not fuzzy; every number, inline code span,
+   ``$...$`` formula, link target and ``attnlib`` name of the English kept in the Chinese; as many
+   bold, italic, link, code and formula spans as Markdown finds in the English; every glossary term
+   of the English given as the glossary's Chinese (locale/zh_CN/glossary.tsv).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+LANG = "zh_CN"
+LOCALE = ROOT / "locale" / LANG
+CATALOGS = LOCALE / "LC_MESSAGES"
+GLOSSARY = LOCALE / "glossary.tsv"
+OUT = NOTEBOOKS / "zh"
+FUZZY_RATIO = 0.6
+
+
+def all_notebooks() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def catalog_path(nb_path: Path, catalogs: Path = CATALOGS) -> Path:
+    return catalogs / f"{Path(nb_path).stem}.po"
+
+
+def output_path(nb_path: Path, out: Path = OUT) -> Path:
+    return out / Path(nb_path).name
+
+
+# --- 1. split ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    """One translatable block of a Markdown cell: lines ``start:end`` of the cell's source."""
+
+    kind: str  # heading, paragraph, table, math, html
+    start: int
+    end: int
+    first_prefix: str  # container markers before the text on the first line ("- ", "> ", "## ")
+    rest_prefix: str  # the prefix a continuation line takes (markers turned into spaces)
+    text: str  # the msgid: the block's lines without their prefixes
+    line_prefixes: tuple[str, ...] = ()  # the English continuation lines' own prefixes
+
+    def prefix(self, k: int) -> str:
+        """The prefix of line ``k`` of a translation (the English's own where it has a line k)."""
+        if k == 0:
+            return self.first_prefix
+        if k - 1 < len(self.line_prefixes):
+            return self.line_prefixes[k - 1]
+        return self.rest_prefix
+
+
+_MD = None
+# Container markers at a line's start: blockquote '>' and list markers, nested any depth.
+_CONTAINERS = re.compile(r"(?:[ ]{0,3}(?:>[ ]?|(?:[-*+]|\d{1,9}[.)])(?:[ ]+|$)))*[ ]*")
+_HEADING = re.compile(r"#{1,6}[ \t]+")
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _markdown():
+    global _MD
+    if _MD is None:
+        from markdown_it import MarkdownIt
+        from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+        # The parser tools/site.py renders with (commonmark, tables, $ and $$ math).
+        _MD = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
+        dollarmath_plugin(_MD, allow_space=True, allow_digits=True, double_inline=True)
+    return _MD
+
+
+def _rest_prefix(first_prefix: str) -> str:
+    # A continuation line keeps the quotation marks and indents under the list markers.
+    out = re.sub(r"(?:[-*+]|\d{1,9}[.)])", lambda m: " " * len(m.group()), first_prefix)
+    return re.sub(r"#{1,6}[ \t]+$", "", out)
+
+
+def _strip_prefix(line: str, prefix: str) -> str:
+    """The longest start of ``line`` that matches ``prefix`` (spaces may be missing: lazy lines)."""
+    i = 0
+    for ch in prefix:
+        if i < len(line) and line[i] == ch:
+            i += 1
+        elif ch == " ":
+            continue
+        else:
+            break
+    return line[:i]
+
+
+def blocks(source: str) -> list[Block]:
+    """The translatable blocks of one Markdown cell, in order."""
+    lines = source.split("\n")
+    out = []
+    tokens = _markdown().parse(source)
+    for tok in tokens:
+        kind = {
+            "heading_open": "heading",
+            "paragraph_open": "paragraph",
+            "table_open": "table",
+            "math_block": "math",
+            "html_block": "html",
+        }.get(tok.type)
+        if kind is None or tok.map is None:
+            continue
+        start, end = tok.map
+        while end > start and not lines[end - 1].strip():
+            end -= 1  # a block's map may take in the blank line after it
+        if kind == "html" and not _TAG.sub("", "\n".join(lines[start:end])).strip():
+            continue  # markup only (</details>): nothing to translate
+        first = lines[start]
+        prefix = _CONTAINERS.match(first).group()
+        if kind == "paragraph" and re.search(r"(?:[-*+]|\d[.)])[ ]*$", prefix):
+            kind = "list item"
+        if kind == "heading":
+            if end - start != 1:
+                raise ValueError(f"only one-line (#) headings are supported: {first!r}")
+            prefix += _HEADING.match(first[len(prefix) :]).group()
+        rest = _rest_prefix(prefix)
+        text, own = [first[len(prefix) :]], []
+        for line in lines[start + 1 : end]:
+            own.append(_strip_prefix(line, rest))
+            text.append(line[len(own[-1]) :])
+        out.append(Block(kind, start, end, prefix, rest, "\n".join(text), tuple(own)))
+    # Nested paragraphs are inside their list item's lines, never overlapping another leaf.
+    return out
+
+
+def cell_alts(cell: dict) -> list[str]:
+    alt = cell.get("metadata", {}).get("alt")
+    if alt is None:
+        return []
+    return [alt] if isinstance(alt, str) else list(alt)
+
+
+@dataclass(frozen=True)
+class Message:
+    msgid: str
+    cell: int  # index of the cell in the notebook
+    cell_id: str
+    what: str  # "paragraph 3", "alt 1"
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def messages(nb: dict) -> list[Message]:
+    """Every message of a notebook (JSON as read by ``json``), in reading order."""
+    out = []
+    for i, cell in enumerate(nb["cells"]):
+        cid = cell.get("id", str(i))
+        if cell["cell_type"] == "markdown":
+            for k, b in enumerate(blocks(_source(cell))):
+                out.append(Message(b.text, i, cid, f"{b.kind} {k + 1}"))
+        elif cell["cell_type"] == "code":
+            for k, alt in enumerate(cell_alts(cell)):
+                out.append(Message(alt, i, cid, f"alt {k + 1}"))
+    return out
+
+
+# --- 2. extract ---------------------------------------------------------------------------------
+
+
+def read_notebook(nb_path: Path) -> dict:
+    return json.loads(Path(nb_path).read_text(encoding="utf-8"))
+
+
+def where(nb_name: str, m: Message) -> str:
+    return f"{nb_name} cell {m.cell} (id {m.cell_id}), {m.what}"
+
+
+def _new_catalog(nb_path: Path):
+    import polib
+
+    po = polib.POFile(wrapwidth=0)
+    po.metadata = {
+        "Project-Id-Version": f"attnlib {Path(nb_path).stem}",
+        "Language": LANG,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+        "Plural-Forms": "nplurals=1; plural=0;",
+    }
+    po.header = (
+        f"Chinese (zh_CN) translation of notebooks/{Path(nb_path).name}.\n"
+        "Written by `make translations` (tools/i18n.py); translate the msgstr, keep the rest.\n"
+        "See locale/zh_CN/STYLE.md and locale/zh_CN/glossary.tsv."
+    )
+    return po
+
+
+def read_catalog(path: Path):
+    import polib
+
+    return polib.pofile(str(path), wrapwidth=0)
+
+
+def _closest(msgid: str, candidates: dict[str, object]):
+    best, best_ratio = None, FUZZY_RATIO
+    for old, entry in candidates.items():
+        sm = difflib.SequenceMatcher(None, msgid, old, autojunk=False)
+        if sm.real_quick_ratio() < best_ratio or sm.quick_ratio() < best_ratio:
+            continue
+        ratio = sm.ratio()
+        if ratio >= best_ratio:
+            best, best_ratio = entry, ratio
+    return best
+
+
+def merge(nb_path: Path, old=None):
+    """The catalog of ``nb_path``'s messages, keeping what ``old`` (a polib POFile) translated."""
+    import polib
+
+    name = Path(nb_path).name
+    po = _new_catalog(nb_path)
+    if old is not None:
+        po.metadata.update({k: v for k, v in old.metadata.items() if k not in po.metadata})
+    previous = {e.msgid: e for e in old} if old is not None else {}
+    entries: dict[str, polib.POEntry] = {}
+    for m in messages(read_notebook(nb_path)):
+        if m.msgid in entries:  # the same English twice: one entry, two places (as Sphinx)
+            entries[m.msgid].occurrences.append((name, str(m.cell)))
+            entries[m.msgid].comment += f"\n{where(name, m)}"
+            continue
+        entry = polib.POEntry(
+            msgid=m.msgid, msgstr="", occurrences=[(name, str(m.cell))], comment=where(name, m)
+        )
+        kept = previous.get(m.msgid)
+        if kept is not None:
+            entry.msgstr = kept.msgstr
+            entry.flags = [f for f in kept.flags if f == "fuzzy"]
+            entry.previous_msgid = kept.previous_msgid if "fuzzy" in kept.flags else None
+            entry.tcomment = kept.tcomment
+        entries[m.msgid] = entry
+    # New English: the translation of the closest English that left, marked fuzzy.
+    gone = {k: e for k, e in previous.items() if k not in entries and e.msgstr}
+    for entry in entries.values():
+        if entry.msgid in previous or not gone:
+            continue
+        near = _closest(entry.msgid, gone)
+        if near is not None:
+            entry.msgstr = near.msgstr
+            entry.flags = ["fuzzy"]
+            entry.previous_msgid = near.msgid
+            entry.tcomment = near.tcomment
+    po.extend(entries.values())
+    return po
+
+
+def extract(nb_path: Path, catalogs: Path = CATALOGS) -> Path:
+    path = catalog_path(nb_path, catalogs)
+    old = read_catalog(path) if path.exists() else None
+    po = merge(nb_path, old)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(str(po) + "\n", encoding="utf-8")
+    return path
+
+
+# --- 3. generate --------------------------------------------------------------------------------
+
+
+def translations(po) -> dict[str, str]:
+    """msgid -> msgstr for the entries that are translated and not fuzzy."""
+    return {e.msgid: e.msgstr for e in po if e.msgstr and "fuzzy" not in e.flags}
+
+
+def translate_markdown(source: str, table: dict[str, str]) -> str:
+    lines = source.split("\n")
+    for b in reversed(blocks(source)):
+        chinese = table.get(b.text)
+        if chinese is None:
+            continue
+        new = chinese.split("\n")
+        new_lines = [b.prefix(k) + s if s else b.prefix(k).rstrip() for k, s in enumerate(new)]
+        lines[b.start : b.end] = new_lines
+    return "\n".join(lines)
+
+
+def _as_lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def translated_notebook(nb_path: Path, po) -> dict:
+    nb = read_notebook(nb_path)
+    table = translations(po)
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = _as_lines(translate_markdown(_source(cell), table))
+        elif cell["cell_type"] == "code" and "alt" in cell.get("metadata", {}):
+            alt = cell["metadata"]["alt"]
+            if isinstance(alt, str):
+                cell["metadata"]["alt"] = table.get(alt, alt)
+            else:
+                cell["metadata"]["alt"] = [table.get(a, a) for a in alt]
+    # No jupytext pairing (the .py pair is the English one's); say what this notebook is.
+    nb["metadata"].pop("jupytext", None)
+    nb["metadata"]["attnlib"] = {"language": "zh-CN", "translated_from": f"../{nb_path.name}"}
+    return nb
+
+
+def notebook_text(nb: dict) -> str:
+    # nbformat's own layout (nbformat.writes), so the code cells are byte-identical.
+    return json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+def generate(nb_path: Path, catalogs: Path = CATALOGS, out: Path = OUT) -> Path:
+    po = read_catalog(catalog_path(nb_path, catalogs))
+    path = output_path(nb_path, out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(notebook_text(translated_notebook(nb_path, po)), encoding="utf-8")
+    return path
+
+
+# --- 4. check -----------------------------------------------------------------------------------
+
+_CODE = re.compile(r"(`+)(.+?)\1", re.S)
+_DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<![\\$])\$", re.S)
+_LINK_TARGET = re.compile(r"\]\(([^)\s]+)")
+_ATTNLIB = re.compile(r"\battnlib(?:\.\w+)*")
+# ASCII look-arounds: a number may touch a Chinese character (笔记本03 is as good as 笔记本 03).
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:[.,]\d+)*(?![A-Za-z0-9_])")
+
+
+def _without(text: str, *patterns: re.Pattern) -> str:
+    for p in patterns:
+        text = p.sub(" ", text)
+    return text
+
+
+def placeholders(msgid: str) -> list[str]:
+    """What a translation must keep unchanged: code spans, formulas, link targets, attnlib names
+    and the numbers of the prose (those inside code or a formula are kept with it)."""
+    return _spans(msgid) + [n for n in numbers(msgid) if n not in _spans(msgid)]
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers of the prose of ``text`` (outside code, formulas, link targets and tags)."""
+    rest = _without(text, _CODE, _DISPLAY_MATH, _INLINE_MATH)
+    rest = _TAG.sub(" ", _without(_LINK_TARGET.sub("](", rest), _ATTNLIB))
+    return list(dict.fromkeys(m.group().replace(",", "") for m in _NUMBER.finditer(rest)))
+
+
+def _spans(msgid: str) -> list[str]:
+    found = [m.group() for m in _CODE.finditer(msgid)]
+    rest = _without(msgid, _CODE)
+    found += [m.group() for m in _DISPLAY_MATH.finditer(rest)]
+    rest = _without(rest, _DISPLAY_MATH)
+    found += [m.group() for m in _INLINE_MATH.finditer(rest)]
+    rest = _without(rest, _INLINE_MATH)
+    found += [m.group(1) for m in _LINK_TARGET.finditer(rest)]
+    rest = _LINK_TARGET.sub("](", rest)
+    found += [m.group() for m in _ATTNLIB.finditer(rest)]
+    return list(dict.fromkeys(found))
+
+
+_NUMERALS = dict(zip("1 2 3 4 5 6 7 8 9 10".split(), "一二三四五六七八九十"))
+
+
+def _kept(placeholder: str, msgstr: str) -> bool:
+    if not _NUMBER.fullmatch(placeholder):
+        return placeholder in msgstr
+    if placeholder in numbers(msgstr):  # a number of the prose, not a digit of a link or code
+        return True
+    # An ordinal may be written the Chinese way: "Chapter 2" -> 第二章.
+    return placeholder in _NUMERALS and f"第{_NUMERALS[placeholder]}" in msgstr
+
+
+def _prose(text: str) -> str:
+    """Text with code spans, formulas and link targets removed (where glossary terms are read)."""
+    text = _without(text, _CODE, _DISPLAY_MATH, _INLINE_MATH)
+    return _LINK_TARGET.sub("](", text)
+
+
+_DASHES = str.maketrans({"\u2013": "-", "\u2014": "-", "\u2011": "-"})
+
+
+def _word(word: str) -> str:
+    """One English word as a pattern: any ending for ``word*``, plurals (y -> ies), -ise/-ize."""
+    if word.endswith("*"):
+        return re.escape(word[:-1]).replace("iz", "i[sz]") + r"\w*"
+    stem = re.escape(word).replace("iz", "i[sz]")
+    if re.search(r"[^aeiou]y$", word):
+        return stem[:-1] + "(?:y|ies)"
+    return stem + "(?:s|es)?"
+
+
+@dataclass(frozen=True)
+class Term:
+    english: str
+    chinese: str
+    seed: str
+
+    def pattern(self) -> re.Pattern:
+        words = re.split(r"[\s-]+", self.english)
+        joined = r"[\s-]*".join(_word(w) for w in words)
+        return re.compile(rf"(?<![\w-]){joined}(?![\w-])", re.I)
+
+
+def glossary_problems(msgid: str, msgstr: str, glossary: list[Term]) -> list[str]:
+    """The glossary terms of ``msgid``'s prose whose Chinese ``msgstr`` does not use.
+
+    Longer terms are matched first and their words taken out (``attention weight`` is checked as
+    注意力权重, not again as ``weight``); dashes (- – —) count as one."""
+    english = _prose(msgid).translate(_DASHES)
+    chinese = msgstr.translate(_DASHES).lower()
+    found = []
+    for term in sorted(glossary, key=lambda t: -len(t.english)):
+        pattern = term.pattern()
+        if pattern.search(english):
+            english = pattern.sub(" | ", english)
+            if term.chinese.translate(_DASHES).lower() not in chinese:
+                found.append(f"glossary: '{term.english}' is '{term.chinese}'")
+    return found
+
+
+def read_glossary(path: Path = GLOSSARY) -> list[Term]:
+    """The glossary (TSV: english, chinese, seed section; a header row; # lines are comments)."""
+    terms = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for line in lines[1:]:
+        if not line.strip() or line.startswith("#"):
+            continue
+        english, chinese, seed = line.split("\t")
+        terms.append(Term(english.strip(), chinese.strip(), seed.strip()))
+    return terms
+
+
+_MARKUP = ("strong_open", "em_open", "link_open", "code_inline", "math_inline", "s_open")
+
+
+def markup(text: str) -> dict[str, int]:
+    """How many bold, italic, link, code and formula spans Markdown finds in ``text``."""
+    counts = dict.fromkeys(_MARKUP, 0)
+    for tok in _markdown().parse(text):
+        for child in tok.children or []:
+            if child.type in counts:
+                counts[child.type] += 1
+    return counts
+
+
+def markup_problems(msgid: str, msgstr: str) -> list[str]:
+    """Spans of the English the Chinese lost. The usual cause: a bold span that starts or ends
+    with full-width punctuation next to a Chinese character (**注意力分数（attention score）**如何),
+    which CommonMark does not close; put the bracket outside: **注意力分数**（attention score）.
+    An italic title may become a 《title》."""
+    names = {"strong_open": "bold", "em_open": "italic", "link_open": "link"}
+    names |= {"code_inline": "code", "math_inline": "formula", "s_open": "strikethrough"}
+    want, got = markup(msgid), markup(msgstr)
+    if got["em_open"] < want["em_open"] <= got["em_open"] + msgstr.count("《"):
+        got["em_open"] = want["em_open"]  # an italic title written as 《书名》, as Chinese does
+    return [
+        f"markup: {want[k]} {names[k]} span(s) in the English, {got[k]} in the Chinese"
+        for k in _MARKUP
+        if got[k] != want[k]
+    ]
+
+
+def entry_problems(entry, glossary: list[Term]) -> list[str]:
+    """What is wrong with one translated entry (empty when nothing is)."""
+    found = []
+    if not entry.msgstr:
+        return ["not translated"]
+    if "fuzzy" in entry.flags:
+        found.append("fuzzy (the English changed: check the translation, then remove the flag)")
+    missing = [p for p in placeholders(entry.msgid) if not _kept(p, entry.msgstr)]
+    if missing:
+        found.append("keep unchanged: " + ", ".join(missing))
+    found += markup_problems(entry.msgid, entry.msgstr)
+    return found + glossary_problems(entry.msgid, entry.msgstr, glossary)
+
+
+def problems(nb_path: Path, catalogs: Path = CATALOGS, glossary_path: Path = GLOSSARY) -> list[str]:
+    """Every problem of one notebook's catalog, each naming the notebook, cell and English."""
+    path = catalog_path(nb_path, catalogs)
+    name = Path(nb_path).name
+    if not path.exists():
+        return [f"{name}: no catalog {path.name} (run `make translations`)"]
+    po = read_catalog(path)
+    glossary = read_glossary(glossary_path)
+    out = []
+    expected = {m.msgid for m in messages(read_notebook(nb_path))}
+    have = {e.msgid for e in po}
+    if expected != have:
+        out.append(f"{name}: {path.name} is out of step with it (run `make translations`)")
+    for entry in po:
+        for problem in entry_problems(entry, glossary):
+            english = entry.msgid if len(entry.msgid) <= 120 else entry.msgid[:117] + "..."
+            out.append(f"{entry.comment.splitlines()[0]}: {problem}\n    English: {english!r}")
+    return out
+
+
+def stats(po) -> tuple[int, int, int]:
+    """(translated, fuzzy, untranslated) entries."""
+    fuzzy = sum(1 for e in po if e.msgstr and "fuzzy" in e.flags)
+    done = sum(1 for e in po if e.msgstr and "fuzzy" not in e.flags)
+    return done, fuzzy, len(po) - done - fuzzy
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=["extract", "generate", "check", "stats"])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    args = parser.parse_args(argv)
+    paths = [p.resolve() for p in args.notebooks] or all_notebooks()
+    status = 0
+    for p in paths:
+        if args.command == "extract":
+            print(extract(p).relative_to(ROOT))
+        elif args.command == "generate":
+            print(generate(p).relative_to(ROOT))
+        elif args.command == "check":
+            found = problems(p)
+            print("\n".join(found) if found else f"{p.name}: ok")
+            status |= bool(found)
+        else:
+            done, fuzzy, todo = stats(read_catalog(catalog_path(p)))
+            print(f"{p.stem}: {done} translated, {fuzzy} fuzzy, {todo} untranslated")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
