@@ -14,7 +14,8 @@ noise). Next to them the size of one H·n·n float32 score matrix for comparison
 
 A second table counts training: the exact peak of the forward *and* backward pass
 (``torch.autograd.grad`` of the output against a fixed upstream gradient) with q, k, v requiring
-gradients. Blockwise attention's backward recomputes each block from the saved log-sum-exp, so its
+gradients. Blockwise attention's backward recomputes each block from the saved log-sum-exp (and
+builds each tile's padding mask from ``valid_lens``, when given, instead of an (n, n) mask), so its
 peak stays linear in n; the last column is its growth per doubling of n (linear: below 2, rising
 towards 2). The written-out version is skipped above ``--train-max-written`` (its backward holds
 several H·n·n matrices: about 6 GiB at n=8192).

@@ -26,7 +26,7 @@
 #
 # **Read first:** `08_encoder_decoder.ipynb` (the whole Transformer); `03_softmax_gradient.ipynb` for why softmax is computed with the row maximum subtracted.
 #
-# **Time:** about 25 minutes; running it top to bottom takes well under a minute (most of it measuring).
+# **Time:** about 25 minutes; running it top to bottom takes under a minute on a quiet machine and longer on a busy one (most of it is measuring).
 
 # %%
 # %matplotlib inline
@@ -55,7 +55,7 @@ from attnlib.course.costs import (
     theoretical_costs,
     written_out_attention,
 )
-from attnlib.course.memory import allocated_bytes
+from attnlib.course.memory import allocated_bytes, largest_tensor_bytes
 from attnlib.figures.sequence_costs import measured_cost_panels
 from attnlib.util.device import num_threads
 from attnlib.widgets import online_softmax_explorer
@@ -76,7 +76,7 @@ for row in complexity_table():
     print(f"{row['layer']:15s} {row['compute']:11s} {row['sequential_steps']:17s} {row['longest_path']}")
 
 # %% [markdown]
-# - **Compute (计算复杂度).** A convolutional layer (卷积神经网络, CNN) applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$ multiply-adds. A recurrent layer (循环神经网络, RNN) applies two $d \times d$ matrices per position, one to the input and one to the previous state: $2\,n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product ($QK^\top$: $n^2 d$) and then, for every position, sums $n$ value vectors of width $d$ with the weights ($n^2 d$ again): $2\,n^2 d$, plus $4 n d^2$ for its projections $W_Q, W_K, W_V, W_O$, which the table leaves out. The table's $O(\cdot)$ drops the constant factors; kept, they say that attention's pairwise part costs less than the RNN while $n < d$ and less than a $k$-tap CNN while $n < k\,d/2$. The cell after the next counts it for $d = 64$, $k = 3$.
+# - **Compute (计算复杂度).** A convolutional layer (卷积神经网络, CNN) applies a $d \times d$ matrix for each of its $k$ taps at every position: $k\,n\,d^2$ multiply-adds. A recurrent layer (循环神经网络, RNN) applies two $d \times d$ matrices per position, one to the input and one to the previous state: $2\,n\,d^2$. Self-attention compares every pair of positions with a length-$d$ dot product ($QK^\top$: $n^2 d$) and then, for every position, sums $n$ value vectors of width $d$ with the weights ($n^2 d$ again): $2\,n^2 d$, plus $4 n d^2$ for its projections $W_Q, W_K, W_V, W_O$, which the table leaves out. The table's $O(\cdot)$ drops the constant factors; kept, they say that attention's pairwise part costs less than the RNN while $n < d$ and less than a $k$-tap CNN while $n < k\,d/2$. The next cell counts it for $d = 64$, $k = 3$.
 # - **Sequential steps (串行步骤).** A CNN and self-attention compute all positions at once (in parallel, 并行); an RNN must finish position $t-1$ before it can start position $t$.
 # - **Longest path (最长信息路径).** How many steps a signal from position 0 needs to reach position $n-1$. A convolution only sees a window of $k$ positions, so it needs on the order of $n/k$ stacked layers (about $2n/(k-1)$ for a centred kernel, measured below; fewer with dilated convolutions, 膨胀卷积); an RNN passes it through $n-1$ recurrent steps; self-attention connects any two positions in one step.
 #
@@ -179,7 +179,7 @@ fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
 _ = measured_cost_panels(rows, axes)
 
 # %% [markdown]
-# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$; the dotted guides in both panels have slopes 1 and 2. Timings of small layers are noisy: on a CPU that other programs share, a few slow runs can move a median of five, so a line that zigzags in the time panel is the machine, not the layer; on a GPU, tiny kernels are dominated by launch overhead. The RNN's time in particular need not lie along the slope-1 guide at these sizes, although its work grows exactly like $n$: read the time panel for its rough shape only, and the memory panel (exact counts) for slopes. One timing lesson holds whenever the CPU is quiet: at $n = 256$ the RNN takes several times longer than attention although it does $n/d = 4$ times *fewer* FLOPs than this projection-free attention (the next cell prints the ratio): `nn.RNN` does $2nd^2 = 2.10$M multiply-adds, the written-out attention $2n^2d = 8.39$M, and a real attention layer's projections would add $4nd^2 = 4.19$M more (the counts of §1). The RNN's $n$ steps run one after another, each a tiny $d \times d$ product; attention's work is two large matrix products over all positions at once. On one CPU thread, as here, nothing runs in parallel in either case: what the gap measures is the fixed cost of each of $n$ dependent steps (a call, and a product too small to keep the arithmetic units busy) against one large product that keeps them busy. On several threads or a GPU the gap grows further by what the table's "sequential steps" column is about: attention can spread its positions over the parallel units, the RNN cannot. (No ratio is quoted here, because they change from run to run and machine to machine: on a CPU busy with other jobs every time is inflated by waiting, and the stored output above may come from such a run, so rerun the cell on a quiet machine. At larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
+# On log-log axes a cost that grows like $n^p$ is a straight line of slope $p$; the dotted guides in both panels have slopes 1 and 2. Timings of small layers are noisy: on a CPU that other programs share, a few slow runs can move a median of five, so a line that zigzags in the time panel is the machine, not the layer; on a GPU, tiny kernels are dominated by launch overhead. The RNN's time in particular need not lie along the slope-1 guide at these sizes, although its work grows exactly like $n$: read the time panel for its rough shape only, and the memory panel (exact counts) for slopes. One timing lesson holds whenever the CPU is quiet: at $n = 256$ the RNN takes several times longer than attention although it does $n/d = 4$ times *fewer* FLOPs than this projection-free attention (the next cell prints the ratio): `nn.RNN` does $2nd^2 = 2.10$M multiply-adds, the written-out attention $2n^2d = 8.39$M, and a real attention layer's projections would add $4nd^2 = 4.19$M more (the counts of §1). The RNN's $n$ steps run one after another, each a tiny $d \times d$ product; attention's work is two large matrix products over all positions at once. On one CPU thread, as here, nothing runs in parallel in either case: what the gap measures is the fixed cost of each of $n$ dependent steps (a call, and a product too small to keep the arithmetic units busy) against one large product that keeps them busy. On several threads or a GPU the gap grows further by what the table's "sequential steps" column is about: attention can spread its positions over the parallel units, the RNN cannot. (No time ratio is quoted here, because they change from run to run and machine to machine: on a CPU busy with other jobs every time is inflated by waiting, and the stored output above may come from such a run, so rerun the cell on a quiet machine. At larger $n$ attention's $n^2$ arithmetic catches up.) Memory, counted exactly, is clear: attention's line has slope 2, the RNN's and the CNN's slope 1. The arithmetic says what must exist at the peak: the score matrix alone is $n^2$ numbers of 4 bytes, the RNN's and CNN's output $n \cdot d$; written-out attention holds two such matrices at once (the scores and their softmax):
 
 # %%
 # C41: what the arithmetic says (FLOPs counted as in §1), and the growth rate of the counted memory
@@ -351,7 +351,7 @@ print(f"from n = 1024 to 2048: written-out x{flops['written-out', 2048] / flops[
       f"blockwise x{flops['blockwise', 2048] / flops['blockwise', 1024]:.0f}")
 
 # %% [markdown]
-# Both do $4 n^2 d$ operations ($QK^\top$ and the product with $V$, each $n^2 d$ multiply-adds of 2 operations), and both grow ×4 when $n$ doubles: blocks change the memory slope, not the compute slope. So the time of both should grow like $n^2$ too. Timed on this machine (one CPU thread, minimum of five runs; times differ between machines, so the tests do not compare this cell's output):
+# Both do $4 n^2 d$ operations ($QK^\top$ and the product with $V$, each $n^2 d$ multiply-adds of 2 operations), and both grow ×4 when $n$ doubles: blocks change the memory slope, not the compute slope. So in the long run the time of both should grow like $n^2$ too. Timed on this machine (one CPU thread, minimum of five runs; times differ between machines, so the tests do not compare this cell's output):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -370,17 +370,17 @@ for name in ("written-out", "blockwise"):
           f"x{times[name, 2048] / times[name, 1024]:.1f} from 1024 to 2048")
 
 # %% [markdown]
-# Once $n$ is large both times grow roughly like the FLOP count, ×4 per doubling. The factors need not be 4 at small $n$: there the matrices still fit in the CPU's caches, the Python loop over blocks has a fixed cost, and a busy machine moves every time. Blocks save memory, not arithmetic. (On a GPU, FlashAttention is also faster than written-out attention, because it moves fewer bytes between the GPU's main memory and its on-chip memory.)
+# These sizes are too small for the times to show the FLOP count's ×4 per doubling: read the factors as rough. Written-out attention's time often grows by more than ×4 at the last doubling, because its $n \times n$ matrices (a peak of 32.50 MiB at $n = 2048$, counted above) outgrow the CPU's caches, and every pass over them then waits for main memory. The blockwise loop works on cache-sized tiles but pays a fixed Python cost per block, which weighs most at small $n$. And a busy machine moves every time. In the project README's benchmark (8 heads, $n$ up to 8192) blockwise attention's time comes close to ×4 per doubling at the largest sizes, while written-out attention's again grows faster once its matrices no longer fit in the caches. Blocks save memory, not arithmetic. (On a GPU, FlashAttention is also faster than written-out attention, because it moves fewer bytes between the GPU's main memory and its on-chip memory.)
 #
 # ### In training too: a backward pass that recomputes the blocks
 #
-# Every count so far ran without gradients. Training also needs the backward pass, and autograd keeps for it whatever each operation's backward will read. Differentiating the loop of online-softmax steps as written, it would keep every block's exponentials $e^{s_j - m}$: $n \times n$ numbers in all, the very matrix the blocks were meant to avoid. FlashAttention (Dao et al. 2022) and Rabe and Staats (2021, *Self-attention does not need $O(n^2)$ memory*) keep the saving by writing the backward pass themselves. The forward pass saves, besides its inputs and its output, one number per query, the **log-sum-exp** $\mathrm{lse}_i = m_i + \log \ell_i$ of its scores. The backward pass then goes over the blocks again and recomputes each block's weights exactly, $p_{ij} = e^{s_{ij} - \mathrm{lse}_i}$ (which is $\operatorname{softmax}(s_i)_j$), and from them the block's share of the gradients: with $D_i = \sum_c \frac{\partial L}{\partial o_{ic}}\, o_{ic}$, the gradient of the scores is $\frac{\partial L}{\partial s_{ij}} = p_{ij}\big(\frac{\partial L}{\partial o_i} \cdot v_j - D_i\big)$ (the softmax Jacobian of notebook 03), and $\frac{\partial L}{\partial q}$, $\frac{\partial L}{\partial k}$, $\frac{\partial L}{\partial v}$ are sums over the blocks. It does the forward's arithmetic once more, to save the memory. `blockwise_attention` is written this way, as a `torch.autograd.Function`. What it keeps for the backward pass, read back from the autograd graph (`grad_fn.saved_tensors`):
+# Every count so far ran without gradients. Training also needs the backward pass, and autograd keeps for it whatever each operation's backward will read. Differentiating the loop of online-softmax steps as written, it would keep every block's exponentials $e^{s_j - m}$: $n \times n$ numbers in all, the very matrix the blocks were meant to avoid. FlashAttention (Dao et al. 2022) keeps the saving by writing the backward pass itself. Rabe and Staats (2021, *Self-attention does not need $O(n^2)$ memory*) get the same recomputation without writing one: they wrap each chunk's function in gradient checkpointing (`jax.checkpoint`), which runs it again during the backward pass. The forward pass saves, besides its inputs and its output, one number per query, the **log-sum-exp** $\mathrm{lse}_i = m_i + \log \ell_i$ of its scores. The backward pass then goes over the blocks again and recomputes each block's weights exactly, $p_{ij} = e^{s_{ij} - \mathrm{lse}_i}$ (which is $\operatorname{softmax}(s_i)_j$), and from them the block's share of the gradients: with $D_i = \sum_c \frac{\partial L}{\partial o_{ic}}\, o_{ic}$, the gradient of the scores is $\frac{\partial L}{\partial s_{ij}} = p_{ij}\big(\frac{\partial L}{\partial o_i} \cdot v_j - D_i\big)$ (the softmax Jacobian of notebook 03), and $\frac{\partial L}{\partial q}$, $\frac{\partial L}{\partial k}$, $\frac{\partial L}{\partial v}$ are sums over the blocks. The price is arithmetic: the backward pass computes the scores $QK^\top$ a second time (half of the forward's matrix products, not all of them), counted at the end of this section. `blockwise_attention` is written this way, as a `torch.autograd.Function`. What it keeps for the backward pass, read back from the autograd graph (`grad_fn.saved_tensors`):
 
 # %%
 # C42: what blockwise attention saves for the backward pass: the inputs, the output and one number per query
 x = torch.randn(1, 1024, 64).to(device).requires_grad_()      # (B, n, D) one head, q = k = v = x
 out, lse = blockwise_attention_lse(x, x, x, block_size=block)  # the output and the log-sum-exp it saves
-for name, t in zip(("q", "k", "v", "attn_mask", "output", "log-sum-exp"), out.grad_fn.saved_tensors):
+for name, t in zip(("q", "k", "v", "attn_mask", "valid_lens", "output", "log-sum-exp"), out.grad_fn.saved_tensors):
     size = "none" if t is None else f"{tuple(t.shape)!s:14s} {t.numel() * t.element_size() / 2**20:6.3f} MiB"
     print(f"{name:12s} {size}" + ("  (the input x itself, no copy)" if t is not None and t.data_ptr() == x.data_ptr() else ""))
 scores = x[0] @ x[0].T / math.sqrt(64)                         # (n, n), written out for the check only
@@ -388,7 +388,7 @@ err = (lse[0] - torch.logsumexp(scores, dim=-1)).abs().max().item()
 print(f"log-sum-exp vs torch.logsumexp of the full score rows: max |diff| {'<' if err < 1e-4 else '>='} 1e-4")
 
 # %% [markdown]
-# Nothing of size $n \times n$: a float32 $1024 \times 1024$ matrix would be 4 MiB. The backward's two steps on the 12-key example of above (blocks of 4), with the log-sum-exp the library saved: each block's weights recomputed as $e^{s - \mathrm{lse}}$, and the score gradient $p \odot (\frac{\partial L}{\partial o} V^\top - D)$, against full attention's weights and autograd through a full softmax:
+# Nothing of size $n \times n$: a float32 $1024 \times 1024$ matrix would be 4 MiB. Padding lengths `valid_lens`, when given, are saved as they are ($B \cdot L$ integers even for one length per query), not as a mask: each tile builds its own part of the padding mask from them, in the forward and in the backward pass (counted below). The backward's two steps on the 12-key example of above (blocks of 4), with the log-sum-exp the library saved: each block's weights recomputed as $e^{s - \mathrm{lse}}$, and the score gradient $p \odot (\frac{\partial L}{\partial o} V^\top - D)$, against full attention's weights and autograd through a full softmax:
 
 # %%
 # C42: the recomputation in the backward pass, on the 12-key example (float64)
@@ -430,28 +430,58 @@ for causal in (False, True):
     print(f"causal={causal!s:5s}: max |blockwise - full| over dL/dq, dL/dk, dL/dv {'<' if err < 1e-12 else '>='} 1e-12")
 
 # %% [markdown]
-# And the memory of a training step, forward and backward together, counted exactly as before (inputs that require gradients, one head of width 64, block = 256), for written-out attention, for `blockwise_attention`, and for the same online-softmax loop left to autograd (`blockwise_attention_steps`, whose steps are ordinary differentiable tensor operations):
+# And the memory of a training step, forward and backward together, counted exactly as before (inputs that require gradients, one head of width 64, block = 256), for written-out attention, for `blockwise_attention` (also with a padding length per query, `valid_lens` of shape $(1, n)$), and for the same online-softmax loop left to autograd (`blockwise_attention_steps`, whose steps are ordinary differentiable tensor operations):
 
 # %%
 # C42: peak tensor memory of forward + backward, counted exactly
 train = {}
-names = ("written-out", "blockwise", "loop under autograd")
-print(f"{'n':>5s} " + " ".join(f"{name + ' (MiB)':>25s}" for name in names))
+names = ("written-out", "blockwise", "blockwise, (1, n) lens", "loop under autograd")
+print(f"{'n':>5s} " + " ".join(f"{name + ' (MiB)':>28s}" for name in names))
 for n in (512, 1024, 2048):
     x = torch.randn(1, n, 64).to(device).requires_grad_()      # (B, n, D) one head
     g = torch.randn(1, n, 64).to(device)                       # dL/d output, the gradient arriving from above
+    lens = torch.randint(1, n + 1, (1, n), generator=torch.Generator().manual_seed(n)).to(device)  # (B, L): per query
     cases = (lambda: written_out_attention(x, x, x),
              lambda: blockwise_attention(x, x, x, block_size=block),
+             lambda: blockwise_attention(x, x, x, valid_lens=lens, block_size=block),
              lambda: list(blockwise_attention_steps(x, x, x, block_size=block))[-1].output)
     for name, fn in zip(names, cases):
         train[name, n] = allocated_bytes(lambda fn=fn: torch.autograd.grad(fn(), x, g))
-    print(f"{n:5d} " + " ".join(f"{train[name, n] / 2**20:25.2f}" for name in names))
+    print(f"{n:5d} " + " ".join(f"{train[name, n] / 2**20:28.2f}" for name in names))
 for name in names:
-    print(f"{name:20s}: x{train[name, 1024] / train[name, 512]:.2f} from 512 to 1024, "
+    print(f"{name:22s}: x{train[name, 1024] / train[name, 512]:.2f} from 512 to 1024, "
           f"x{train[name, 2048] / train[name, 1024]:.2f} from 1024 to 2048")
+extra = [train["blockwise, (1, n) lens", n] - train["blockwise", n] for n in (512, 1024, 2048)]
+print("per-query lengths add " + ", ".join(f"{e / 2**20:.4f}" for e in extra) + " MiB at n = 512, 1024, 2048; "
+      f"one boolean tile x block slice is {query_tile(block) * block / 2**20:.4f} MiB")
 
 # %% [markdown]
-# Written-out attention's training peak grows ×3.85 and ×3.92 per doubling, like $n^2$: its backward reads the softmax matrix and builds $n \times n$ gradients from it. The loop left to autograd grows ×2.81 and ×3.43: quadratic again, because autograd saves every block's exponentials, although without gradients it never holds more than one block of scores. `blockwise_attention`, with its own backward, grows ×1.24 and ×1.39: its peak is a fixed set of tile × block slices plus what grows with $n$, the output, the three gradients and one number per query, so the factor per doubling stays below 2 and rises towards 2 as the part linear in $n$ takes over (the unit tests check that the peak is exactly $a + b\,n$). The same count for 8 heads up to $n = 8192$ is the training table in the project's README (`benchmarks/attention_memory.py`).
+# Written-out attention's training peak grows ×3.85 and ×3.92 per doubling, like $n^2$: its backward reads the softmax matrix and builds $n \times n$ gradients from it. The loop left to autograd grows ×2.81 and ×3.43: quadratic again, because autograd saves every block's exponentials, although without gradients it holds only a few $n \times$ block slices of scores at a time (it does not cut the queries into tiles). `blockwise_attention`, with its own backward, grows ×1.24 and ×1.39: its peak is a fixed set of tile × block slices plus what grows with $n$, the output, the three gradients and one number per query, so the factor per doubling stays below 2 and rises towards 2 as the part linear in $n$ takes over (the unit tests check that the peak is exactly $a + b\,n$). With a padding length per query the peak is the same plus 0.0625 MiB at every $n$, one boolean tile × block slice of the padding mask: the lengths never become an $n \times n$ mask. The same kind of count, for 8 heads with blocks of 128 keys and $n$ up to 8192, is the training table in the project's README (`benchmarks/attention_memory.py`); its factors per doubling are not these, because its fixed part and its part per position have other sizes.
+
+# %% [markdown]
+# Recomputing costs arithmetic, not memory. The floating-point operations of the forward and of the backward pass, counted by `FlopCounterMode` as for the forward above ($n = 1024$, one head of width 64, in units of $n^2 d$):
+
+# %%
+# C42: the arithmetic of the backward pass, counted (FlopCounterMode, matrix products)
+n, d = 1024, 64
+x = torch.randn(1, n, d).to(device).requires_grad_()         # (B, n, D) one head
+g = torch.randn(1, n, d).to(device)                         # dL/d output
+passes = {}
+for name, fn in (("written-out", lambda: written_out_attention(x, x, x)),
+                 ("blockwise", lambda: blockwise_attention(x, x, x, block_size=block))):
+    with FlopCounterMode(display=False) as counter:
+        out = fn()
+    forward = counter.get_total_flops()
+    with FlopCounterMode(display=False) as counter:
+        torch.autograd.grad(out, x, g)
+    passes[name] = (forward, counter.get_total_flops())
+    print(f"{name:11s}: forward {forward / (n * n * d):.0f} n^2 d, backward {passes[name][1] / (n * n * d):.0f} n^2 d")
+total = {name: sum(f) for name, f in passes.items()}
+print(f"forward + backward: written-out {total['written-out'] / (n * n * d):.0f} n^2 d, "
+      f"blockwise {total['blockwise'] / (n * n * d):.0f} n^2 d, ratio {total['blockwise'] / total['written-out']:.2f}")
+
+# %% [markdown]
+# The written-out backward does four matrix products of $n^2 d$ multiply-adds each ($\frac{\partial L}{\partial V} = P^\top \frac{\partial L}{\partial O}$, $\frac{\partial L}{\partial P} = \frac{\partial L}{\partial O} V^\top$, and $\frac{\partial L}{\partial S}$ times $K$ and times $Q$): $8\,n^2 d$ operations. The blockwise backward does the same four and computes $QK^\top$ once more, $10\,n^2 d$; it does not redo the forward's product with $V$, because the output it needs for $D_i$ was saved. Forward and backward together that is $14$ against $12\,n^2 d$, ×1.17: the linear memory costs about a sixth more arithmetic.
 
 # %% [markdown]
 # ## 4. Explorer: the online softmax, block by block
@@ -489,12 +519,21 @@ online_softmax_explorer()
 #
 # <details><summary>Answer</summary>
 #
-# Full: $12 \times 8192^2 \times 2$ bytes $= 1.5$ GiB per layer (and training keeps activations of all 12 layers for the backward pass). Blockwise, with all 8192 query rows against one block of 128 keys (the explorer's count): $12 \times 8192 \times 128 \times 2$ bytes $= 24$ MiB; with `attnlib.core.blockwise.blockwise_attention`'s tiles of 256 query rows, $12 \times 256 \times 128 \times 2$ bytes $= 0.75$ MiB. Check with `12 * score_bytes(8192, 8192, dtype=torch.float16) / 2**30`.
+# Full: $12 \times 8192^2 \times 2$ bytes $= 1.5$ GiB per layer (and training keeps activations of all 12 layers for the backward pass). Blockwise, with all 8192 query rows against one block of 128 keys (the explorer's count): $12 \times 8192 \times 128 \times 2$ bytes $= 24$ MiB; with `attnlib.core.blockwise.blockwise_attention`'s tiles of 256 query rows, one tile × block slice is $12 \times 256 \times 128 \times 4$ bytes $= 1.5$ MiB, not half of that: the library computes the scores in float32 even for float16 inputs (and its forward holds a few such slices at once, §3). The cell after the exercises prints all three. Check with `12 * score_bytes(8192, 8192, dtype=torch.float16) / 2**30`.
 # </details>
 #
 # 4. Blockwise attention does the same $O(n^2 d)$ arithmetic as full attention. What does it *not* fix, and which entry of the seed's table is unchanged?
 #
 # <details><summary>Answer</summary>
 #
-# It only removes the $n^2$ *memory*; the compute is still $O(n^2 d)$, so time still grows quadratically (the row "self-attention, $O(n^2 d)$" is unchanged; the FLOP count in §3 is the same for both and grows ×4 when $n$ doubles, and so does the time once $n$ is large). Its backward pass even does the forward's arithmetic a second time, to recompute the blocks. Reducing the arithmetic needs a different model of attention: local windows, sparse patterns, or low-rank / linear approximations, which in general no longer compute exactly the same output.
+# It only removes the $n^2$ *memory*; the compute is still $O(n^2 d)$, so time still grows quadratically (the row "self-attention, $O(n^2 d)$" is unchanged; the FLOP count in §3 is the same for both and grows ×4 when $n$ doubles; the time follows it only roughly at the sizes timed there, and written-out attention's grows faster once its matrices outgrow the caches). Its backward pass even adds arithmetic: it computes $QK^\top$ again to recompute the blocks, $10\,n^2 d$ operations against written-out attention's $8\,n^2 d$ (§3). Reducing the arithmetic needs a different model of attention: local windows, sparse patterns, or low-rank / linear approximations, which in general no longer compute exactly the same output.
 # </details>
+
+# %%
+# Exercise 3, checked: the numbers of its answer (float16 inputs, 12 heads)
+print(f"full: 12 x 8192^2 float16 scores = {12 * score_bytes(8192, 8192, dtype=torch.float16) / 2**30:.2f} GiB")
+print(f"one block of 128 keys against all 8192 rows: {12 * score_bytes(8192, 128, dtype=torch.float16) / 2**20:.2f} MiB")
+q16 = torch.randn(1, 12, 512, 64).to(device).half()           # (B, H, n, Dh) float16
+largest = largest_tensor_bytes(lambda: blockwise_attention(q16, q16, q16, block_size=128))
+print(f"blockwise_attention: largest tensor {largest / 2**20:.2f} MiB = 12 x {query_tile(128)} x 128 x 4 bytes "
+      f"{'(float32 scores)' if largest == 12 * score_bytes(query_tile(128), 128, dtype=torch.float32) else '(other)'}")

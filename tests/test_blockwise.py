@@ -429,10 +429,10 @@ def test_c42_backward_saves_only_inputs_output_and_one_number_per_query():
     q, k, v = (t.requires_grad_() for t in _qkv("cpu", L=300, S=270, dtype=torch.float64))
     out, lse = blockwise_attention_lse(q, k, v, block_size=32)
     saved = out.grad_fn.saved_tensors  # what the backward will read
-    assert len(saved) == 6 and saved[3] is None  # q, k, v, no mask, out, lse
+    assert len(saved) == 7 and saved[3] is None and saved[4] is None  # no mask, no lengths
     for a, b in zip(saved[:3], (q, k, v)):
         assert a.data_ptr() == b.data_ptr()  # the inputs themselves, no copy
-    assert torch.equal(saved[4], out) and saved[5].shape == (2, 3, 300)
+    assert torch.equal(saved[5], out) and saved[6].shape == (2, 3, 300)
     scores = q @ k.transpose(-2, -1) / 8**0.5  # (2, 3, L, S), written out for the reference
     assert_close(lse, torch.logsumexp(scores, dim=-1))
     assert not lse.requires_grad
@@ -564,3 +564,63 @@ def test_c42_no_dropout_and_no_double_backward_are_clear_errors():
         torch.autograd.grad(blockwise_attention(q, k, v).sum(), q, create_graph=True)
     (dq,) = torch.autograd.grad(blockwise_attention(q, k, v).sum(), q)  # a first derivative is fine
     assert dq.shape == q.shape
+
+
+def _per_query_lens(gen, B, L, S):
+    """(B, L) lengths in [0, S], a few 0 (a query that sees nothing) and S (sees everything)."""
+    lens = torch.randint(0, S + 1, (B, L), generator=gen)
+    lens[:, :3] = torch.tensor([0, S, 1])
+    return lens
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_c42_per_query_lengths_over_several_tiles_float64(one_thread, is_causal):
+    # (B, L) lengths are turned into each (tile, block) slice of the padding mask inside the loops
+    # (forward and backward), so the tiles must index them by their own rows: L = 600 is three
+    # query tiles of 256 (the last one short), S = 530 not a multiple of the block. Reference:
+    # autograd through dot_product_attention, which builds the whole (B, 1, L, S) mask; float64 on
+    # both sides, so assert_close's float64 defaults hold. A bool (L, S) mask is combined with the
+    # lengths, as it is and-ed with them there.
+    gen = torch.Generator().manual_seed(5)
+    L, S = 600, 530 if not is_causal else 600
+    q = torch.randn(2, 2, L, 4, generator=gen, dtype=torch.float64).requires_grad_()
+    k = torch.randn(2, 2, S, 4, generator=gen, dtype=torch.float64).requires_grad_()
+    v = torch.randn(2, 2, S, 3, generator=gen, dtype=torch.float64).requires_grad_()
+    lens = _per_query_lens(gen, 2, L, S)
+    grad_out = torch.randn(2, 2, L, 3, generator=gen, dtype=torch.float64)
+    for mask in (None, torch.rand(L, S, generator=gen) > 0.2):
+        kw = {"valid_lens": lens, "is_causal": is_causal}
+        out = blockwise_attention(q, k, v, mask, block_size=64, **kw)
+        want, _ = dot_product_attention(q, k, v, mask, **kw)
+        assert_close(out, want)
+        for a, b in zip(
+            torch.autograd.grad(out, (q, k, v), grad_out),
+            torch.autograd.grad(want, (q, k, v), grad_out),
+        ):
+            assert_close(a, b)
+        steps = list(blockwise_attention_steps(q, k, v, mask, block_size=64, **kw))
+        assert_close(steps[-1].output, want)
+
+
+def test_c42_per_query_lengths_keep_training_memory_linear_measured(one_thread):
+    # Review read-09 #6: (B, L) lengths used to become a (B, 1, L, S) boolean mask up front, saved
+    # for the backward (n² bytes: 4 MiB at n = 2048). Measured: with (B, L) lengths the largest
+    # tensor of forward + backward is still one float32 (tile, block) slice (values of width 1
+    # keep the output and gradients small), and nothing the backward keeps is larger than the
+    # lengths themselves (B·L int64).
+    block = 64
+    for n in (1024, 2048):
+        gen = torch.Generator().manual_seed(n)
+        q, k, v = (torch.randn(1, n, d, generator=gen).requires_grad_() for d in (4, 4, 1))
+        g = torch.randn(1, n, 1, generator=gen)
+        lens = _per_query_lens(gen, 1, n, n)
+
+        def train(lens=lens, q=q, k=k, v=v, g=g):
+            out = blockwise_attention(q, k, v, valid_lens=lens, block_size=block)
+            return torch.autograd.grad(out, (q, k, v), g)
+
+        assert largest_tensor_bytes(train) == query_tile(block) * block * 4
+        out, _ = blockwise_attention_lse(q, k, v, valid_lens=lens, block_size=block)
+        saved = [t for t in out.grad_fn.saved_tensors if t is not None]
+        assert max(t.numel() for t in saved) == n * 4  # q and k: (1, n, 4); lens (1, 1, n)
+        assert saved[3].shape == (1, n) and saved[3].dtype == torch.int64  # the lengths, reshaped

@@ -15,11 +15,19 @@ length instead of quadratically.
 
 Under autograd the saving would be lost if PyTorch differentiated the loop: it would keep every
 block's exponentials for the backward pass, (L, S) numbers in all. :func:`blockwise_attention`
-is therefore a ``torch.autograd.Function`` (as FlashAttention, and Rabe and Staats 2021): the
-forward saves only its inputs, the output and one log-sum-exp per query,
-``lse = m + log(l)``, and the backward recomputes each block's weights ``exp(s - lse)``
-and accumulates the gradients block by block. :func:`blockwise_attention_lse` returns what
-the forward saves.
+is therefore a ``torch.autograd.Function`` with its own backward pass, as in FlashAttention
+(Dao et al. 2022): the forward saves only its inputs, the output and one log-sum-exp per query,
+``lse = m + log(l)``, and the backward recomputes each block's scores and weights
+``exp(s - lse)`` and accumulates the gradients block by block. (Rabe and Staats 2021 get the
+same recomputation without writing a backward: they wrap the per-chunk function in gradient
+checkpointing, ``jax.checkpoint``.) :func:`blockwise_attention_lse` returns what the forward
+saves.
+
+Padding lengths ``valid_lens``, ``(B,)`` or per query ``(B, L)``, are never turned into an
+``(L, S)`` mask: each tile builds its ``(tile, block)`` part from the lengths, so they cost
+``B·L`` integers. A full ``attn_mask`` is the caller's own ``(L, S)`` tensor; it is read one
+slice at a time, and if it is a float mask that requires a gradient, that gradient is ``(L, S)``
+too.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import torch
 
 from attnlib.core.attention import check_attention_call, check_qkv
 from attnlib.core.scoring import scaled_scores
-from attnlib.util._checks import check_positive_int
+from attnlib.util._checks import check_positive_int, check_valid_lens
 
 __all__ = [
     "BlockwiseStep",
@@ -87,25 +95,65 @@ class BlockwiseStep:
 
 
 def _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale):
-    """Check the inputs; return the scale as a number and one mask with valid_lens folded in."""
+    """Check the inputs; return ``(scale as a number, mask, lens)``.
+
+    ``lens`` is ``valid_lens`` shaped to broadcast against the rows ``(*batch, L)``:
+    ``(B, 1, ..., 1)`` for ``(B,)`` lengths, ``(B, 1, ..., L)`` for ``(B, L)`` ones (``None``
+    without lengths). The lengths are not folded into the mask: :func:`_tile_hidden` builds each
+    tile's part of the padding mask from them, so no ``(L, S)`` mask is ever made from them.
+    """
     check_positive_int("block_size", block_size)
     check_qkv(q, k, v)  # before reading q.shape: a list must get a named error
     # The mask covers v's batch dimensions too (the output's), and leaves is_causal out: the
     # blocks build their causal part themselves.
     batch = tuple(torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
     scale, mask, _ = check_attention_call(
-        q, k, v, attn_mask, valid_lens, is_causal, scale, batch=batch, fold_causal=False
+        q, k, v, attn_mask, None, is_causal, scale, batch=batch, fold_causal=False
     )
-    return scale, mask
+    if valid_lens is None:
+        return scale, mask, None
+    # The same check (and messages) as checked_attention_mask, after the mask's, as there.
+    check_valid_lens(valid_lens, batch, q.shape[-2], k.shape[-2], q.device)
+    rows = valid_lens if valid_lens.dim() == 2 else valid_lens.unsqueeze(-1)  # (B, L) or (B, 1)
+    middle = len(batch) - 1  # axes between B and L, e.g. heads
+    return scale, mask, rows.reshape(rows.shape[0], *([1] * middle), rows.shape[-1])
+
+
+def _tile_hidden(mask, lens, is_causal, rows: slice, keys: slice, device):
+    """What the ``(tile, block)`` part of the scores must hide, and the float mask to add.
+
+    Returns ``(hidden, added)``: ``hidden`` a boolean (broadcastable) or None, built from the
+    boolean mask's slice, the lengths (keys at or past a row's length) and ``is_causal``
+    (keys j > i); ``added`` the float mask's slice or None.
+    """
+    hidden, added = None, None
+    if mask is not None:
+        mb = mask[_mask_index(mask, rows, keys)]
+        if mb.dtype == torch.bool:
+            hidden = ~mb
+        else:
+            added = mb
+    key_ids = torch.arange(keys.start, keys.stop, device=device)  # (blk,)
+    if lens is not None:
+        lr = lens if lens.shape[-1] == 1 else lens[..., rows]  # (B, 1.., tile or 1)
+        padded = key_ids >= lr.unsqueeze(-1)  # (B, 1.., tile or 1, blk)
+        hidden = padded if hidden is None else hidden | padded
+    if is_causal:
+        row_ids = torch.arange(rows.start, rows.stop, device=device).unsqueeze(-1)  # (tile, 1)
+        future = key_ids > row_ids  # (tile, blk): j > i
+        hidden = future if hidden is None else hidden | future
+    return hidden, added
 
 
 def _online_blocks(
-    q, k, v, *, block_size, is_causal, attn_mask, scale, query_offset=0
+    q, k, v, *, block_size, is_causal, attn_mask, scale, lens=None, query_offset=0
 ) -> Iterator[BlockwiseStep]:
     """The online softmax of queries ``q`` (rows ``query_offset ..``) over key blocks.
 
-    ``scale`` is already a number and the inputs are checked. Written out of place, as in the
-    module docstring: each step's tensors are new, so the steps can be kept in a list.
+    ``scale`` is already a number and the inputs are checked; ``attn_mask`` and ``lens`` (as
+    :func:`_prepare` returns them) cover the whole sequence, so rows and keys are indexed in it.
+    Written out of place, as in the module docstring: each step's tensors are new, so the steps
+    can be kept in a list.
     """
     # Half precision: keep the running statistics in float32 so the sums stay accurate.
     work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
@@ -115,22 +163,14 @@ def _online_blocks(
     m = torch.full((*lead, num_queries), float("-inf"), dtype=work, device=q.device)  # (..., L)
     l = torch.zeros((*lead, num_queries), dtype=work, device=q.device)  # (..., L)
     acc = torch.zeros((*lead, num_queries, v.shape[-1]), dtype=work, device=q.device)
-    rows = query_offset + torch.arange(num_queries, device=q.device).unsqueeze(-1)  # (L, 1)
+    rows = slice(query_offset, query_offset + num_queries)
     for block, start in enumerate(range(0, num_keys, block_size)):
         stop = min(start + block_size, num_keys)
         # (..., L, s), never (L, S): q kᵀ · scale, with the scale already in qs
         s = scaled_scores(qs, k[..., start:stop, :].to(work), 1.0)
-        hidden = None
-        if attn_mask is not None:
-            # A size-1 key axis broadcasts over every block (slicing it would leave 0 keys).
-            mb = attn_mask if attn_mask.shape[-1] == 1 else attn_mask[..., start:stop]
-            if mb.dtype == torch.bool:
-                hidden = ~mb
-            else:
-                s = s + mb.to(work)
-        if is_causal:
-            future = torch.arange(start, stop, device=q.device) > rows  # (L, s): j > i
-            hidden = future if hidden is None else hidden | future
+        hidden, added = _tile_hidden(attn_mask, lens, is_causal, rows, slice(start, stop), q.device)
+        if added is not None:
+            s = s + added.to(work)
         if hidden is not None:
             s = s.masked_fill(hidden, float("-inf"))
         # The max only keeps exp() in range; the output does not depend on it (detached).
@@ -167,9 +207,16 @@ def blockwise_attention_steps(
         A :class:`BlockwiseStep` after each block of keys. The tensors of a step are not
         modified by later steps, so steps can be collected in a list.
     """
-    scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
+    scale, attn_mask, lens = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
     yield from _online_blocks(
-        q, k, v, block_size=block_size, is_causal=is_causal, attn_mask=attn_mask, scale=scale
+        q,
+        k,
+        v,
+        block_size=block_size,
+        is_causal=is_causal,
+        attn_mask=attn_mask,
+        scale=scale,
+        lens=lens,
     )
 
 
@@ -222,7 +269,7 @@ def _tiles(num_queries: int, num_keys: int, block_size: int, is_causal: bool):
         yield rows, (min(num_keys, rows.stop) if is_causal else num_keys)
 
 
-def _forward(q, k, v, mask, scale, is_causal, block_size, with_lse=True):
+def _forward(q, k, v, mask, lens, scale, is_causal, block_size, with_lse=True):
     """The online softmax over query tiles: ``(out (..., L, Dv) in q's dtype, lse (..., L))``.
 
     ``lse = m + log(l)`` is each query's log-sum-exp of its visible scores, ``+inf`` for a query
@@ -239,7 +286,6 @@ def _forward(q, k, v, mask, scale, is_causal, block_size, with_lse=True):
         else None
     )
     for rows, key_stop in _tiles(num_queries, num_keys, block_size, is_causal):
-        tile_mask = None if mask is None else mask[_mask_index(mask, rows, slice(0, key_stop))]
         last = None
         for last in _online_blocks(  # noqa: B007  (only the last state is kept)
             q[..., rows, :],
@@ -247,8 +293,9 @@ def _forward(q, k, v, mask, scale, is_causal, block_size, with_lse=True):
             v[..., :key_stop, :],
             block_size=block_size,
             is_causal=is_causal,
-            attn_mask=tile_mask,
+            attn_mask=mask,
             scale=scale,
+            lens=lens,
             query_offset=rows.start,
         ):
             pass
@@ -262,7 +309,9 @@ def _forward(q, k, v, mask, scale, is_causal, block_size, with_lse=True):
     return out, lse
 
 
-def _backward(q, k, v, mask, out, lse, grad_out, scale, is_causal, block_size, need_mask_grad):
+def _backward(
+    q, k, v, mask, lens, out, lse, grad_out, scale, is_causal, block_size, need_mask_grad
+):
     """Gradients of blockwise attention, each block's weights recomputed from ``lse``.
 
     With ``p = exp(s - lse)`` (the weights of the block) and ``D = rowsum(dO * O)``:
@@ -284,21 +333,13 @@ def _backward(q, k, v, mask, out, lse, grad_out, scale, is_causal, block_size, n
         # D_i = dO_i · O_i, one tile at a time (a whole-sequence product would be a temporary
         # as large as the output)
         delta = (go * out[..., rows, :].to(work)).sum(dim=-1, keepdim=True)  # (..., tile, 1)
-        row_ids = torch.arange(rows.start, rows.stop, device=q.device).unsqueeze(-1)  # (tile, 1)
         for start in range(0, key_stop, block_size):
             keys = slice(start, min(start + block_size, key_stop))
             kb, vb = k[..., keys, :].to(work), v[..., keys, :].to(work)  # (..., blk, D)
             s = scaled_scores(qs, kb, 1.0)  # (..., tile, blk): the forward's scores again
-            hidden = None
-            if mask is not None:
-                mb = mask[_mask_index(mask, rows, keys)]
-                if mb.dtype == torch.bool:
-                    hidden = ~mb
-                else:
-                    s = s + mb.to(work)
-            if is_causal:
-                future = torch.arange(keys.start, keys.stop, device=q.device) > row_ids
-                hidden = future if hidden is None else hidden | future
+            hidden, added = _tile_hidden(mask, lens, is_causal, rows, keys, q.device)
+            if added is not None:
+                s = s + added.to(work)
             if hidden is not None:
                 s = s.masked_fill(hidden, float("-inf"))
             p = torch.exp(s - lse[..., rows].unsqueeze(-1))  # (..., tile, blk): the weights
@@ -317,10 +358,10 @@ class _BlockwiseAttention(torch.autograd.Function):
     """Blockwise attention whose backward recomputes the blocks instead of storing them."""
 
     @staticmethod
-    def forward(ctx, q, k, v, mask, scale, is_causal, block_size):
-        out, lse = _forward(q, k, v, mask, scale, is_causal, block_size)
+    def forward(ctx, q, k, v, mask, lens, scale, is_causal, block_size):
+        out, lse = _forward(q, k, v, mask, lens, scale, is_causal, block_size)
         # Saved: the inputs (which exist anyway), the output and one number per query.
-        ctx.save_for_backward(q, k, v, mask, out, lse)
+        ctx.save_for_backward(q, k, v, mask, lens, out, lse)
         ctx.args = (scale, is_causal, block_size)
         ctx.mark_non_differentiable(lse)
         return out, lse
@@ -333,20 +374,20 @@ class _BlockwiseAttention(torch.autograd.Function):
                 "called with create_graph=True, e.g. for a double backward); use "
                 "attnlib.dot_product_attention for higher derivatives"
             )
-        q, k, v, mask, out, lse = ctx.saved_tensors
+        q, k, v, mask, lens, out, lse = ctx.saved_tensors
         scale, is_causal, block_size = ctx.args
         need_mask_grad = mask is not None and ctx.needs_input_grad[3]
         if grad_out is None:
-            return None, None, None, None, None, None, None
+            return None, None, None, None, None, None, None, None
         dq, dk, dv, dmask = _backward(
-            q, k, v, mask, out, lse, grad_out, scale, is_causal, block_size, need_mask_grad
+            q, k, v, mask, lens, out, lse, grad_out, scale, is_causal, block_size, need_mask_grad
         )
         grads = [
             g.sum_to_size(t.shape).to(t.dtype) if need else None  # undo q/k/v broadcasting
             for g, t, need in zip((dq, dk, dv), (q, k, v), ctx.needs_input_grad[:3])
         ]
         mask_grad = dmask.to(mask.dtype) if need_mask_grad else None
-        return (*grads, mask_grad, None, None, None)
+        return (*grads, mask_grad, None, None, None, None)
 
 
 def blockwise_attention_lse(
@@ -370,8 +411,8 @@ def blockwise_attention_lse(
         query's visible scores (``+inf`` for a query that sees no key; float32 for half inputs),
         the only numbers besides the inputs and the output that the backward pass keeps.
     """
-    scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
-    return _BlockwiseAttention.apply(q, k, v, attn_mask, scale, is_causal, block_size)
+    scale, attn_mask, lens = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
+    return _BlockwiseAttention.apply(q, k, v, attn_mask, lens, scale, is_causal, block_size)
 
 
 def blockwise_attention(
@@ -395,7 +436,10 @@ def blockwise_attention(
     plus a few ``(tile, block_size)`` score blocks, linear in the sequence length. Under
     autograd only the inputs, the output and one log-sum-exp per query are saved, and the
     backward recomputes each block (FlashAttention's recomputation), so training memory stays
-    linear too. The weights are never formed, so none are returned; there is no dropout.
+    linear too, with ``is_causal`` and with ``valid_lens`` of either shape (each tile's part of
+    the padding mask is built from the lengths). The one ``(L, S)`` exception is the caller's
+    own: a full float ``attn_mask`` that requires a gradient gets an ``(L, S)`` gradient. The
+    weights are never formed, so none are returned; there is no dropout.
 
     Args:
         q: ``(..., L, Dk)``.
@@ -404,7 +448,8 @@ def blockwise_attention(
         attn_mask: optional, broadcastable to ``(..., L, S)``: boolean (True = may attend) or
             float (added to the scores; it may require a gradient). A broadcast (expanded) mask
             costs no memory.
-        valid_lens: optional integer ``(B,)`` or ``(B, L)``: keys past the length are padding.
+        valid_lens: optional integer ``(B,)`` or ``(B, L)``: keys past the length are padding
+            (never expanded to an ``(L, S)`` mask).
         is_causal: hide keys j > i (top-left aligned, as ``F.scaled_dot_product_attention``).
         scale: multiplies the scores; ``None`` means ``1/sqrt(Dk)``.
         block_size: keys per block (>= 1).
@@ -413,11 +458,11 @@ def blockwise_attention(
         ``(..., L, Dv)`` in q's dtype; a query that sees no key gets a zero output (and zero
         gradients).
     """
-    scale, attn_mask = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
+    scale, attn_mask, lens = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
     inputs = (q, k, v) if attn_mask is None else (q, k, v, attn_mask)
     if not (torch.is_grad_enabled() and any(t.requires_grad for t in inputs)):
         # Nothing will call the backward: skip the log-sum-exp it would need (and the graph).
-        out, _ = _forward(q, k, v, attn_mask, scale, is_causal, block_size, with_lse=False)
+        out, _ = _forward(q, k, v, attn_mask, lens, scale, is_causal, block_size, with_lse=False)
         return out
-    out, _ = _BlockwiseAttention.apply(q, k, v, attn_mask, scale, is_causal, block_size)
+    out, _ = _BlockwiseAttention.apply(q, k, v, attn_mask, lens, scale, is_causal, block_size)
     return out
