@@ -48,7 +48,13 @@ from attnlib import (
     nadaraya_watson,
     set_seed,
 )
-from attnlib.core.pooling import attention_pooling, fit_bandwidth, toy_function, toy_regression_data
+from attnlib.core.pooling import (
+    attention_pooling,
+    fit_bandwidth,
+    leave_one_out_pooling,
+    toy_function,
+    toy_regression_data,
+)
 from attnlib.plotting import kernel_regression_panels
 from attnlib.util.rounding import rounded
 from attnlib.widgets import additive_attention_explorer, kernel_regression_explorer
@@ -207,9 +213,11 @@ for sigma in [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]:
     mse_train = ((fit_train - y_train) ** 2).mean().item()
     mse_true = ((fit_grid - y_grid) ** 2).mean().item()
     print(f"{sigma:5.2f}   {mse_train:9.4f}   {mse_true:13.4f}")
+noise_mse = ((y_train - toy_function(x_train)) ** 2).mean().item()   # what the true f itself scores
+print(f"the true f on the training points: MSE {noise_mse:.3f} (the noise variance {noise ** 2} is its expected value)")
 
 # %% [markdown]
-# The training error only grows with $\sigma$. The error against the true function is large at both ends and smallest near $\sigma \approx 0.2$. The noise variance, 0.25, is what a fit that found $f$ exactly would score on the training points, so a training error well below it (0.0293 at $\sigma = 0.02$, 0.1295 at $\sigma = 0.2$) means the fit is absorbing noise: each point is partly predicting itself. Below, three fits on the left. On the right are the weights $\alpha(x, x_i)$ for $\sigma = 0.2$: the query $x$ runs down, each training point's column sits at its $x_i$ across. Each query looks at a narrow band of nearby keys, so the bright cells lie along the diagonal $x = x_i$. The colour scale stops at the largest weight of a query *inside* the data's range; the corners, where a single end point takes most of the weight, are drawn in the top colour.
+# The training error only grows with $\sigma$. The error against the true function is large at both ends and smallest near $\sigma \approx 0.2$. A fit that found $f$ exactly would score the noise on the training points: 0.25 on average over draws, 0.153 on this draw (the last line). A training error below that (0.0293 at $\sigma = 0.02$, well below; 0.1295 at $\sigma = 0.2$, a little below) means the fit is absorbing noise: each point is partly predicting itself. From $\sigma = 0.5$ on (0.1831) the training error is above what $f$ itself scores. Below, three fits on the left. On the right are the weights $\alpha(x, x_i)$ for $\sigma = 0.2$: the query $x$ runs down, each training point's column sits at its $x_i$ across. Each query looks at a narrow band of nearby keys, so the bright cells lie along the diagonal $x = x_i$. The colour scale stops at the largest weight of a query *inside* the data's range; the corners, where a single end point takes most of the weight, are drawn in the top colour.
 
 # %% alt="Nadaraya\u2013Watson fits of noisy training points for kernel widths \u03c3 = 0.05, 0.2 and 1 against the dashed true function (narrow widths wiggle, wide ones smooth), next to the weights of \u03c3 = 0.2 as a heatmap of queries against training inputs, bright along the diagonal."
 # C22: the picture (fits for three widths; weights of one of them)
@@ -283,7 +291,7 @@ for name in ["dot", "cosine", "neg_euclidean", "gaussian"]:
 # %% [markdown]
 # The dot product prefers the long key $k_1$ (score 3.0 against 1.3), although $k_2$ is better aligned (cosine 0.997 against 0.894). The three others prefer $k_2$, which points almost the same way as $q$ and lies closest to it (distance 0.1).
 #
-# On our one-dimensional data each score treats $x$ as a vector with a single component. The dot product then simply favours the largest $x_i$. The cosine of two positive numbers is always 1, so every point gets the same weight and the "fit" is a flat line at the mean of $y$. The menu of the explorer above shows both.
+# On our one-dimensional data each score treats $x$ as a vector with a single component. The dot product then simply favours the largest $x_i$ for any query $x > 0$ (at $x = 0$ every score is 0 and the weights are uniform). The cosine of two positive numbers is always 1, so every point gets the same weight and the "fit" is a flat line at the mean of $y$. The menu of the explorer above shows both.
 #
 # In the explorer and in the next cell the width $\sigma$ is used by *every* score, not only the Gaussian: the other scores are divided by $\sigma$ before the softmax. Dividing scores by a number is a **temperature (温度)**: a small $\sigma$ sharpens the weights, a large one flattens them. So at $\sigma = 0.5$ the "dot" row is $\operatorname{softmax}_i(2\,x\,x_i)$ and "+distance" is $\operatorname{softmax}_i(2\,|x - x_i|)$. Here are the numbers at the query $x = 1$ with $\sigma = 0.5$:
 
@@ -307,8 +315,9 @@ print(f"dot by hand, softmax(2 x x_i): largest weight {w_dot.max().item():.4f} a
 # %%
 # C22 extended: a parametric kernel, its width learned from the data by the leave-one-out error
 sigma_fit, losses = fit_bandwidth(x_train, y_train, init=1.0)
-print(f"learned σ = {sigma_fit:.2f} after {len(losses)} Adam steps;"
-      f"  leave-one-out MSE {losses[0]:.3f} at σ = 1 -> {losses[-1]:.3f}")
+loo_fit = ((leave_one_out_pooling(x_train, y_train, sigma_fit) - y_train) ** 2).mean().item()
+print(f"learned σ = {sigma_fit:.2f} after {len(losses)} Adam steps;  leave-one-out MSE {losses[0]:.3f} "
+      f"at σ = 1 -> {losses[-1]:.3f} before the last step, {loo_fit:.3f} at the learned σ")
 for s in (1.0, sigma_fit, 0.2):
     fit_grid, _ = nadaraya_watson(grid, x_train, y_train, bandwidth=s)
     print(f"σ = {s:.2f}: MSE vs true f {((fit_grid - y_grid) ** 2).mean().item():.3f}")

@@ -145,7 +145,7 @@ print("each row sums to 1:", rounded(w_cross.sum(-1), 4))
 # e_{ij} = q_i k_j^\top = \sum_{r=1}^{d_k} q_{ir}\,k_{jr}.
 # $$
 #
-# It is large when the components of the two vectors mostly agree in sign **and are large**. It rewards length, not matching length: a key that points the same way as the query but is twice as long scores twice what the query scores against itself (the cell below prints both).
+# It is large when the components of the two vectors mostly agree in sign **and are large**. It rewards length: a key that points the same way as the query but is twice as long scores twice what the query scores against itself (the cell below prints both).
 #
 # > **Common mistake:** reading $q\cdot k$ as a cosine similarity (余弦相似度). The dot product is never divided by the vectors' lengths, so the length of a key matters as much as its direction: stretch a key by a factor $c$ and its score is multiplied by $c$, while the cosine does not move.
 

@@ -178,20 +178,24 @@ for seed in (6, 1):
 
 # %%
 # C06: how typical are the two rows? The largest raw weight of the rows of seeds 0-49 (same code)
-tops = []
+tops, top2 = [], []
 for seed in range(50):
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(1, d_k, generator=gen).to(device=device, dtype=dt)   # (1, d_k)
     k = torch.randn(S, d_k, generator=gen).to(device=device, dtype=dt)   # (S, d_k)
     _, w = dot_product_attention(q, k, v, scale=1.0)
     tops.append(max_weight(w).item())
-tops = torch.tensor(tops)
+    top2.append(w[0].sort(descending=True).values[:2].sum().item())   # the two largest weights together
+tops, top2 = torch.tensor(tops), torch.tensor(top2)
 for lo, hi in [(0.99, 1.01), (0.85, 0.99), (0.5, 0.85), (0.0, 0.5)]:
     print(f"largest raw weight in [{lo:.2f}, {min(hi, 1.0):.2f}{']' if hi > 1 else ')'}: "
           f"{int(((tops >= lo) & (tops < hi)).sum())} of 50 rows")
+shared = (tops >= 0.5) & (tops < 0.85)
+print(f"the {int(shared.sum())} rows with largest weight in [0.50, 0.85): the two largest weights sum to",
+      rounded(top2[shared].sort(descending=True).values, 2))
 
 # %% [markdown]
-# Saturation is the typical case: 38 of the 50 raw rows put at least 0.99 of their weight on one key, and only 7 share it out as the seed-1 row does (largest weight between 0.5 and 0.85), mostly between two keys; no row stays below 0.5.
+# Saturation is the typical case: 38 of the 50 raw rows put at least 0.99 of their weight on one key, and only 7 share it out as the seed-1 row does (largest weight between 0.5 and 0.85), mostly between two keys: in 5 of those 7 the two largest weights sum to 1.0 (rounded to two decimals), and the other two keep 0.96 and 0.77 on their top two; no row stays below 0.5.
 #
 # One row is one sample. `softmax_sharpness` averages the max weight, the entropy and $\lVert J\rVert_F$ over 512 random queries (16 keys each), for every width from 1 to 1024, with and without the scale. The two columns use the same random draws (two generators with the same seed), so at $d_k = 1$, where the scale is $1/\sqrt1 = 1$, they must agree exactly:
 
@@ -225,7 +229,7 @@ _ = sharpness_curves(raw, scl, axes)
 # %% [markdown]
 # With the raw dot product the mean entropy falls from 2.49 nats at $d_k = 1$ (close to uniform, $\log 16 \approx 2.77$) to 0.08 nats at $d_k = 1024$, and the mean max weight climbs from 0.17 to 0.97. With the scale, both move far less (entropy between 2.35 and 2.49 nats, max weight between 0.17 and 0.25). The raw $\lVert J\rVert_F$ column first rises (0.286 → 0.334 at $d_k = 4$) and only then falls: the rows sharpen from near-uniform onto a few keys, the two-way-split effect above, before they approach one-hot.
 #
-# The scaled columns do drift, though, steadily and not by chance: the max weight climbs from 0.174 to 0.253 and the entropy falls from 2.49 to 2.35 nats. The scaled scores have variance 1 *over all pairs* at every width, but the softmax sees one row at a time, and a row's sharpness depends on the spread of its own 16 scores, roughly $\lVert q\rVert$ times the spread of the keys, divided by $\sqrt{d_k}$. At small $d_k$ the length of a query varies a lot from one query to the next. The same draws, row by row:
+# The scaled columns do drift, though, and not by chance, but most of it happens between $d_k = 1$ and $d_k = 16$: the max weight climbs from 0.174 to 0.240 and the entropy falls from 2.490 to 2.374 nats. From $d_k = 16$ to 1024 they level off (max weight 0.239 to 0.253, entropy 2.346 to 2.380, not monotone). The scaled scores have variance 1 *over all pairs* at every width, but the softmax sees one row at a time, and a row's sharpness depends on the spread of its own 16 scores, roughly $\lVert q\rVert$ times the spread of the keys, divided by $\sqrt{d_k}$. At small $d_k$ the length of a query varies a lot from one query to the next. The same draws, row by row:
 
 # %%
 # C06: variance 1 over all pairs is not variance 1 in every row — the spread of each scaled row's own scores

@@ -354,9 +354,9 @@ print(f"for comparison: a uniform row {show(flat_rows.mean(), 1)}; a head puttin
 # %% [markdown]
 # Only five heads average below 4 tokens, led by the previous-token head (0.9 tokens). The other 67 sit
 # between 4 and 7 tokens, around the uniform row's 5.1, and this number cannot tell a head that
-# reads far from one that parks on `[CLS]`: the sink layer 4 head 5 has the longest range of all
-# 72 (6.6), because `[CLS]` is far from most queries. On short sentences like these, a range per
-# head mostly measures the sink, not a specialisation in long-range reading.
+# reads far from one that parks on `[CLS]`: the sink layer 4 head 5 shares the longest range of
+# all 72 (6.6, with layer 2 head 7), because `[CLS]` is far from most queries. On short sentences
+# like these, a range per head mostly measures the sink, not a specialisation in long-range reading.
 #
 # The twelve heads of one layer see the same input, yet their weight maps differ (C46). We measure
 # how much with the mean **total-variation distance (总变差距离)** between two heads' rows,
@@ -589,10 +589,11 @@ for k in (6, 12, 24, 36, 48, 60, 72):
 # %% [markdown]
 # A sixth of the heads (the 12 least important ones) can go together and no sentence vector moves
 # by more than 0.0103. After
-# that the damage grows steadily rather than past a sharp threshold: 0.0536 with a third of the
-# heads gone, 0.1319 with half, 0.6996 with all 72 (the model is then its embeddings, FFNs and
-# residual paths only). So many heads are redundant one at a time and in small groups, but the
-# heads together are far from redundant.
+# that the damage grows steadily up to 60 heads rather than past a sharp threshold: 0.0536 with a
+# third of the heads gone, 0.1319 with half, 0.3137 with 60. The last 12, the heads with the largest
+# single-head effects, more than double it, to 0.6996 with all 72 gone (the model is then its
+# embeddings, FFNs and residual paths only). So many heads are redundant one at a time and in
+# small groups, but the heads together are far from redundant.
 #
 # **Attention against another measure of importance.** Jain and Wallace (2019, *Attention is not
 # Explanation*) compared attention weights with other ways of ranking input tokens, such as
@@ -683,8 +684,8 @@ print("heads whose 'independent' prediction is below the measured ratio, per lay
 # (median 0.90), so between 1% and 30% of the pooled variance was spread between rows, which
 # changes no weight. The picture shifts a little: in layers 1 to 5 three heads are now below 1
 # (layer 3 head 11 at 0.75, layer 4 head 1 at 0.93, layer 5 head 2 at 0.85), and the layer
-# medians run from 0.84 (layer 0) to 2.87. The conclusion stands: not 1, in both directions, from
-# 0.46 to 112.78 within rows. The prediction that keeps only the independence
+# medians run from 0.86 (layer 0) to 3.46 (layer 2). The conclusion stands: not 1, in both
+# directions, from 0.46 to 112.78 within rows. The prediction that keeps only the independence
 # assumption (last column) falls short of the measured ratio too, in every one of the 72 heads
 # (the last line), so the assumptions behind it (products $q_r k_r$ independent
 # across $r$, query and key tokens drawn independently) do not hold for these heads either; which
