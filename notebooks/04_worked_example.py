@@ -70,7 +70,7 @@ device = default_device()
 # **Notation.** The weight has three names in this notebook, all for the same thing: $\alpha_i$ here (one query, key $i$, as in lecture notes 004 §9.2), $a_{ij}$ in section 3 (query $i$, key $j$: entry $(i, j)$ of the weight matrix $A$, as in lecture notes 000), and $a_1, a_2$ in the explorer (its one query's weights on positions 1 and 2).
 #
 # > **Common mistake**: treating the scores as if they were already weights.
-# > Scores can be any real numbers — negative, larger than 1, not summing to anything in particular. Only after the softmax do the weights lie in $(0, 1)$ and sum to 1. That is exact arithmetic: in floating point $e^{-120}$ is below the smallest float32, so a weight can come out as exactly 0 (and its neighbour as exactly 1) with no mask involved (the last two lines below; in float16 a gap of 20 is enough). A printed weight of exactly 0 or 1 in notebooks 05 and 10 is such an **underflow (下溢)** unless a mask is at work:
+# > Scores can be any real numbers — negative, larger than 1, not summing to anything in particular. Only after the softmax do the weights lie in $(0, 1)$ and sum to 1. That is exact arithmetic: in floating point $e^{-120}$ is below the smallest float32, so a weight can come out as exactly 0 (and its neighbour as exactly 1) with no mask involved (the fourth and fifth lines below; in float16 a gap of 20 is enough). A printed weight of exactly 0 or 1 in notebooks 05 and 10 is such an **underflow (下溢)** unless a mask is at work. A third cause is only on the page: a weight printed to a few decimals reads 0.0 or 1.0 when it is merely close to them, as after a score gap of 15 (the last line below; notebook 06's hand-built heads print such weights):
 
 # %%
 # C21: scores are any reals; weights are in (0, 1) and sum to 1 (the same warning as notebook 00)
@@ -82,6 +82,9 @@ print(f"smallest weight {weights.min().item():.3g} (> 0), largest {weights.max()
 # in floating point a weight can round to exactly 0 or 1 (underflow), with no mask involved
 for row, dtype in (([0.0, 120.0], torch.float32), ([0.0, 20.0], torch.float16)):
     print(f"softmax({row}) in {dtype}:", masked_softmax(torch.tensor(row, dtype=dtype, device=device)).cpu().tolist())
+# display rounding: a gap of 15 gives a weight far above float32's smallest number, printed to 3 decimals as 0.0
+gap15 = masked_softmax(torch.tensor([0.0, 15.0], device=device))
+print("softmax([0.0, 15.0]) in torch.float32, to 3 decimals:", rounded(gap15, 3), f"  its smaller weight: {gap15.min().item():.3g}")
 
 # %% [markdown]
 # The same section of the lecture notes (004 §9.2.1) adds a second rule: softmax treats a *larger* score as *more relevant*. So a **distance** must first be turned into a score that grows as the distance shrinks, for example $s_i = -d(q, k_i)$; a positive distance fed straight into the softmax gives the most weight to the *farthest* key. Notebook 00 teaches this with the Gaussian kernel (claim C20); here it is on two keys at distances 0.5 and 3:
@@ -219,8 +222,8 @@ print(f"with dropout p = 0.5: at least {int((~inside_each).sum())} of {Lq} outpu
 #
 # - **The output projection $W_O$ of one head does not.** It is linear, so $o\,W_O = \big(\sum_j a_j v_j\big) W_O = \sum_j a_j\,(v_j W_O)$: still a convex combination, now of the *projected* values $v_j W_O$. The output lies in their hull (not in the hull of the $v_j$ themselves).
 # - **A residual connection does.** It passes on $x_i + o_i$: the query position's own input plus the mixture. That shifts each output by a different vector, and most of the shifted outputs leave the hull.
-# - **So does the FFN.** It is not linear (a ReLU between two linear maps), so $\mathrm{FFN}(o)$ need not lie in the hull of the $\mathrm{FFN}(v_j)$. Below, `attnlib.core.transformer.FeedForward` with random weights and 4, 16 or 64 hidden units: how many outputs leave depends on the weights (drawn afresh for each width, so the three counts say nothing about width as such), and one is enough to break the guarantee.
-# - So does the sum of several heads: each head's $o^{(h)} W_O^{(h)}$ lies in its own hull, but their *sum* need not lie in any (counted in the second cell below). And so do the layers above: the "convex combination" of lecture notes 000 §4 is a statement about one attention head, not about the network's output.
+# - **So does the FFN.** It is not linear (a ReLU between two linear maps), so $\mathrm{FFN}(o)$ need not lie in the hull of the $\mathrm{FFN}(v_j)$. Below, `attnlib.core.transformer.FeedForward` with random weights and 4, 16 or 64 hidden units: how many outputs leave depends on the weights, and one is enough to break the guarantee. (Each width's layer is drawn from the same seed 0, so the three layers are not independent draws: the 4-unit layer's first-layer weights are the first rows of the wider ones'. Either way, one draw per width says nothing about width as such.)
+# - So does the sum of several heads: each head's $o^{(h)} W_O^{(h)}$ lies in its own hull, but their *sum* need not lie in any (counted in the second cell below). And so do the layers above: the "convex combination" of lecture notes 000 §4 is a statement about one attention head, not about the network's output. (The lecture notes name the output projection together with the residual and the FFN as what lifts the constraint (经过后续输出投影、残差和 FFN 后…); precisely, one head's $W_O$ keeps it, and it is the *sum over heads* after $W_O$ that leaves the hull.)
 #
 # The same 1000 outputs, tested the same way:
 

@@ -206,7 +206,7 @@ for lens in ([0, 3], [5, 5]):
 # %% [markdown]
 # ### A padding mask hides keys, not queries
 #
-# `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the **loss (损失)**, above all) has to ignore them itself: `attnlib.models.seq2seq.training.train_seq2seq`, the training loop notebook 08 calls, passes `ignore_index=PAD` to the **cross-entropy (交叉熵)**, so the padded target positions add nothing to the loss. One sequence of 6 tokens, the last two `<pad>`:
+# `valid_lens` removes the padded positions from every query's *keys*. The padded positions are still *queries*: their rows of the weight matrix see the real keys like any other row, and they produce outputs. Nothing in attention zeroes them. Whatever is computed from those outputs later (the **loss (损失)**, above all) has to ignore them itself: `attnlib.models.seq2seq.training.train_seq2seq`, the training loop notebook 08 calls, passes `ignore_index=PAD` to the **cross-entropy (交叉熵)** (the last line below prints that line of its source), so the padded target positions add nothing to the loss. One sequence of 6 tokens, the last two `<pad>`:
 
 # %%
 # C25: a padding mask hides keys only; the padded query positions 4, 5 still produce outputs
@@ -215,6 +215,12 @@ out_pad, w_padq = dot_product_attention(x_pad, x_pad, x_pad, valid_lens=torch.te
 print("largest weight on the pad keys 4, 5 (any query):", w_padq[0, :, 4:].abs().max().item())
 print("row sums of the pad queries 4, 5:              ", show(w_padq[0, 4:].sum(-1), 3))
 print("|output| of the pad queries 4, 5:              ", show(out_pad[0, 4:].norm(dim=-1), 3))
+import inspect
+
+from attnlib.models.seq2seq.training import train_seq2seq
+
+print("train_seq2seq's loss ignores the pad targets:",
+      next(line.strip() for line in inspect.getsource(train_seq2seq).splitlines() if "ignore_index" in line))
 
 # %% [markdown]
 # ## 3. Fully masked rows across dtypes: "a large negative number" is not $-\infty$
@@ -303,14 +309,14 @@ for mode in ("eval", "train"):
           f"output entries NaN, {int(torch.isnan(w_t).sum())} of {w_t.numel()} weights NaN")
 
 # %% [markdown]
-# We checked this with torch 2.13 on the CPU only, which is why the cell moves the tensors there. On a GPU, SDPA may choose another kernel, and kernels have disagreed on this row before: in torch 2.1 a CUDA kernel returned NaN where the CPU returned numbers (pytorch/pytorch issue #110213 on GitHub). `attnlib.masked_softmax` gets its zeros from its own guard, on every device.
+# We checked this with torch 2.13 on the CPU only, which is why the cell moves the tensors there. On a GPU, SDPA may choose another kernel, and kernels have disagreed on this row before: in torch 2.1 a CUDA kernel returned NaN where the CPU returned numbers, for a row whose float mask was `torch.finfo(dtype).min` everywhere (pytorch/pytorch issue #110213 on GitHub; the boolean and $-\infty$ masks checked above are not what that issue tested). `attnlib.masked_softmax` gets its zeros from its own guard, on every device.
 
 # %% [markdown]
 # How does `masked_softmax` do it? In three steps, which `attnlib.core.softmax.masked_softmax_steps` returns one by one (the same operations, so its last step is `masked_softmax`'s result to the last bit):
 #
 # 1. **hide**: hidden scores become $-\infty$ (a boolean mask is applied with `masked_fill`, a float mask is added); float16 and bfloat16 scores are first converted to float32;
 # 2. **guard**: find the rows whose maximum is $-\infty$, the rows with nothing visible, and set *every* score of those rows to 0. That is finite, so the softmax of the next step never computes $-\infty - (-\infty)$, and no NaN reaches the forward or the backward pass;
-# 3. **softmax, then zero**: an ordinary `torch.softmax` of every row (which subtracts the row's maximum first), which gives the guarded rows a uniform $1/S$; those rows are then overwritten with 0, and the result is cast back to the scores' dtype.
+# 3. **softmax, then zero**: an ordinary `torch.softmax` of every row (which subtracts the row's maximum first), which gives the guarded rows a uniform $1/S$; those rows are then overwritten with 0, and the result is cast back to the scores' dtype. The cast is the only change to the other rows: float16 keeps about three significant digits, so the visible row's first weight reads 0.818 after `torch.softmax` (float32) and 0.817 after the cast (the line after step 3 prints both to 4 decimals).
 #
 # No magic number is involved: the only values ever written into the scores are $-\infty$ (hidden) and 0 (every score of a row with nothing visible). Section 3's row $z = (2, 0.5, -1, 1)$, once with keys 2 and 3 hidden and once with every key hidden, and in float16:
 
@@ -320,10 +326,12 @@ z_rows = torch.tensor([[2.0, 0.5, -1.0, 1.0], [2.0, 0.5, -1.0, 1.0]], dtype=torc
 hide = torch.tensor([[True, True, False, False], [False, False, False, False]]).to(device)            # row 1: nothing visible
 steps = masked_softmax_steps(z_rows, hide)
 print(f"1. hidden scores, in {steps.hidden.dtype}:", show(steps.hidden[0], 3), show(steps.hidden[1], 3))
-print("2. rows whose max is -inf:", steps.empty[:, 0].int().tolist(), "  guarded scores:", show(steps.guarded[0], 3),
-      show(steps.guarded[1], 3))
+print("2. rows whose max is -inf (their indices):", steps.empty[:, 0].nonzero().flatten().tolist(),
+      "  guarded scores:", show(steps.guarded[0], 3), show(steps.guarded[1], 3))
 print("3. torch.softmax:", show(steps.softmax[0], 3), show(steps.softmax[1], 3), "  empty rows zeroed:",
       show(steps.weights[0], 3), show(steps.weights[1], 3), f"in {steps.weights.dtype}")
+print("   visible row 0, key 0: after torch.softmax", f"{steps.softmax[0, 0].item():.4f}",
+      f"({steps.softmax.dtype}), after the cast back", f"{steps.weights[0, 0].item():.4f}", f"({steps.weights.dtype})")
 print("max |steps.weights - masked_softmax(z, mask)| =",
       (steps.weights.float() - masked_softmax(z_rows, hide).float()).abs().max().item())
 
@@ -374,8 +382,14 @@ for causal in (True, False):
     per_position = "[" + ", ".join(f"{c:.3g}" for c in diff.cpu().tolist()) + "]"   # 3 significant digits
     print(f"causal={str(causal):5s}  max |change| at positions 0..{L - 1}: {per_position}")
 
+# why position 3 barely moves without the mask: its weights (no mask) before and after the change
+for name, xx in (("old future", x), ("new future", x_new)):
+    _, w_plain = dot_product_attention(xx @ W_q, xx @ W_k, xx @ W_v)                                 # (L, S)
+    print(f"position 3, no mask, {name}: weight on key 0 = 1 - {w_plain[3, 1:].sum().item():.0e}, "
+          f"total weight on the changed keys {t + 1}..{L - 1} = {w_plain[3, t + 1:].sum().item():.0e}")
+
 # %% [markdown]
-# With the mask, the past is untouched to the last bit (a difference of exactly 0, because the future keys get weight exactly 0). Without it, every position moves, by very different amounts: position 3 only by 0.000348, because its query puts almost all of its weight on key 0 and next to none on the changed keys. Position 7, the last, sees every key with the mask or without it, so it moves by the same 0.269 in both lines. And "pretend the length is $i$" can be checked literally: position $i$'s causal output equals plain attention over the prefix $x_0,\dots,x_i$ alone.
+# With the mask, the past is untouched to the last bit (a difference of exactly 0, because the future keys get weight exactly 0). Without it, every position moves, by very different amounts: position 3 only by 0.000348, because its query puts almost all of its weight on key 0 (all but 4e-05 of it) and next to none on the changed keys 5..7 (5e-06 of it, and 5e-05 after the change; the last two lines). Position 7, the last, sees every key with the mask or without it, so it moves by the same 0.269 in both lines. And "pretend the length is $i$" can be checked literally: position $i$'s causal output equals plain attention over the prefix $x_0,\dots,x_i$ alone.
 
 # %%
 # C36: causal output at i == unmasked attention over the prefix x[:i+1]
@@ -463,9 +477,11 @@ for recipe in RECIPES:
 st = explorer.state(len0=0, causal=True, recipe="add M = finfo(dtype).min")
 print()
 print("causal + finfo.min, valid_len 0: largest weight on a hidden key =", round(st["largest weight on a hidden key"], 3))
+print("causal + finfo.min, valid_len 0: the readout's verdict for row 0 =", repr(st["row 0: a fully hidden query gets"]),
+      "(judged on keys 0..i, the keys the causal mask leaves query i)")
 
 # %% [markdown]
-# Without a kernel the explorer above shows only its harmless start. This is what it draws at the setting of the last line (`add M = finfo(dtype).min`, float32, causal on, batch row 0 with valid length 0; the caption and the panel titles give the settings, which the live explorer shows in its controls): every query of row 0 spreads its weight evenly over keys $0..i$, all of them padding (open orange squares), and query 0 puts weight 1.00 on key 0.
+# Without a kernel the explorer above shows only its harmless start. This is what it draws at the setting of the last line (`add M = finfo(dtype).min`, float32, causal on, batch row 0 with valid length 0; the caption and the panel titles give the settings, which the live explorer shows in its controls): every query of row 0 spreads its weight evenly over keys $0..i$, all of them padding (open orange squares), and query 0 puts weight 1.00 on key 0. The readout calls this `'uniform'` (the last line of the cell above): with the causal mask on, it judges query $i$ on the keys the causal mask leaves it, $0..i$, so here `'uniform'` means evenly over keys $0..i$, not over all 6 keys.
 
 # %% alt="The masking explorer with causal masking, the finfo.min recipe and valid length 0 in batch row 0: every query i of that row spreads its weight evenly over keys 0 to i, all of them padding (marked with orange squares), where it should get zeros."
 # C12: the explorer's picture at causal + finfo.min + valid_len 0 (drawn from explorer.compute, which moves nothing)
@@ -481,7 +497,7 @@ masking_picture(explorer, len0=0, causal=True, recipe="add M = finfo(dtype).min"
 #
 # <details><summary>Answer</summary>
 #
-# 1. Row 1 with length 0 hides all 6 of its queries, with or without the causal mask: the readout shows 6 fully hidden query rows, and with `attnlib masked_softmax` row 1's hidden queries get "zeros". With `finfo(dtype).min` and the causal mask, query $i$ of row 1 spreads its weight evenly over keys $0..i$ (orange squares): those keys carry the sentinel once, while the keys $j > i$ carry it twice, which overflows to $-\infty$ and gets weight 0. Query 0 puts weight 1.000 on key 0, a padding key. With every length 6 and the causal mask on, query 0 sees only key 0, so its row is one-hot $[1, 0, \dots, 0]$; every later query sees at least two keys.
+# 1. Row 1 with length 0 hides all 6 of its queries, with or without the causal mask: the readout shows 6 fully hidden query rows, and with `attnlib masked_softmax` row 1's hidden queries get "zeros". With `finfo(dtype).min` and the causal mask, the readout says row 1's hidden queries get "uniform", which here means that query $i$ of row 1 spreads its weight evenly over keys $0..i$ (orange squares), not over all 6 keys (with the causal mask on, the readout judges query $i$ on keys $0..i$ only): those keys carry the sentinel once, while the keys $j > i$ carry it twice, which overflows to $-\infty$ and gets weight 0. Query 0 puts weight 1.000 on key 0, a padding key. With every length 6 and the causal mask on, query 0 sees only key 0, so its row is one-hot $[1, 0, \dots, 0]$; every later query sees at least two keys.
 # 2. Row 0 has three visible keys, so every recipe *of the table* works there: the hidden entries become $-\infty$ (or a huge negative number) and get weight 0, and the visible ones share the weight. (The table applies the sentinels with `torch.where`. Code that uses `masked_fill(~mask, -1e6)`, like that of lecture notes 004 §9.6, raises in float16 before it computes anything, for row 0 too.) Row 1 has nothing visible: in float16 the $-10^6$, $-10^9$ and $-\infty$ recipes give NaN and `finfo(dtype).min` a uniform row, so only `attnlib.masked_softmax` (zeros) is usable.
 # 3. Yes in both cases. Query $i$'s output is $\sum_{j\le i} a_{ij} v_j$ with $a_{ij}$ computed from $q_i$ and the keys $k_j$, $j \le i$ only. A future key $k_j$ ($j > i$) gets weight exactly 0 whatever its score, and a future value $v_j$ is multiplied by that 0.
 # 4. A NaN shows up at once (the loss becomes NaN). "As if unmasked" trains without complaint while padding, or the future, leaks into the result; the model can learn to depend on it, and nothing flags it.

@@ -216,7 +216,7 @@ print("w_wrong[1, 0, 0] (batch row 1, head 1, query 0):", show(w_wrong[1, 0, 0],
 # = \frac{1}{\sqrt h}\sum_{r=1}^{h} s_{ij}^{(r)}, \qquad s_{ij}^{(r)} = \frac{q_i^{(r)}\cdot k_j^{(r)}}{\sqrt{d/h}} ,
 # $$
 #
-# a single blend of all heads' scores, pushed through **one** softmax. So each query gets one weight row, and all $d$ value features are mixed with those same weights. With $h$ heads each query gets $h$ rows, each computed from its own slice and applied to its own slice of the values. A wide head cannot attend to token 1 with half its features and to token 4 with the other half; $h$ heads can (a hand-built example after the next cell shows it). Note also what the wide head is *not*: it blends the heads' **scores** before one softmax, which is not the average of the heads' weight maps (the last lines below print both).
+# a single blend of all heads' scores, pushed through **one** softmax. So each query gets one weight row, and all $d$ value features are mixed with those same weights. With $h$ heads each query gets $h$ rows, each computed from its own slice and applied to its own slice of the values. A wide head cannot attend to token 2 with half its features and to token 0 with the other half; $h$ heads can (a hand-built example after the next cell shows it). Note also what the wide head is *not*: it blends the heads' **scores** before one softmax, which is not the average of the heads' weight maps (the last lines below print both).
 
 # %%
 # C17: one wide head (same projections, one softmax) differs from h heads
@@ -300,14 +300,14 @@ print("real layer vs 'head 1 copied h times': max diff =", show((out - out_copie
 # %% [markdown]
 # These heads have **random** projections, so their maps differing is almost automatic: the check shows that each head has its own parameters, not that heads learn different relations. What trained heads do is measured in notebook 10 (`10_real_heads.ipynb`): all 72 heads (6 layers × 12) of a pretrained model, where some heads look almost only at the previous token, others at one special token, and the twelve heads of one layer, fed the same input, still attend differently.
 #
-# A caution from lecture notes 000 §8: different heads *can* end up with different jobs, but nothing in the architecture makes a head stand for a nameable linguistic notion ("the syntax head"). Nor is a weight map an explanation of a prediction. A big weight on key $j$ says only that this head, at this layer, copies a lot of $v_j$ into query $i$'s piece of the output; that piece is mixed with every other head's piece by $W_O$, added to the token's own input by a residual connection (notebook 04) and passed through the feed-forward network (notebook 08) before anything is predicted.
+# A caution from lecture notes 000 §8: different heads *can* end up with different jobs, but nothing in the architecture makes a head stand for a nameable linguistic notion ("the syntax head"). Nor is a weight map an explanation of a prediction. A big weight on key $j$ says only that this head, at this layer, copies a lot of $v_j$ into query $i$'s piece of the output; that piece is mixed with every other head's piece by $W_O$, added to the token's own input by a residual connection (taught in notebook 08; notebook 04 shows that it takes the output out of the values' convex hull) and passed through the feed-forward network (notebook 08) before anything is predicted.
 #
 # ## 6. Explore: number of heads, with and without positions
 #
 # The sentence *the cat sat on the mat* with random embeddings ($d = 16$) and fixed random projections ($W_Q$ is multiplied by 2, the explorer's `score_gain=2.0`, so that the random scores are not all nearly equal and the maps show some contrast, as a trained model's would). The slider sets $h$ (1, 2, 4 or 8 heads, $d_h = 16/h$); the projections stay the same, only how their output is cut into heads changes. Every head has a panel (heads that do not exist at the chosen $h$ are hatched). In the left column: the panel "one wide head (Dh = 16)", the wide head of the same projections, and the **average** of the $h$ heads' maps. The checkbox adds the sinusoidal positional encoding of notebook 07 to the embeddings. The readout prints $h$, $d_h$, the mean difference between the heads' maps, how far their average is from the wide head, and how far apart the rows of the two *the* tokens (queries 0 and 4) are.
 #
 # Things to look for:
-# - the wide head's map is the same for every $h$: it depends only on $W_Q, W_K$ (section 4's formula), while the average of the heads' maps changes with $h$ and equals it only at $h = 1$, where the single head *is* the wide head (the table below prints exactly 0.0 there, and 0.299 to 0.602 for $h = 2$ to 8);
+# - the wide head's map is the same for every $h$: it depends only on $W_Q, W_K$ (section 4's formula; the table's last column rebuilds it at each $h$ from the $h$ heads' scores, $\operatorname{softmax}\big(\tfrac{1}{\sqrt h}\sum_r s^{(r)}\big)$, and compares it with the map at $h = 1$), while the average of the heads' maps changes with $h$ and equals it only at $h = 1$, where the single head *is* the wide head (the table below prints exactly 0.0 there, and 0.299 to 0.602 for $h = 2$ to 8);
 # - without positions the two *the* rows are identical in every head, and so are the two *the* columns: both tokens have the same embedding, hence the same query and the same key. Tick "+ positions" and they split.
 
 # %% alt="The heads explorer at h = 4 without positions: the wide head's weight map (top left), the maps of heads 1 to 4 cut from the same projections, their mean (bottom left), and empty slots for heads 5 to 8."
@@ -320,14 +320,24 @@ heads_explorer()
 # %%
 # C17, C28: the explorer's numbers at other settings (a fresh instance; the displayed one is not moved)
 probe = heads_explorer()
+from attnlib.course.examples import demo_projections
+
+data = demo_projections()                                               # the explorer's input and projections (its defaults)
+q_all, k_all = F.linear(data.x, data.w_q), F.linear(data.x, data.w_k)   # (1, L, D), float64
+wide_1 = torch.as_tensor(probe.compute(heads=1, positions=False).arrays["wide"], dtype=torch.float64)  # (L, S)
 rows_gap = "max |row 0 - row 4| ('the'), all heads"
-print("            mean |A_r - A_s|   max |mean of heads - wide|   max |row 0 - row 4| ('the')   max |row 0 - row 4| ('the')")
-print("h   Dh      no positions       no positions                 no positions                  + positions")
+print("            mean |A_r - A_s|   max |mean of heads - wide|   max |row 0 - row 4| ('the')   max |row 0 - row 4| ('the')"
+      "   max |wide rebuilt at h - wide at h = 1|")
+print("h   Dh      no positions       no positions                 no positions                  + positions      "
+      "             no positions")
 for h_ in (1, 2, 4, 8):
     plain, with_pos = probe.state(heads=h_, positions=False), probe.state(heads=h_, positions=True)
+    s_heads = split_heads(q_all, h_) @ split_heads(k_all, h_).transpose(-2, -1) / math.sqrt(16 // h_)  # (1, H, L, S)
+    wide_h = torch.softmax(s_heads.sum(1) / math.sqrt(h_), dim=-1)[0]   # (L, S) section 4: one softmax of the blend
+    gap_wide = (wide_h - wide_1).abs().max().item()
     print(f"{h_:<3d} {16 // h_:<7d} {show(plain['mean |A_r - A_s| between heads'], 3):<18} "
           f"{show(plain['max |mean of heads - wide head|'], 3):<28} "
-          f"{below(plain[rows_gap], 1e-9):<29} {show(with_pos[rows_gap], 3)}")
+          f"{below(plain[rows_gap], 1e-9):<29} {show(with_pos[rows_gap], 3):<29} {below(gap_wide, 1e-12)}")
 
 # %% [markdown]
 # The key picture: the wide head's single map ("one wide head (Dh = 16)", as in the explorer's top-left panel) next to the four maps of the same projections cut into 4 heads.

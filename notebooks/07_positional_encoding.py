@@ -347,7 +347,7 @@ _ = positions_rotation_figure(fig)
 # %% [markdown]
 # ## 6. Beyond the training length
 #
-# Because the table comes from a formula, any position has an encoding: there is no table size to run past. This is what people mean by the encoding allowing **length extrapolation (长度外推)**. A **learned positional embedding (可学习位置嵌入)**, one trained vector per position, simply has no row for a position it never had.
+# Because the encoding comes from a formula, any position has an encoding: the formula has no table size to run past. (A module that caches the formula's values does have one: `PositionalEncoding(max_positions=...)` refuses longer inputs with a clear error, below, and can simply be built larger.) This is what people mean by the encoding allowing **length extrapolation (长度外推)**. A **learned positional embedding (可学习位置嵌入)**, one trained vector per position, simply has no row for a position it never had.
 
 # %%
 # C33: the formula gives finite encodings far beyond any training length
