@@ -26,8 +26,6 @@ GLOSSARY = i18n.read_glossary()
 UNFINISHED = {
     "00_attention_pooling",
     "01_qkv_roles",
-    "02_scaling_variance",
-    "03_softmax_gradient",
     "04_worked_example",
     "05_masking",
     "06_multi_head",
