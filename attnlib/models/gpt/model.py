@@ -321,8 +321,8 @@ class GPT(nn.Module):
         """Next-token logits for every position of ``ids`` (after the cached tokens, if any).
 
         Args:
-            ids: ``(B, T)`` integer token ids in ``[0, vocab_size)``; with a cache of P tokens
-                they sit at positions ``P .. P + T - 1`` (``P + T <= max_len``).
+            ids: ``(B, T)`` int64 (or int32) token ids in ``[0, vocab_size)``; after a cache
+                of P tokens they sit at positions ``P .. P + T - 1`` (``P + T <= max_len``).
             head_mask: optional ``(num_layers, num_heads)`` or ``(B, num_layers, num_heads)``,
                 floating or boolean: head h of layer l has its output multiplied by
                 ``head_mask[..., l, h]`` before W_O (0 or False removes it: an ablation), as in
@@ -409,8 +409,10 @@ class GPT(nn.Module):
     def _check_ids(self, ids, past: int) -> None:
         if not isinstance(ids, torch.Tensor):
             raise TypeError(f"ids must be a torch.Tensor, got {type(ids).__name__}")
-        if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-            raise TypeError(f"ids must hold integers (int64 token ids), got dtype {ids.dtype}")
+        if ids.dtype not in (torch.int64, torch.int32):  # what an embedding lookup takes
+            raise TypeError(
+                f"ids must hold integers (int64 or int32 token ids), got dtype {ids.dtype}"
+            )
         if ids.dim() != 2 or ids.shape[0] == 0 or ids.shape[1] == 0:
             raise ValueError(
                 f"ids must have shape (B, T) with B >= 1 and T >= 1, got {tuple(ids.shape)}"
