@@ -169,8 +169,8 @@ class CausalSelfAttention(nn.Module):
         # New token i sits at position P + i: it sees keys 0 .. P + i, the last T rows of the
         # full (S, S) causal mask.
         mask = causal_mask(num_keys, device=x.device)[num_keys - length :]  # (T, S)
-        # GQA without copying K/V: the g query heads of a group against one K/V head, by
-        # broadcasting over a group axis.
+        # GQA: the g query heads of a group meet their one K/V head by broadcasting over a
+        # group axis; the cache keeps Hkv heads, never g copies.
         qg = q.view(batch, kv_heads, g, length, dh)  # (B, Hkv, g, T, Dh)
         out, weights = dot_product_attention(
             qg,
