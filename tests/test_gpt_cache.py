@@ -81,6 +81,20 @@ def test_chunked_prefill_then_decoding_equals_one_pass(cfg):
         cache, start = out.cache, end
 
 
+def test_decoding_with_a_head_mask_equals_the_whole_pass_with_it():
+    model = _model(GQA)
+    ids = torch.randint(0, 13, (2, 12))
+    mask = torch.ones(2, GQA.num_layers, GQA.num_heads, dtype=torch.float64)
+    mask[0, 0, 1], mask[1, 1, 3] = 0, 0  # a different head removed in each sequence
+    full = model(ids, head_mask=mask).logits
+    out = model(ids[:, :5], head_mask=mask, use_cache=True)  # the prefill, then one at a time
+    steps = [out.logits]
+    for t in range(5, 12):
+        out = model(ids[:, t : t + 1], head_mask=mask, cache=out.cache, use_cache=True)
+        steps.append(out.logits)
+    assert_close(torch.cat(steps, dim=1), full, rtol=0, atol=ATOL64)
+
+
 def test_a_cache_is_never_changed_and_can_be_reused():
     model = _model(MHA)
     ids = torch.randint(0, 13, (2, 10))

@@ -167,8 +167,11 @@ class CausalSelfAttention(nn.Module):
             v = torch.cat([past[1], v], dim=2)  # (B, Hkv, S, Dh)
         num_keys = k.shape[2]
         # New token i sits at position P + i: it sees keys 0 .. P + i, the last T rows of the
-        # full (S, S) causal mask.
-        mask = causal_mask(num_keys, device=x.device)[num_keys - length :]  # (T, S)
+        # full (S, S) causal mask. Two cases need no mask tensor: without a past that is the
+        # top-left causal mask (is_causal), and one new token sees every key.
+        mask, is_causal = None, past is None
+        if past is not None and length > 1:
+            mask = causal_mask(num_keys, device=x.device)[num_keys - length :]  # (T, S)
         # GQA: the g query heads of a group meet their one K/V head by broadcasting over a
         # group axis; the cache keeps Hkv heads, never g copies.
         qg = q.view(batch, kv_heads, g, length, dh)  # (B, Hkv, g, T, Dh)
@@ -177,6 +180,7 @@ class CausalSelfAttention(nn.Module):
             k.unsqueeze(2),  # (B, Hkv, 1, S, Dh)
             v.unsqueeze(2),  # (B, Hkv, 1, S, Dh)
             mask,
+            is_causal=is_causal,
             dropout_p=self.dropout if self.training else 0.0,
         )  # (B, Hkv, g, T, Dh), (B, Hkv, g, T, S)
         out = out.reshape(batch, heads, length, dh)  # (B, H, T, Dh)
