@@ -10,8 +10,10 @@ the argument. GPT-2 parity is in ``test_gpt_parity.py``; the KV cache, GQA and t
 
 from __future__ import annotations
 
+import ast
 import copy
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -393,3 +395,18 @@ def test_bad_generate_and_cache_input():
         KVCache((torch.zeros(3, 4),), (torch.zeros(3, 4),))
     with pytest.raises(TypeError, match="keys and values must be tuples"):
         KVCache([t], [t])  # type: ignore[arg-type]
+
+
+def test_the_gpt_imports_no_other_model_and_nothing_above_models():
+    # tests/test_layering.py checks seq2seq and minilm against each other; the same for gpt.
+    folder = Path(GPT.__module__.replace(".", "/")).parent
+    root = Path(__file__).resolve().parents[1]
+    paths = sorted((root / folder).glob("*.py"))
+    assert {p.name for p in paths} >= {"model.py", "config.py", "cache.py", "gpt2.py"}
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attnlib"):
+                parts = node.module.split(".")
+                assert parts[1] in ("util", "core", "models"), f"{path.name}: {node.module}"
+                if parts[1] == "models":
+                    assert parts[2] == "gpt", f"{path.name} imports {node.module}"
