@@ -32,7 +32,6 @@ UNFINISHED = {
     "05_masking",
     "06_multi_head",
     "07_positional_encoding",
-    "09_long_sequences",
     "10_real_heads",
 }
 
