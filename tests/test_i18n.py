@@ -26,8 +26,6 @@ GLOSSARY = i18n.read_glossary()
 UNFINISHED = {
     "04_worked_example",
     "05_masking",
-    "08_encoder_decoder",
-    "09_long_sequences",
     "10_real_heads",
 }
 
