@@ -26,8 +26,6 @@ GLOSSARY = i18n.read_glossary()
 UNFINISHED = {
     "02_scaling_variance",
     "03_softmax_gradient",
-    "04_worked_example",
-    "05_masking",
     "06_multi_head",
     "07_positional_encoding",
     "08_encoder_decoder",
