@@ -1,0 +1,194 @@
+"""The induction explorer: replay notebook 11's training run and watch the induction stripe form.
+
+Teaches C51 (the phase change: a plateau, then a short drop, while the loss on a segment's second
+occurrence falls below the first's) and C52 (the circuit: a layer-0 head that looks at the previous
+token, a layer-1 head that looks at the token after the earlier occurrence of the current token).
+The model is the one shipped with attnlib (:func:`attnlib.course.induction.load_run`): its float16
+snapshots, saved during the run, are replayed, not retrained. Every snapshot's attention maps on
+one held-out sequence are computed once, at build time; the sliders only pick among them.
+Positions are 0-based; a query at position q of the second occurrence should look at
+``q - d + 1`` (d = distance between the occurrences), the token after its earlier copy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from attnlib.course.induction import load_run, snapshot_model
+from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points
+from attnlib.widgets.framework.controls import dropdown, int_slider
+from attnlib.widgets.framework.explorer import Explorer, builder
+from attnlib.widgets.framework.scene import Frame, Panel, Scene, bar_slots, cells
+
+__all__ = ["induction_explorer", "replay_data"]
+
+
+def replay_data(example: int = 0) -> dict:
+    """Everything the explorer shows, computed from the shipped run (float64 numpy).
+
+    Args:
+        example: which sequence of the run's held-out batch is shown.
+
+    Returns:
+        ``steps (E,)``, ``loss (E,)``, ``in_context (E,)``, ``previous``/``induction``/``copying``
+        ``(E, layers, H)`` (on the whole held-out batch), ``weights (E, layers, H, T, T)`` on the
+        shown sequence, its ``ids (T,)``, ``first``, ``second``, ``segment``.
+    """
+    _, run = load_run("two_layer")
+    batch = run.setup.eval_batch()
+    n = batch.ids.shape[0]
+    if isinstance(example, bool) or not isinstance(example, int) or not 0 <= example < n:
+        raise ValueError(f"example must be an int in [0, {n}), got {example!r}")
+    ids = batch.ids[example : example + 1]  # (1, T)
+    weights = []
+    for i in range(len(run.snapshots)):
+        with torch.no_grad():
+            att = snapshot_model(run, i)(ids, output_attentions=True).attentions
+        weights.append(torch.stack([w[0] for w in att]).double().numpy())  # (layers, H, T, T)
+    m = run.metrics
+    return dict(
+        steps=run.eval_steps.numpy(),
+        loss=m["loss"].double().numpy(),
+        in_context=m["in_context"].double().numpy(),
+        previous=m["previous"].double().numpy(),
+        induction=m["induction"].double().numpy(),
+        copying=m["copying"].double().numpy(),
+        weights=np.stack(weights),
+        ids=ids[0].numpy(),
+        first=int(batch.first[example]),
+        second=int(batch.second[example]),
+        segment=batch.segment,
+    )
+
+
+@builder("induction")
+def induction_explorer(
+    checkpoint: int | None = None, *, head: int = 2, query: int | None = None, example: int = 0
+) -> Explorer:
+    """Training replayed: a head's attention map at a saved checkpoint, the query's row, and the
+    loss curve with a marker at that checkpoint (C51, C52).
+
+    Args:
+        checkpoint: starting snapshot index (default: the last).
+        head: starting head, ``layer * H + h`` (default 2: layer 1, head 0).
+        query: starting query position (default: the second occurrence's last position that
+            predicts a copied token).
+        example: which held-out sequence is shown (:func:`replay_data`).
+
+    Returns:
+        An :class:`~attnlib.widgets.framework.explorer.Explorer` with controls ``checkpoint``,
+        ``query`` (both fast, one grid) and ``head`` (a menu), and a readout of the step, the
+        losses and the head's scores.
+    """
+    d = replay_data(example)
+    E, layers, H, T, _ = d["weights"].shape
+    n_heads = layers * H
+    if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < n_heads:
+        raise ValueError(f"head must be an int in [0, {n_heads}) (layer * {H} + h), got {head!r}")
+    checkpoint = E - 1 if checkpoint is None else checkpoint
+    if isinstance(checkpoint, bool) or not isinstance(checkpoint, int) or not 0 <= checkpoint < E:
+        raise ValueError(f"checkpoint must be an int in [0, {E}), got {checkpoint!r}")
+    dist, seg = d["second"] - d["first"], d["segment"]
+    query = d["second"] + seg - 2 if query is None else query
+    if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < T:
+        raise ValueError(f"query must be an int in [0, {T}), got {query!r}")
+    future = np.triu(np.ones((T, T), dtype=bool), 1)  # (T, T) True = j > i, hidden
+    in_second = np.arange(d["second"], d["second"] + seg - 1)
+    stripe = np.stack([in_second - dist + 1, in_second], 1).astype(np.float64)  # (n, 2) (x=key, y=query)
+    tokens = [str(int(t)) for t in d["ids"]]
+
+    def compute(checkpoint, query, head):
+        c, q, lh = int(checkpoint), int(query), int(head)
+        layer, h = divmod(lh, H)
+        w = d["weights"][c, layer, h]  # (T, T)
+        row = w[q]  # (T,)
+        top = int(np.argmax(row[: q + 1]))
+        target = q - dist + 1 if d["second"] <= q < d["second"] + seg - 1 else None
+        return Frame(
+            arrays={
+                "w": w,
+                "row": row,
+                "row_box": _box(q, T),
+                "marker": [[float(d["steps"][c]), float(d["loss"][c])]],
+                "marker_ic": [[float(d["steps"][c]), float(d["in_context"][c])]],
+            },
+            readout={
+                "step": int(d["steps"][c]),
+                "loss (held-out)": float(d["loss"][c]),
+                "in-context score (2nd − 1st occurrence loss)": float(d["in_context"][c]),
+                "head": f"layer {layer}, head {h}",
+                "previous-token score": float(d["previous"][c, layer, h]),
+                "induction (prefix-matching) score": float(d["induction"][c, layer, h]),
+                "copying score": float(d["copying"][c, layer, h]),
+                "query position, token": f"{q}, {tokens[q]}",
+                "most attended key, weight": f"{top} ({float(row[top]):.2f})",
+                "induction target (after the earlier copy)": "none" if target is None else str(target),
+            },
+        )
+
+    scene = _scene(d, T, stripe, future, tokens)
+    head_options = [(f"layer {lh // H}, head {lh % H}", lh) for lh in range(n_heads)]
+    controls = {
+        "checkpoint": int_slider("checkpoint", 0, E - 1, checkpoint, width="300px"),
+        "query": int_slider("query position", 0, T - 1, query, width="300px"),
+        "head": dropdown("head", head_options, head, width="200px"),
+    }
+    return Explorer(
+        controls,
+        compute,
+        scene,
+        grid=[("checkpoint", "query")],
+        title="Induction heads: the training run replayed",
+        digits=2,
+        data={"replay": d},
+    )
+
+
+def _box(t: int, n_cols: int) -> np.ndarray:
+    """The outline of row t of a heatmap (cells span ±0.5), as a closed polyline ``(5, 2)``."""
+    x0, x1, y0, y1 = -0.5, n_cols - 0.5, t - 0.5, t + 0.5
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]])
+
+
+def _scene(d: dict, T: int, stripe: np.ndarray, future: np.ndarray, tokens: list[str]) -> Scene:
+    """The head's map with the expected stripe, the query's row, and the curves with a marker."""
+    ticks = [str(t) if t % 8 == 0 else "" for t in range(T)]
+    attn = Panel(
+        [
+            Heatmap("w", hidden=future, cmap="viridis", vmin=0.0, vmax=1.0, colorbar=True),
+            Points(stripe, color="C3", marker="s", size=2.0),
+            Line("row_box", color="C3", width=1.5),
+        ],
+        title="this head's weights (red: induction targets)",
+        xlabel="key position",
+        ylabel="query position",
+        equal=True,
+        **cells(T, T, ticks, ticks),
+    )
+    row = Panel(
+        [Bars("row", color="C0")],
+        ylim=(0.0, 1.0),
+        title="the query's row",
+        xlabel="key position",
+        ylabel="weight",
+        **bar_slots(T, ticks),
+    )
+    steps, loss, ic = d["steps"], d["loss"], d["in_context"]
+    lo = float(min(ic.min(), 0.0)) - 0.2
+    hi = float(loss.max()) + 0.2
+    curve = Panel(
+        [
+            Line(np.stack([steps, loss], 1), color="C0", width=1.5),
+            Line(np.stack([steps, ic], 1), color="C1", width=1.5),
+            Line(np.array([[steps[0], 0.0], [steps[-1], 0.0]]), color="0.6", width=1.0, dash=True),
+            Points("marker", color="C0", size=6),
+            Points("marker_ic", color="C1", size=6),
+        ],
+        xlim=(float(steps[0]), float(steps[-1])),
+        ylim=(lo, hi),
+        title="loss (blue), in-context score (orange)",
+        xlabel="training step",
+        ylabel="nats",
+    )
+    return Scene([attn, curve, row], cols=2, width=760, height=440, col_widths=[1.0, 1.2], row_heights=[1.6, 1.0])
