@@ -445,10 +445,11 @@ class GPT(nn.Module):
                 f"got {tuple(cache.keys[0].shape)}"
             )
         first = cache.keys[0]
-        if first.device != self.device or first.dtype != self.dtype:
-            raise ValueError(
-                f"cache is {first.dtype} on {first.device} but the model is {self.dtype} on "
-                f"{self.device}"
+        if first.device != self.device:
+            raise ValueError(f"cache is on {first.device} but the model is on {self.device}")
+        if first.dtype != self.dtype:
+            raise TypeError(
+                f"cache has dtype {first.dtype} but the model has {self.dtype}; use one dtype"
             )
         return cache.length
 
