@@ -16,8 +16,14 @@ TASK = ind.RepeatTask(vocab_size=16, seq_len=20, segment=4, min_gap=1)
 
 def _model(layers=2, heads=2, seed=0, dtype=torch.float64):
     torch.manual_seed(seed)
-    cfg = GPTConfig(vocab_size=16, max_len=20, d_model=16, num_heads=heads, num_layers=layers,
-                    attention_only=True)
+    cfg = GPTConfig(
+        vocab_size=16,
+        max_len=20,
+        d_model=16,
+        num_heads=heads,
+        num_layers=layers,
+        attention_only=True,
+    )
     m = GPT(cfg).to(dtype).eval()
     with torch.no_grad():  # larger weights than GPT-2's init, so the scores are not all alike
         for p in m.parameters():
@@ -171,7 +177,9 @@ def test_ablation_equals_zeroing_the_heads_output_columns():
         ref = _model()
         with torch.no_grad():
             dh = ref.blocks[row["layer"]].attn.head_dim
-            ref.blocks[row["layer"]].attn.w_o.weight[:, row["head"] * dh : (row["head"] + 1) * dh] = 0
+            ref.blocks[row["layer"]].attn.w_o.weight[
+                :, row["head"] * dh : (row["head"] + 1) * dh
+            ] = 0
             want = ind.occurrence_losses(ref(b.ids).logits, b)
         for k, v in want.items():
             assert row[k] == pytest.approx(v, abs=1e-12)

@@ -17,7 +17,6 @@ predicting its tokens 1 .. segment - 1 (its token 0 cannot be known from the fir
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -29,7 +28,7 @@ import torch.nn.functional as F
 from attnlib.core.attention import dot_product_attention
 from attnlib.core.masks import causal_mask
 from attnlib.models.gpt import GPT, GPTConfig
-from attnlib.util._checks import check_bool, check_int, check_positive_int
+from attnlib.util._checks import check_bool, check_int, check_positive_int, check_probability
 
 __all__ = [
     "RepeatTask",
@@ -62,18 +61,27 @@ class RepeatTask:
         seq_len: T, tokens per sequence.
         segment: the repeated segment's length.
         min_gap: the fewest tokens between the end of the first occurrence and the start of the
-            second (the gap is drawn uniformly from what fits).
+            second (the distance between them is drawn uniformly from what fits).
+        rule: the probability that a token (from position 2 on) is not uniform but
+            ``perm[token two back]`` for a fixed random permutation ``perm`` of the vocabulary
+            (seeded by ``rule_seed``): then the token before the current one helps predict the
+            next one by itself, as it does in text, and a head that looks at the previous token
+            pays off before any induction head exists. 0 means uniform tokens.
+        rule_seed: seeds ``perm``.
     """
 
     vocab_size: int = 64
     seq_len: int = 48
     segment: int = 8
     min_gap: int = 0
+    rule: float = 0.0
+    rule_seed: int = 7
 
     def __post_init__(self):
         for name in ("vocab_size", "seq_len", "segment"):
             check_positive_int(name, getattr(self, name))
         check_int("min_gap", self.min_gap, min=0)
+        check_probability("rule", self.rule)
         if self.segment < 2:
             raise ValueError(f"segment must be at least 2 (one token to copy), got {self.segment}")
         if 2 * self.segment + self.min_gap > self.seq_len:
@@ -81,6 +89,12 @@ class RepeatTask:
                 f"two segments of {self.segment} with a gap of at least {self.min_gap} need "
                 f"{2 * self.segment + self.min_gap} tokens, but seq_len={self.seq_len}"
             )
+
+    def permutation(self) -> torch.Tensor:
+        """``perm (V,)`` of :attr:`rule`: ``perm[a]`` follows ``a`` two positions later."""
+        return torch.randperm(
+            self.vocab_size, generator=torch.Generator().manual_seed(self.rule_seed)
+        )
 
 
 @dataclass(frozen=True)
@@ -111,8 +125,9 @@ class RepeatBatch:
 def repeat_batch(task: RepeatTask, batch_size: int, generator: torch.Generator) -> RepeatBatch:
     """Draw ``batch_size`` sequences of ``task`` from ``generator`` (CPU tensors).
 
-    Per sequence: T uniform tokens; a start ``first`` and a gap drawn uniformly so both
-    occurrences fit; the segment at ``first`` copied to ``second = first + segment + gap``.
+    Per sequence: T uniform tokens; the distance ``d = second - first`` drawn uniformly from
+    ``[segment + min_gap, seq_len - segment]``, then ``first`` uniformly from where both
+    occurrences fit; the segment at ``first`` copied to ``second``.
     """
     if not isinstance(task, RepeatTask):
         raise TypeError(f"task must be a RepeatTask, got {type(task).__name__}")
@@ -121,12 +136,19 @@ def repeat_batch(task: RepeatTask, batch_size: int, generator: torch.Generator) 
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     T, L = task.seq_len, task.segment
     ids = torch.randint(0, task.vocab_size, (batch_size, T), generator=generator)
-    # first + 2L + gap <= T with gap >= min_gap: draw the total slack, then split it.
-    slack = T - 2 * L - task.min_gap  # >= 0
+    if task.rule > 0:
+        perm = task.permutation()
+        use = torch.rand(batch_size, T, generator=generator) < task.rule  # (B, T)
+        for t in range(2, T):  # sequential: the rule reads tokens already drawn
+            ids[:, t] = torch.where(use[:, t], perm[ids[:, t - 2]], ids[:, t])
+    # The distance d = second - first uniform on [L + min_gap, T - L], so no one distance is
+    # common enough to copy by position; then first uniform where both occurrences fit.
+    lo, hi = L + task.min_gap, T - L
     u = torch.rand(batch_size, 2, generator=generator, dtype=torch.float64)
-    total = (u[:, 0] * (slack + 1)).floor().long().clamp(max=slack)  # first + extra gap
-    first = (u[:, 1] * (total + 1)).floor().long().clamp(max=total)
-    second = first + L + task.min_gap + (total - first)
+    dist = lo + (u[:, 0] * (hi - lo + 1)).floor().long().clamp(max=hi - lo)
+    room = T - L - dist  # >= 0: first in [0, room]
+    first = (u[:, 1] * (room + 1)).floor().long().clamp(max=room)
+    second = first + dist
     rows = torch.arange(batch_size)[:, None]
     offs = torch.arange(L)[None, :]
     ids[rows, second[:, None] + offs] = ids[rows, first[:, None] + offs]
@@ -222,7 +244,10 @@ def copying_scores(model: GPT) -> torch.Tensor:
 
 
 def _comp(a: torch.Tensor, b: torch.Tensor) -> float:
-    return (torch.linalg.matrix_norm(a @ b) / (torch.linalg.matrix_norm(a) * torch.linalg.matrix_norm(b))).item()
+    return (
+        torch.linalg.matrix_norm(a @ b)
+        / (torch.linalg.matrix_norm(a) * torch.linalg.matrix_norm(b))
+    ).item()
 
 
 def composition_scores(model: GPT, kind: str = "k") -> torch.Tensor:
@@ -249,7 +274,9 @@ def composition_scores(model: GPT, kind: str = "k") -> torch.Tensor:
     return out
 
 
-def random_composition_baseline(d_model: int, d_head: int, samples: int = 200, seed: int = 0) -> float:
+def random_composition_baseline(
+    d_model: int, d_head: int, samples: int = 200, seed: int = 0
+) -> float:
     """The mean composition score of random matrices of the same shapes (``W_QK = W_Q W_Kᵀ``,
     ``W_OV = W_V W_O``, each factor Gaussian, rank ``d_head``): the level a score must exceed."""
     g = torch.Generator().manual_seed(seed)
@@ -291,7 +318,9 @@ def key_path_induction(model: GPT, batch: RepeatBatch) -> torch.Tensor:
                 keep = torch.ones(model.config.num_layers, H, dtype=full.dtype, device=full.device)
                 keep[0, h0] = 0.0
                 hk = model(ids, head_mask=keep).hidden[1]
-            xk = F.layer_norm(hk, blk.ln1.normalized_shape, blk.ln1.weight, blk.ln1.bias, blk.ln1.eps)
+            xk = F.layer_norm(
+                hk, blk.ln1.normalized_shape, blk.ln1.weight, blk.ln1.bias, blk.ln1.eps
+            )
             k = heads(blk.attn.w_k, xk)
             if k.shape[1] != H:  # GQA: repeat each K/V head over its group
                 k = k.repeat_interleave(H // k.shape[1], dim=1)
@@ -320,13 +349,16 @@ def ablation_table(model: GPT, batch: RepeatBatch) -> list[dict]:
                 keep[layer, head] = 0.0
                 logits = model(ids, head_mask=keep).logits.cpu()
                 rows.append({"layer": layer, "head": head, **occurrence_losses(logits, batch)})
-        rows.append({"layer": None, "head": None, **occurrence_losses(model(ids).logits.cpu(), batch)})
+        rows.append(
+            {"layer": None, "head": None, **occurrence_losses(model(ids).logits.cpu(), batch)}
+        )
     return rows
 
 
 def head_scores(model: GPT, batch: RepeatBatch) -> dict[str, torch.Tensor]:
     """Every per-head score on ``batch``: ``previous`` and ``induction`` ``(layers, H)`` (from the
-    attention weights), ``copying`` ``(layers, H)`` (from the weights), and the occurrence losses."""
+    attention weights), ``copying`` ``(layers, H)`` (from the weights), and the occurrence
+    losses."""
     with torch.no_grad():
         out = model(batch.ids.to(model.device), output_attentions=True)
     att = [w.cpu() for w in out.attentions]
@@ -377,13 +409,15 @@ class TrainSetup:
         )
 
     def eval_batch(self) -> RepeatBatch:
-        return repeat_batch(self.task, self.eval_size, torch.Generator().manual_seed(self.eval_seed))
+        return repeat_batch(
+            self.task, self.eval_size, torch.Generator().manual_seed(self.eval_seed)
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @staticmethod
-    def from_dict(d: dict) -> "TrainSetup":
+    def from_dict(d: dict) -> TrainSetup:
         d = dict(d)
         d["task"] = RepeatTask(**d["task"])
         return TrainSetup(**d)
@@ -463,23 +497,33 @@ def train_induction(
         records.append(head_scores(model, held))
         eval_steps.append(step)
         if keep_snapshots:
-            snaps.append({k: v.detach().to(torch.float16).clone() for k, v in model.state_dict().items()})
+            snaps.append(
+                {k: v.detach().to(torch.float16).clone() for k, v in model.state_dict().items()}
+            )
         model.train()
 
     start = time.perf_counter()
-    bar = tqdm(total=n, desc="training the 2-layer model" if setup.num_layers == 2 else "training", disable=not progress)
+    bar = tqdm(
+        total=n,
+        desc="training the 2-layer model" if setup.num_layers == 2 else "training",
+        disable=not progress,
+    )
     try:
         model.train()
         for step in range(n + 1):
             if step % setup.eval_every == 0 or step == n:
                 evaluate(step)
                 r = records[-1]
-                bar.set_postfix(loss=f"{float(r['loss']):.2f}", in_context=f"{float(r['in_context']):+.2f}")
+                bar.set_postfix(
+                    loss=f"{float(r['loss']):.2f}", in_context=f"{float(r['in_context']):+.2f}"
+                )
             if step == n:
                 break
             b = repeat_batch(setup.task, setup.batch_size, gen)
             logits = model(b.ids).logits  # (B, T, V)
-            loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), b.ids[:, 1:].reshape(-1))
+            loss = F.cross_entropy(
+                logits[:, :-1].reshape(-1, logits.shape[-1]), b.ids[:, 1:].reshape(-1)
+            )
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()

@@ -95,7 +95,9 @@ def induction_explorer(
         raise ValueError(f"query must be an int in [0, {T}), got {query!r}")
     future = np.triu(np.ones((T, T), dtype=bool), 1)  # (T, T) True = j > i, hidden
     in_second = np.arange(d["second"], d["second"] + seg - 1)
-    stripe = np.stack([in_second - dist + 1, in_second], 1).astype(np.float64)  # (n, 2) (x=key, y=query)
+    stripe = np.stack([in_second - dist + 1, in_second], 1).astype(
+        np.float64
+    )  # (n, 2) (x=key, y=query)
     tokens = [str(int(t)) for t in d["ids"]]
 
     def compute(checkpoint, query, head):
@@ -123,7 +125,9 @@ def induction_explorer(
                 "copying score": float(d["copying"][c, layer, h]),
                 "query position, token": f"{q}, {tokens[q]}",
                 "most attended key, weight": f"{top} ({float(row[top]):.2f})",
-                "induction target (after the earlier copy)": "none" if target is None else str(target),
+                "induction target (after the earlier copy)": "none"
+                if target is None
+                else str(target),
             },
         )
 
@@ -191,4 +195,11 @@ def _scene(d: dict, T: int, stripe: np.ndarray, future: np.ndarray, tokens: list
         xlabel="training step",
         ylabel="nats",
     )
-    return Scene([attn, curve, row], cols=2, width=760, height=440, col_widths=[1.0, 1.2], row_heights=[1.6, 1.0])
+    return Scene(
+        [attn, curve, row],
+        cols=2,
+        width=760,
+        height=440,
+        col_widths=[1.0, 1.2],
+        row_heights=[1.6, 1.0],
+    )
