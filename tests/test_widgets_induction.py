@@ -49,7 +49,7 @@ def test_the_map_is_the_snapshots_attention_on_the_shown_sequence(explorer, run,
     assert st["previous-token score"] == pytest.approx(float(run.metrics["previous"][c, layer, h]))
     assert st["loss (held-out)"] == pytest.approx(float(run.metrics["loss"][c]))
     target = q - (d["second"] - d["first"]) + 1
-    assert st["induction target (after the earlier copy)"] == str(target)
+    assert st["textbook target: after the earlier copy"] == str(target)
     assert d["ids"][target - 1] == d["ids"][q]  # the key after the earlier copy of q's token
 
 

@@ -21,13 +21,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
 
 from attnlib.core.attention import dot_product_attention
 from attnlib.core.masks import causal_mask
-from attnlib.models.gpt import GPT, GPTConfig
+from attnlib.models.gpt import GPT, GPTBlock, GPTConfig
 from attnlib.util._checks import check_bool, check_int, check_positive_int, check_probability
 
 __all__ = [
@@ -39,6 +40,8 @@ __all__ = [
     "occurrence_losses",
     "previous_token_scores",
     "induction_scores",
+    "lookback_profile",
+    "match_profile",
     "copying_scores",
     "composition_scores",
     "random_composition_baseline",
@@ -209,6 +212,44 @@ def induction_scores(attentions: Sequence[torch.Tensor], batch: RepeatBatch) -> 
     return torch.stack(out)
 
 
+def lookback_profile(attentions: Sequence[torch.Tensor], max_back: int) -> torch.Tensor:
+    """``(layers, H, max_back + 1)``: each head's mean weight from position t to ``t - k`` for
+    ``k = 0 .. max_back`` (over the positions ``t >= max_back``). Entry ``k = 1`` is the
+    previous-token score over those positions; a head that reads a fixed distance back has one
+    large entry."""
+    out = []
+    for w in attentions:  # (B, H, T, T)
+        T = w.shape[-1]
+        t = torch.arange(max_back, T)
+        out.append(
+            torch.stack([w[:, :, t, t - k].double().mean((0, 2)) for k in range(max_back + 1)], -1)
+        )
+    return torch.stack(out)
+
+
+def match_profile(
+    attentions: Sequence[torch.Tensor], batch: RepeatBatch, offsets: Sequence[int]
+) -> torch.Tensor:
+    """``(layers, H, len(offsets))``: each head's mean weight from a position q of the second
+    occurrence to ``q - d + o`` (d = second - first): ``o = 0`` is the earlier copy of q's own
+    token, ``o = 1`` the token after it (the induction score). Offsets whose key would lie after
+    q count as weight 0 (the causal mask)."""
+    q = batch.positions("second")  # (B, n)
+    d = (batch.second - batch.first)[:, None]
+    rows = torch.arange(q.shape[0])[:, None]
+    out = []
+    for w in attentions:  # (B, H, T, T)
+        wb = w.permute(0, 2, 3, 1).double()  # (B, T, T, H)
+        cols = []
+        for o in offsets:
+            k = q - d + o
+            ok = (k >= 0) & (k <= q)
+            vals = wb[rows, q, k.clamp(0, w.shape[-1] - 1)] * ok[..., None]  # (B, n, H)
+            cols.append(vals.mean((0, 1)))
+        out.append(torch.stack(cols, -1))
+    return torch.stack(out)
+
+
 def _ln_scale(ln) -> torch.Tensor:
     return ln.weight.detach().double()
 
@@ -217,7 +258,7 @@ def _ov_qk(model: GPT, layer: int, head: int) -> tuple[torch.Tensor, torch.Tenso
     """Head (layer, head)'s ``W_QK = diag(g) W_Q W_Kᵀ diag(g)`` and ``W_OV = diag(g) W_V W_O``
     (D × D, float64) in the row convention (score = x_q W_QK x_kᵀ, output = x W_OV), with the
     block's LayerNorm gain g folded in (its centring and bias left out, as Elhage et al.)."""
-    block = model.blocks[layer]
+    block = cast(GPTBlock, model.blocks[layer])
     wq, wk, wv, wo = (m.double() for m in block.attn.head_weights(head))
     g = _ln_scale(block.ln1)[:, None]  # (D, 1)
     w_qk = (g * wq) @ (g * wk).T  # (D, D)
@@ -289,19 +330,20 @@ def random_composition_baseline(
     return sum(_comp(low_rank(), low_rank().T) for _ in range(samples)) / samples
 
 
-def key_path_induction(model: GPT, batch: RepeatBatch) -> torch.Tensor:
-    """``(H + 1, H)``: the layer-1 heads' induction scores when one layer-0 head's output is
-    removed from the *keys* of layer 1 only (its queries and values unchanged). Row h0 removes
-    layer-0 head h0; the last row removes nothing (the model as it is). A drop means the keys
-    read that head's output: K-composition, measured by its effect."""
+def key_path_induction(model: GPT, batch: RepeatBatch, offset: int = 1) -> torch.Tensor:
+    """``(H + 1, H)``: the layer-1 heads' mean weight on ``q - d + offset`` (:func:`match_profile`;
+    ``offset=1`` is the induction score) when one layer-0 head's output is removed from the
+    *keys* of layer 1 only (its queries and values unchanged). Row h0 removes layer-0 head h0;
+    the last row removes nothing (the model as it is). A drop means the keys read that head's
+    output: K-composition, measured by its effect."""
     if model.config.num_layers != 2:
         raise ValueError(f"key_path_induction needs a 2-layer model, got {model.config.num_layers}")
     H = model.config.num_heads
     with torch.no_grad():
         ids = batch.ids.to(model.device)
         full = model(ids).hidden[1]  # (B, T, D) input to block 1
-        blk = model.blocks[1]
-        x = F.layer_norm(full, blk.ln1.normalized_shape, blk.ln1.weight, blk.ln1.bias, blk.ln1.eps)
+        blk = cast(GPTBlock, model.blocks[1])
+        x = blk.ln1(full)
         B, T, _ = x.shape
         dh = blk.attn.head_dim
 
@@ -318,9 +360,7 @@ def key_path_induction(model: GPT, batch: RepeatBatch) -> torch.Tensor:
                 keep = torch.ones(model.config.num_layers, H, dtype=full.dtype, device=full.device)
                 keep[0, h0] = 0.0
                 hk = model(ids, head_mask=keep).hidden[1]
-            xk = F.layer_norm(
-                hk, blk.ln1.normalized_shape, blk.ln1.weight, blk.ln1.bias, blk.ln1.eps
-            )
+            xk = blk.ln1(hk)
             k = heads(blk.attn.w_k, xk)
             if k.shape[1] != H:  # GQA: repeat each K/V head over its group
                 k = k.repeat_interleave(H // k.shape[1], dim=1)
@@ -328,7 +368,7 @@ def key_path_induction(model: GPT, batch: RepeatBatch) -> torch.Tensor:
             else:
                 v_ = v
             _, w = dot_product_attention(q, k, v_, mask)  # (B, H, T, T)
-            rows.append(induction_scores([w], batch)[0])
+            rows.append(match_profile([w], batch, [offset])[0, :, 0])
     return torch.stack(rows)
 
 
@@ -340,7 +380,7 @@ def ablation_table(model: GPT, batch: RepeatBatch) -> list[dict]:
         (``layer = head = None``).
     """
     cfg = model.config
-    rows = []
+    rows: list[dict[str, Any]] = []
     with torch.no_grad():
         ids = batch.ids.to(model.device)
         for layer in range(cfg.num_layers):
@@ -383,19 +423,19 @@ class TrainSetup:
         eval_every: steps between evaluations (and snapshots).
     """
 
-    task: RepeatTask = field(default_factory=RepeatTask)
+    task: RepeatTask = field(default_factory=lambda: RepeatTask(segment=16))
     num_layers: int = 2
     num_heads: int = 2
     d_model: int = 64
     positions: str = "learned"
-    steps: int = 4000
+    steps: int = 3000
     batch_size: int = 32
     lr: float = 1e-3
     weight_decay: float = 0.0
     seed: int = 0
     eval_size: int = 256
     eval_seed: int = 12345
-    eval_every: int = 100
+    eval_every: int = 75
 
     def model_config(self) -> GPTConfig:
         return GPTConfig(
@@ -433,8 +473,9 @@ class TrainRun:
         eval_steps: ``(E,)`` the steps evaluated (0 = before training).
         metrics: name -> ``(E,)`` or ``(E, layers, H)`` tensors on the held-out batch
             (:func:`head_scores`).
-        snapshots: the model's ``state_dict`` at each evaluated step (if kept), float16.
+        snapshots: the model's ``state_dict`` (float16) at the steps ``snapshot_steps``.
         seconds: wall time of the training loop.
+        snapshot_steps: ``(N,)`` the steps of the snapshots (a subset of ``eval_steps``).
     """
 
     setup: TrainSetup
@@ -443,6 +484,16 @@ class TrainRun:
     metrics: dict[str, torch.Tensor]
     snapshots: list[dict[str, torch.Tensor]]
     seconds: float
+    snapshot_steps: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.long))
+
+    def eval_index(self, step: int) -> int:
+        """The index of ``step`` in ``eval_steps``."""
+        hit = (self.eval_steps == step).nonzero()
+        if not len(hit):
+            raise ValueError(
+                f"step {step} was not evaluated; eval_steps are {self.eval_steps.tolist()}"
+            )
+        return int(hit[0, 0])
 
 
 def induction_model(setup: TrainSetup | None = None) -> GPT:
@@ -540,6 +591,7 @@ def train_induction(
         metrics=metrics,
         snapshots=snaps,
         seconds=time.perf_counter() - start,
+        snapshot_steps=torch.tensor(eval_steps if keep_snapshots else [], dtype=torch.long),
     )
     return model, run
 
@@ -549,17 +601,21 @@ def train_induction(
 RUN_FILE = "data/induction.pt"
 
 
-def save_runs(path, runs: dict[str, tuple[GPT, TrainRun]]) -> None:
-    """Write ``{name: (model, run)}`` to ``path`` (final weights float32, snapshots float16)."""
+def save_runs(path, runs: dict[str, tuple[GPT, TrainRun]], snapshot_stride: int = 2) -> None:
+    """Write ``{name: (model, run)}`` to ``path`` (final weights float32, snapshots float16; every
+    ``snapshot_stride``-th snapshot, the first and the last kept, to keep the file small)."""
     blob = {}
     for name, (model, run) in runs.items():
+        n = len(run.snapshots)
+        keep = sorted(set(range(0, n, snapshot_stride)) | ({n - 1} if n else set()))
         blob[name] = {
             "setup": run.setup.to_dict(),
             "state_dict": {k: v.detach().float().clone() for k, v in model.state_dict().items()},
             "losses": run.losses.to(torch.float16),
             "eval_steps": run.eval_steps,
             "metrics": {k: v.float() for k, v in run.metrics.items()},
-            "snapshots": run.snapshots,
+            "snapshots": [run.snapshots[i] for i in keep],
+            "snapshot_steps": run.snapshot_steps[keep] if n else run.snapshot_steps,
             "seconds": run.seconds,
         }
     torch.save(blob, path)
@@ -583,12 +639,13 @@ def load_run(name: str = "two_layer") -> tuple[GPT, TrainRun]:
         metrics=d["metrics"],
         snapshots=d["snapshots"],
         seconds=float(d["seconds"]),
+        snapshot_steps=d["snapshot_steps"],
     )
     return model.eval(), run
 
 
 def snapshot_model(run: TrainRun, index: int) -> GPT:
-    """The model at ``run.eval_steps[index]`` (from its float16 snapshot, in float32)."""
+    """The model at ``run.snapshot_steps[index]`` (from its float16 snapshot, in float32)."""
     check_int("index", index, min=0, max=len(run.snapshots) - 1)
     model = induction_model(run.setup)
     model.load_state_dict({k: v.float() for k, v in run.snapshots[index].items()})

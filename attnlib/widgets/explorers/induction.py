@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from attnlib.course.induction import load_run, snapshot_model
+from attnlib.course.induction import load_run, match_profile, snapshot_model
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points
 from attnlib.widgets.framework.controls import dropdown, int_slider
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -31,9 +31,13 @@ def replay_data(example: int = 0) -> dict:
         example: which sequence of the run's held-out batch is shown.
 
     Returns:
-        ``steps (E,)``, ``loss (E,)``, ``in_context (E,)``, ``previous``/``induction``/``copying``
-        ``(E, layers, H)`` (on the whole held-out batch), ``weights (E, layers, H, T, T)`` on the
-        shown sequence, its ``ids (T,)``, ``first``, ``second``, ``segment``.
+        At the E snapshots: ``steps (E,)``, ``loss``, ``in_context``, ``copy_acc`` ``(E,)``,
+        ``previous``/``induction``/``copying`` ``(E, layers, H)`` (on the whole held-out batch),
+        ``weights (E, layers, H, T, T)`` on the shown sequence; at every evaluation:
+        ``curve_steps``, ``curve_loss``, ``curve_in_context``; and the sequence's ``ids (T,)``,
+        ``first``, ``second``, ``segment``; ``found_offset``, the offset o at which the last layer's
+        heads (mean) put most weight on ``q - d + o`` at the last snapshot (1 for a textbook
+        induction head).
     """
     _, run = load_run("two_layer")
     batch = run.setup.eval_batch()
@@ -46,16 +50,27 @@ def replay_data(example: int = 0) -> dict:
         with torch.no_grad():
             att = snapshot_model(run, i)(ids, output_attentions=True).attentions
         weights.append(torch.stack([w[0] for w in att]).double().numpy())  # (layers, H, T, T)
-    m = run.metrics
+    at = [run.eval_index(int(s)) for s in run.snapshot_steps]  # the snapshots' evaluations
+    m = {k: v.double()[at].numpy() for k, v in run.metrics.items()}
+    final = snapshot_model(run, len(run.snapshots) - 1)
+    with torch.no_grad():
+        att = final(batch.ids, output_attentions=True).attentions
+    offsets = list(range(0, batch.segment + 1))
+    profile = match_profile(att, batch, offsets)[-1].mean(0)  # (offsets,) last layer, mean of heads
     return dict(
-        steps=run.eval_steps.numpy(),
-        loss=m["loss"].double().numpy(),
-        in_context=m["in_context"].double().numpy(),
-        previous=m["previous"].double().numpy(),
-        induction=m["induction"].double().numpy(),
-        copying=m["copying"].double().numpy(),
+        steps=run.snapshot_steps.numpy(),
+        loss=m["loss"],
+        in_context=m["in_context"],
+        copy_acc=m["copy_acc"],
+        previous=m["previous"],
+        induction=m["induction"],
+        copying=m["copying"],
+        curve_steps=run.eval_steps.double().numpy(),
+        curve_loss=run.metrics["loss"].double().numpy(),
+        curve_in_context=run.metrics["in_context"].double().numpy(),
         weights=np.stack(weights),
         ids=ids[0].numpy(),
+        found_offset=offsets[int(profile.argmax())],
         first=int(batch.first[example]),
         second=int(batch.second[example]),
         segment=batch.segment,
@@ -72,8 +87,7 @@ def induction_explorer(
     Args:
         checkpoint: starting snapshot index (default: the last).
         head: starting head, ``layer * H + h`` (default 2: layer 1, head 0).
-        query: starting query position (default: the second occurrence's last position that
-            predicts a copied token).
+        query: starting query position (default: the second occurrence's start + 5).
         example: which held-out sequence is shown (:func:`replay_data`).
 
     Returns:
@@ -90,14 +104,11 @@ def induction_explorer(
     if isinstance(checkpoint, bool) or not isinstance(checkpoint, int) or not 0 <= checkpoint < E:
         raise ValueError(f"checkpoint must be an int in [0, {E}), got {checkpoint!r}")
     dist, seg = d["second"] - d["first"], d["segment"]
-    query = d["second"] + seg - 2 if query is None else query
+    query = d["second"] + 5 if query is None else query
     if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < T:
         raise ValueError(f"query must be an int in [0, {T}), got {query!r}")
     future = np.triu(np.ones((T, T), dtype=bool), 1)  # (T, T) True = j > i, hidden
-    in_second = np.arange(d["second"], d["second"] + seg - 1)
-    stripe = np.stack([in_second - dist + 1, in_second], 1).astype(
-        np.float64
-    )  # (n, 2) (x=key, y=query)
+    off = d["found_offset"]
     tokens = [str(int(t)) for t in d["ids"]]
 
     def compute(checkpoint, query, head):
@@ -106,12 +117,15 @@ def induction_explorer(
         w = d["weights"][c, layer, h]  # (T, T)
         row = w[q]  # (T,)
         top = int(np.argmax(row[: q + 1]))
-        target = q - dist + 1 if d["second"] <= q < d["second"] + seg - 1 else None
+        inside = d["second"] <= q < d["second"] + seg - 1
         return Frame(
             arrays={
                 "w": w,
                 "row": row,
                 "row_box": _box(q, T),
+                # off the panel (x = -10) when the query is not in the second occurrence
+                "mark_textbook": [[float(q - dist + 1) if inside else -10.0, 1.04]],
+                "mark_found": [[float(q - dist + off) if inside else -10.0, 1.04]],
                 "marker": [[float(d["steps"][c]), float(d["loss"][c])]],
                 "marker_ic": [[float(d["steps"][c]), float(d["in_context"][c])]],
             },
@@ -119,19 +133,21 @@ def induction_explorer(
                 "step": int(d["steps"][c]),
                 "loss (held-out)": float(d["loss"][c]),
                 "in-context score (2nd − 1st occurrence loss)": float(d["in_context"][c]),
+                "copy accuracy (2nd occurrence)": float(d["copy_acc"][c]),
                 "head": f"layer {layer}, head {h}",
                 "previous-token score": float(d["previous"][c, layer, h]),
                 "induction (prefix-matching) score": float(d["induction"][c, layer, h]),
                 "copying score": float(d["copying"][c, layer, h]),
                 "query position, token": f"{q}, {tokens[q]}",
                 "most attended key, weight": f"{top} ({float(row[top]):.2f})",
-                "induction target (after the earlier copy)": "none"
-                if target is None
-                else str(target),
+                "textbook target: after the earlier copy": str(q - dist + 1) if inside else "none",
+                f"this model's target: earlier copy + {off}": str(q - dist + off)
+                if inside
+                else "none",
             },
         )
 
-    scene = _scene(d, T, stripe, future, tokens)
+    scene = _scene(d, T, future)
     head_options = [(f"layer {lh // H}, head {lh % H}", lh) for lh in range(n_heads)]
     controls = {
         "checkpoint": int_slider("checkpoint", 0, E - 1, checkpoint, width="300px"),
@@ -155,30 +171,34 @@ def _box(t: int, n_cols: int) -> np.ndarray:
     return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]])
 
 
-def _scene(d: dict, T: int, stripe: np.ndarray, future: np.ndarray, tokens: list[str]) -> Scene:
-    """The head's map with the expected stripe, the query's row, and the curves with a marker."""
+def _scene(d: dict, T: int, future: np.ndarray) -> Scene:
+    """The head's map, the query's row with both targets marked, and the curves with a marker."""
     ticks = [str(t) if t % 8 == 0 else "" for t in range(T)]
     attn = Panel(
         [
             Heatmap("w", hidden=future, cmap="viridis", vmin=0.0, vmax=1.0, colorbar=True),
-            Points(stripe, color="C3", marker="s", size=2.0),
             Line("row_box", color="C3", width=1.5),
         ],
-        title="this head's weights (red: induction targets)",
+        title="this head's weights at the checkpoint",
         xlabel="key position",
         ylabel="query position",
         equal=True,
         **cells(T, T, ticks, ticks),
     )
     row = Panel(
-        [Bars("row", color="C0")],
-        ylim=(0.0, 1.0),
-        title="the query's row",
+        [
+            Bars("row", color="C0"),
+            Points("mark_textbook", color="C3", marker="^", size=6),
+            Points("mark_found", color="black", marker="^", size=6),
+        ],
+        ylim=(0.0, 1.1),
+        yticks=[0.0, 0.5, 1.0],
+        title="the query's row (▲ red: textbook target, black: this model's)",
         xlabel="key position",
         ylabel="weight",
         **bar_slots(T, ticks),
     )
-    steps, loss, ic = d["steps"], d["loss"], d["in_context"]
+    steps, loss, ic = d["curve_steps"], d["curve_loss"], d["curve_in_context"]
     lo = float(min(ic.min(), 0.0)) - 0.2
     hi = float(loss.max()) + 0.2
     curve = Panel(
