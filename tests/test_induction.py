@@ -225,13 +225,18 @@ def test_a_short_training_run_records_every_evaluation_and_repeats_exactly():
         ind.train_induction("setup")
 
 
-def test_phase_change_finds_the_crossings():
+def test_phase_change_is_the_stretch_around_the_fastest_fall():
+    ic = torch.tensor([0.0, -0.1, -0.2, -0.3, -1.3, -2.0, -2.8, -2.9, -3.0])
     run = ind.TrainRun(
         setup=ind.TrainSetup(),
         losses=torch.zeros(1),
-        eval_steps=torch.arange(0, 500, 100),
-        metrics={"in_context": torch.tensor([0.0, -0.15, -0.5, -0.95, -1.0])},
+        eval_steps=torch.arange(0, 900, 100),
+        metrics={"in_context": ic},
         snapshots=[],
         seconds=0.0,
     )
-    assert ind.phase_change(run) == {"start": 100, "mid": 200, "end": 300}
+    # falls per interval: .1 .1 .1 1.0 .7 .8 .1 .1 -> the intervals with >= 0.25 are 300..600
+    pc = ind.phase_change(run)
+    assert (pc["start"], pc["end"]) == (300, 600)
+    assert pc["fall"] == pytest.approx(2.5 / 3.0)
+    assert (pc["before"], pc["after"]) == (pytest.approx(-0.3), pytest.approx(-2.8))

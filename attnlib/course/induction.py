@@ -652,18 +652,35 @@ def snapshot_model(run: TrainRun, index: int) -> GPT:
     return model.eval()
 
 
-def phase_change(run: TrainRun, threshold: float = 0.5) -> dict[str, int]:
-    """Where the in-context score crosses fractions of its final value: ``start`` (10 %), ``mid``
-    (``threshold``) and ``end`` (90 %), as evaluated steps."""
+def phase_change(run: TrainRun, share: float = 0.25) -> dict[str, float]:
+    """The drop of the in-context score, found from the record (no threshold on its value).
+
+    Between consecutive evaluations the score falls at some rate per step; the drop is the
+    contiguous stretch of intervals around the fastest one in which it falls at least ``share``
+    times that fastest rate.
+
+    Returns:
+        ``{"start", "end"}`` (evaluated steps), ``"fall"``: how much of the score's whole fall
+        (first evaluation to last) happens between them, and ``"before"``/``"after"``: the score
+        at ``start`` and ``end``.
+    """
     ic = run.metrics["in_context"].double()
-    final = ic[-1].item()
-    steps = run.eval_steps
-
-    def cross(frac: float) -> int:
-        hit = (ic <= frac * final).nonzero()
-        return int(steps[hit[0, 0]]) if len(hit) else -1
-
-    return {"start": cross(0.1), "mid": cross(threshold), "end": cross(0.9)}
+    steps = run.eval_steps.double()
+    rate = (ic[:-1] - ic[1:]) / (steps[1:] - steps[:-1])  # (E-1,) fall per step
+    top = int(rate.argmax())
+    lo = hi = top
+    while lo > 0 and rate[lo - 1] >= share * rate[top]:
+        lo -= 1
+    while hi < len(rate) - 1 and rate[hi + 1] >= share * rate[top]:
+        hi += 1
+    total = (ic[0] - ic[-1]).item()
+    return {
+        "start": int(steps[lo]),
+        "end": int(steps[hi + 1]),
+        "fall": (ic[lo] - ic[hi + 1]).item() / total if total else 0.0,
+        "before": ic[lo].item(),
+        "after": ic[hi + 1].item(),
+    }
 
 
 def _main() -> None:  # pragma: no cover - writes the shipped file
@@ -675,7 +692,7 @@ def _main() -> None:  # pragma: no cover - writes the shipped file
     two = train_induction(TrainSetup(), keep_snapshots=True)
     one = train_induction(TrainSetup(num_layers=1))
     for name, (_, run) in {"two_layer": two, "one_layer": one}.items():
-        print(name, f"{run.seconds:.0f} s", phase_change(run) if name == "two_layer" else "")
+        print(name, f"{run.seconds:.0f} s", phase_change(run))
     if a.write:
         path = resources.files("attnlib").joinpath(RUN_FILE)
         save_runs(path, {"two_layer": two, "one_layer": one})
