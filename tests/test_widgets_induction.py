@@ -42,7 +42,9 @@ def test_the_map_is_the_snapshots_attention_on_the_shown_sequence(explorer, run,
     np.testing.assert_allclose(frame.arrays["row"], w[q].numpy(), atol=1e-12)
     st = explorer.state(checkpoint=c, query=q, head=head)
     layer, h = divmod(head, 2)
-    assert st["step"] == int(run.eval_steps[c])
+    step = int(run.snapshot_steps[c])
+    assert st["step"] == step
+    c = run.eval_index(step)  # the record's row of that step
     assert st["induction (prefix-matching) score"] == pytest.approx(
         float(run.metrics["induction"][c, layer, h])
     )
@@ -55,7 +57,8 @@ def test_the_map_is_the_snapshots_attention_on_the_shown_sequence(explorer, run,
 
 def test_marker_sits_on_the_curve(explorer, run):
     f = explorer.compute(checkpoint=3, query=10, head=0)
-    assert f.arrays["marker"] == [[float(run.eval_steps[3]), float(run.metrics["loss"][3])]]
+    i = run.eval_index(int(run.snapshot_steps[3]))
+    assert f.arrays["marker"] == [[float(run.eval_steps[i]), float(run.metrics["loss"][i])]]
 
 
 def test_bad_arguments_raise_naming_them():

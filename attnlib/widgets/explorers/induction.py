@@ -92,7 +92,7 @@ def induction_explorer(
 
     Returns:
         An :class:`~attnlib.widgets.framework.explorer.Explorer` with controls ``checkpoint``,
-        ``query`` (both fast, one grid) and ``head`` (a menu), and a readout of the step, the
+        ``query`` (both fast: each precomputed over its range) and ``head`` (a menu), and a readout of the step, the
         losses and the head's scores.
     """
     d = replay_data(example)
@@ -158,7 +158,6 @@ def induction_explorer(
         controls,
         compute,
         scene,
-        grid=[("checkpoint", "query")],
         title="Induction heads: the training run replayed",
         digits=2,
         data={"replay": d},
