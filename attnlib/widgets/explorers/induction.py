@@ -92,8 +92,8 @@ def induction_explorer(
 
     Returns:
         An :class:`~attnlib.widgets.framework.explorer.Explorer` with controls ``checkpoint``,
-        ``query`` (both fast: each precomputed over its range) and ``head`` (a menu), and a readout of the step, the
-        losses and the head's scores.
+        ``query`` (both fast: each precomputed over its range) and ``head`` (a menu), and a
+        readout of the step, the losses and the head's scores.
     """
     d = replay_data(example)
     E, layers, H, T, _ = d["weights"].shape
