@@ -10,8 +10,10 @@ the argument. GPT-2 parity is in ``test_gpt_parity.py``; the KV cache, GQA and t
 
 from __future__ import annotations
 
+import ast
 import copy
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -38,6 +40,8 @@ ATOL64 = 1e-10
 
 def _model(cfg: GPTConfig = CFG, device="cpu", std: float = 0.5) -> GPT:
     """A float64 model in eval mode with weights large enough that every head matters."""
+    if torch.device(device).type == "mps":
+        pytest.skip("MPS has no float64")
     model = GPT(cfg).to(device=device, dtype=torch.float64).eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -141,6 +145,17 @@ def test_zeroing_a_head_equals_zeroing_its_rows_of_w_o(cfg):
             for a, b in zip(ablated.attentions, reference.attentions):
                 assert_close(a, b, rtol=0, atol=0)  # a removed head still looks where it looked
             assert not torch.allclose(ablated.logits, model(ids).logits, atol=1e-3)
+
+
+def test_the_course_ablation_helper_builds_a_gpt_head_mask():
+    from attnlib.course.head_stats import head_mask_without  # notebook 10's helper
+
+    model = _model()
+    ids = _ids()
+    mask = head_mask_without(model, [(1, 2)])  # float32: multiplying by 0 or 1 is still exact
+    assert mask.shape == (CFG.num_layers, CFG.num_heads)
+    reference = _without_head(model, 1, 2)(ids).logits
+    assert_close(model(ids, head_mask=mask).logits, reference, rtol=0, atol=0)
 
 
 def test_a_per_sequence_head_mask_equals_each_sequence_run_with_its_own():
@@ -317,6 +332,7 @@ def _cache(batch=2, layers=2, heads=3, length=4, dh=4, dtype=torch.float64):
 FORWARD_ERRORS = [
     (dict(ids=[[1, 2]]), TypeError, "ids must be a torch.Tensor, got list"),
     (dict(ids=torch.ones(2, 3)), TypeError, "ids must hold integers .* got dtype torch.float32"),
+    (dict(ids=torch.ones(2, 3, dtype=torch.uint8)), TypeError, "int64 or int32 .* torch.uint8"),
     (dict(ids=torch.ones(6, dtype=torch.int64)), ValueError, r"ids must have shape \(B, T\)"),
     (dict(ids=torch.ones(2, 0, dtype=torch.int64)), ValueError, r"T >= 1, got \(2, 0\)"),
     (dict(ids=torch.ones(1, 17, dtype=torch.int64)), ValueError, "T=17 .* max_len=16"),
@@ -379,3 +395,18 @@ def test_bad_generate_and_cache_input():
         KVCache((torch.zeros(3, 4),), (torch.zeros(3, 4),))
     with pytest.raises(TypeError, match="keys and values must be tuples"):
         KVCache([t], [t])  # type: ignore[arg-type]
+
+
+def test_the_gpt_imports_no_other_model_and_nothing_above_models():
+    # tests/test_layering.py checks seq2seq and minilm against each other; the same for gpt.
+    folder = Path(GPT.__module__.replace(".", "/")).parent
+    root = Path(__file__).resolve().parents[1]
+    paths = sorted((root / folder).glob("*.py"))
+    assert {p.name for p in paths} >= {"model.py", "config.py", "cache.py", "gpt2.py"}
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attnlib"):
+                parts = node.module.split(".")
+                assert parts[1] in ("util", "core", "models"), f"{path.name}: {node.module}"
+                if parts[1] == "models":
+                    assert parts[2] == "gpt", f"{path.name} imports {node.module}"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch.testing import assert_close
 
 from attnlib.course.kv_cache import (
@@ -40,6 +42,8 @@ ATOL64 = 1e-10
 
 
 def _model(cfg: GPTConfig, device="cpu") -> GPT:
+    if torch.device(device).type == "mps":
+        pytest.skip("MPS has no float64")
     model = GPT(cfg).to(device=device, dtype=torch.float64).eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -77,6 +81,52 @@ def test_chunked_prefill_then_decoding_equals_one_pass(cfg):
             assert w.shape == (2, cfg.num_heads, end - start, end)  # new queries, all keys
             assert_close(w, w_full[:, :, start:end, :end], rtol=0, atol=ATOL64)
         cache, start = out.cache, end
+
+
+@settings(max_examples=10)  # each example builds a model; 10 cover the cases in ~2 s
+@given(
+    kv_heads=st.sampled_from([1, 2, 4]),
+    layers=st.integers(1, 3),
+    attention_only=st.booleans(),
+    cuts=st.lists(st.integers(1, 15), max_size=4),
+)
+def test_any_split_of_a_sequence_into_chunks_gives_the_whole_pass(
+    kv_heads, layers, attention_only, cuts
+):
+    cfg = GPTConfig(
+        vocab_size=7,
+        max_len=16,
+        d_model=8,
+        num_heads=4,
+        num_layers=layers,
+        num_kv_heads=kv_heads,
+        attention_only=attention_only,
+    )
+    model = _model(cfg)
+    ids = torch.randint(0, 7, (2, 16))
+    full = model(ids).logits
+    bounds = sorted({0, *cuts, 16})
+    cache, pieces = None, []
+    for start, end in zip(bounds, bounds[1:]):
+        out = model(ids[:, start:end], cache=cache, use_cache=True)
+        cache = out.cache
+        pieces.append(out.logits)
+    assert cache.numel() == kv_cache_numbers(cfg, 16, 2)
+    assert_close(torch.cat(pieces, dim=1), full, rtol=0, atol=ATOL64)
+
+
+def test_decoding_with_a_head_mask_equals_the_whole_pass_with_it():
+    model = _model(GQA)
+    ids = torch.randint(0, 13, (2, 12))
+    mask = torch.ones(2, GQA.num_layers, GQA.num_heads, dtype=torch.float64)
+    mask[0, 0, 1], mask[1, 1, 3] = 0, 0  # a different head removed in each sequence
+    full = model(ids, head_mask=mask).logits
+    out = model(ids[:, :5], head_mask=mask, use_cache=True)  # the prefill, then one at a time
+    steps = [out.logits]
+    for t in range(5, 12):
+        out = model(ids[:, t : t + 1], head_mask=mask, cache=out.cache, use_cache=True)
+        steps.append(out.logits)
+    assert_close(torch.cat(steps, dim=1), full, rtol=0, atol=ATOL64)
 
 
 def test_a_cache_is_never_changed_and_can_be_reused():

@@ -167,16 +167,20 @@ class CausalSelfAttention(nn.Module):
             v = torch.cat([past[1], v], dim=2)  # (B, Hkv, S, Dh)
         num_keys = k.shape[2]
         # New token i sits at position P + i: it sees keys 0 .. P + i, the last T rows of the
-        # full (S, S) causal mask.
-        mask = causal_mask(num_keys, device=x.device)[num_keys - length :]  # (T, S)
-        # GQA without copying K/V: the g query heads of a group against one K/V head, by
-        # broadcasting over a group axis.
+        # full (S, S) causal mask. Two cases need no mask tensor: without a past that is the
+        # top-left causal mask (is_causal), and one new token sees every key.
+        mask, is_causal = None, past is None
+        if past is not None and length > 1:
+            mask = causal_mask(num_keys, device=x.device)[num_keys - length :]  # (T, S)
+        # GQA: the g query heads of a group meet their one K/V head by broadcasting over a
+        # group axis; the cache keeps Hkv heads, never g copies.
         qg = q.view(batch, kv_heads, g, length, dh)  # (B, Hkv, g, T, Dh)
         out, weights = dot_product_attention(
             qg,
             k.unsqueeze(2),  # (B, Hkv, 1, S, Dh)
             v.unsqueeze(2),  # (B, Hkv, 1, S, Dh)
             mask,
+            is_causal=is_causal,
             dropout_p=self.dropout if self.training else 0.0,
         )  # (B, Hkv, g, T, Dh), (B, Hkv, g, T, S)
         out = out.reshape(batch, heads, length, dh)  # (B, H, T, Dh)
@@ -321,8 +325,8 @@ class GPT(nn.Module):
         """Next-token logits for every position of ``ids`` (after the cached tokens, if any).
 
         Args:
-            ids: ``(B, T)`` integer token ids in ``[0, vocab_size)``; with a cache of P tokens
-                they sit at positions ``P .. P + T - 1`` (``P + T <= max_len``).
+            ids: ``(B, T)`` int64 (or int32) token ids in ``[0, vocab_size)``; after a cache
+                of P tokens they sit at positions ``P .. P + T - 1`` (``P + T <= max_len``).
             head_mask: optional ``(num_layers, num_heads)`` or ``(B, num_layers, num_heads)``,
                 floating or boolean: head h of layer l has its output multiplied by
                 ``head_mask[..., l, h]`` before W_O (0 or False removes it: an ablation), as in
@@ -409,8 +413,10 @@ class GPT(nn.Module):
     def _check_ids(self, ids, past: int) -> None:
         if not isinstance(ids, torch.Tensor):
             raise TypeError(f"ids must be a torch.Tensor, got {type(ids).__name__}")
-        if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-            raise TypeError(f"ids must hold integers (int64 token ids), got dtype {ids.dtype}")
+        if ids.dtype not in (torch.int64, torch.int32):  # what an embedding lookup takes
+            raise TypeError(
+                f"ids must hold integers (int64 or int32 token ids), got dtype {ids.dtype}"
+            )
         if ids.dim() != 2 or ids.shape[0] == 0 or ids.shape[1] == 0:
             raise ValueError(
                 f"ids must have shape (B, T) with B >= 1 and T >= 1, got {tuple(ids.shape)}"
