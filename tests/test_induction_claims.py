@@ -159,7 +159,6 @@ def test_c54_removing_either_half_of_the_circuit_undoes_copying(two, held):
     assert both["copy_acc"] < 0.1
 
 
-@pytest.mark.slow
 def test_retraining_repeats_the_shipped_run(two):
     """The shipped record is this code's run: retrained from the same seed, the losses agree
     within float16 storage and CPU rounding, and the phase change happens at the same step."""
