@@ -136,8 +136,9 @@ print(
 # distance, so the second occurrence cannot be found by position: it can only be predicted by
 # finding the earlier copy of the current token *in the context* and reading what came after it.
 # The segment is 16 tokens long and the distance between its two starts is drawn uniformly from
-# 16 to 32, so no single distance is common enough to copy by position (an earlier version of this
-# task with one fixed distance was solved that way, with no phase change).
+# 16 to 32, so no single distance is common enough to copy by position. (When this notebook was
+# planned, a version of the task with one fixed distance was tried: the model copied by position,
+# and there was no phase change.)
 #
 # Token 0 of the second occurrence cannot be guessed (nothing says the copy starts there); its tokens
 # 1, 2, … can. We score them separately: the **loss on the first occurrence** and the **loss on the
@@ -169,9 +170,9 @@ print(
 # The model: 2 layers of causal self-attention with 2 heads each, width 64, **no FFN** (an
 # attention-only model, so that every computation is a head's), learned positions, tied
 # embeddings. AdamW, learning rate $10^{-3}$, batches of 32 fresh sequences. The whole run
-# (printed below) takes several minutes on a laptop CPU, longer than this notebook should, so it was
-# done once with `python -m attnlib.course.induction --write`, and `attnlib` ships its record: the
-# loss of every step, the scores every few steps, and the weights at each of those steps (float16).
+# (printed below) takes several minutes on a CPU, longer than this notebook should, so it was done
+# once with `python -m attnlib.course.induction --write`, and `attnlib` ships its record: the loss
+# of every step, the scores every 75 steps, and the weights every 150 steps (float16).
 #
 # To see that the record is this code's run, the next cell trains the same model from the same seed
 # for its first steps, with a progress bar, and compares its losses with the shipped ones.
@@ -181,7 +182,8 @@ model, run = ind.load_run("two_layer")
 print(run.setup)
 print(
     f"shipped run: {len(run.losses)} steps, evaluated every {run.setup.eval_every} steps "
-    f"({len(run.snapshots)} snapshots)"
+    f"({len(run.snapshots)} snapshots, every {int(run.snapshot_steps[1] - run.snapshot_steps[0])} "
+    f"steps); it took {run.seconds / 60:.0f} minutes on the shared 2-core machine that trained it"
 )
 
 # %%
@@ -528,12 +530,14 @@ for r in cache_size_table():
 # ## 7. The training replayed
 #
 # The explorer plays the shipped run's snapshots. Pick a checkpoint (the slider), a head (the menu)
-# and a query position: the left panel is the head's attention on one held-out sequence, with the
-# cells where an induction head should look marked in red; the right panel is the loss and the
-# in-context score with a marker at the checkpoint; below, the query's row. Move the checkpoint
-# across the drop and watch layer 1's stripe appear.
+# and a query position: the left panel is the head's attention on one held-out sequence; the right
+# panel is the loss and the in-context score with a marker at the checkpoint; below, the query's
+# row, with two marks above it when the query is in the second occurrence: red where a textbook
+# induction head would look (the token after the earlier copy), black where this model's layer-1
+# heads look (the earlier copy + 16, section 4). Move the checkpoint across the drop and watch
+# layer 1's diagonal stripe appear, and layer 0's stripes 16 and 15 below the diagonal.
 
-# %% alt="The induction explorer: a head's attention map on one held-out sequence at a training checkpoint, with the induction targets marked, the loss and in-context curves with a marker at the checkpoint, and the query position's weights as bars."
+# %% alt="The induction explorer: a head's attention map on one held-out sequence at a training checkpoint, the loss and in-context curves with a marker at the checkpoint, and the query position's weights as bars with the textbook and the measured induction targets marked."
 from attnlib.widgets.explorers.induction import induction_explorer
 
 explorer = induction_explorer()
