@@ -596,6 +596,9 @@ def train_induction(
     return model, run
 
 
+#: The setups of the shipped runs: notebook 11's model and its 1-layer control.
+SHIPPED = {"two_layer": TrainSetup(), "one_layer": TrainSetup(num_layers=1)}
+
 #: The shipped runs (``python -m attnlib.course.induction --write``): the 2-layer model's
 #: float16 snapshots and metrics, and the 1-layer control's metrics and final weights.
 RUN_FILE = "data/induction.pt"
@@ -630,6 +633,12 @@ def load_run(name: str = "two_layer") -> tuple[GPT, TrainRun]:
         raise ValueError(f"name must be one of {sorted(blob)}, got {name!r}")
     d = blob[name]
     setup = TrainSetup.from_dict(d["setup"])
+    want = SHIPPED[name]
+    if setup != want:
+        raise ValueError(
+            f"{RUN_FILE} holds a {name!r} run trained with {setup}, but the current setting is "
+            f"{want}; re-create it with `python -m attnlib.course.induction --write`"
+        )
     model = induction_model(setup)
     model.load_state_dict(d["state_dict"])
     run = TrainRun(
@@ -689,8 +698,8 @@ def _main() -> None:  # pragma: no cover - writes the shipped file
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--write", action="store_true", help="write attnlib/" + RUN_FILE)
     a = p.parse_args()
-    two = train_induction(TrainSetup(), keep_snapshots=True)
-    one = train_induction(TrainSetup(num_layers=1))
+    two = train_induction(SHIPPED["two_layer"], keep_snapshots=True)
+    one = train_induction(SHIPPED["one_layer"])
     for name, (_, run) in {"two_layer": two, "one_layer": one}.items():
         print(name, f"{run.seconds:.0f} s", phase_change(run))
     if a.write:
