@@ -240,3 +240,20 @@ def test_phase_change_is_the_stretch_around_the_fastest_fall():
     assert (pc["start"], pc["end"]) == (300, 600)
     assert pc["fall"] == pytest.approx(2.5 / 3.0)
     assert (pc["before"], pc["after"]) == (pytest.approx(-0.3), pytest.approx(-2.8))
+
+
+def test_the_two_back_rule_holds_where_drawn_and_is_off_by_default():
+    task = ind.RepeatTask(vocab_size=16, seq_len=40, segment=4, rule=0.9)
+    b = ind.repeat_batch(task, 400, torch.Generator().manual_seed(0))
+    perm = task.permutation()
+    assert sorted(perm.tolist()) == list(range(16))
+    hits = (b.ids[:, 2:] == perm[b.ids[:, :-2]]).double().mean().item()
+    # 0.9 by the rule, plus 0.1 / 16 by chance; the pasted copy (4 of 40 tokens) and the two
+    # tokens after it break the rule in part, so allow for up to 6 / 38 of the positions less.
+    assert 0.9 - 6 / 38 < hits < 0.9 + 0.1 / 16 + 0.02
+    plain = ind.repeat_batch(TASK, 400, torch.Generator().manual_seed(0))
+    p16 = ind.RepeatTask(vocab_size=16).permutation()
+    chance = (plain.ids[:, 2:] == p16[plain.ids[:, :-2]]).double().mean().item()
+    assert chance < 0.15  # rule = 0: uniform tokens (1/16 by chance, a little more from the copy)
+    with pytest.raises(ValueError, match="rule"):
+        ind.RepeatTask(rule=1.0)
