@@ -30,7 +30,6 @@ UNFINISHED = {
     "07_positional_encoding",
     "08_encoder_decoder",
     "09_long_sequences",
-    "10_real_heads",
 }
 
 
