@@ -299,6 +299,29 @@ def test_lost_bold_is_reported():
     ]
 
 
+def test_an_italic_may_become_bold_or_a_title_but_no_span_is_lost():
+    # Chinese sets no italics: *emphasis* may become **强调**, an italic title 《书名》
+    msgid = "the *whole* row, as *Attention Is All You Need* says, with **two** keys"
+    ok = "**整**行，如《Attention Is All You Need》所说，有**两**个键"
+    assert i18n.markup_problems(msgid, ok) == []
+    assert (
+        i18n.markup_problems(msgid, "*整*行，如《Attention Is All You Need》所说，有**两**个键")
+        == []
+    )
+    # an italic dropped, not replaced: reported
+    assert i18n.markup_problems(
+        msgid, "整行，如《Attention Is All You Need》所说，有**两**个键"
+    ) == ["markup: 2 italic span(s) in the English, 0 in the Chinese"]
+    # the English bold span lost while an italic became bold: still a lost bold span
+    lost = "**整**行，如《Attention Is All You Need》所说，有两个键"
+    assert "markup: 1 bold span(s) in the English, 1 in the Chinese" not in i18n.markup_problems(
+        msgid, lost
+    )
+    assert i18n.markup_problems(msgid, lost) != []
+    # more italics than the English: reported
+    assert i18n.markup_problems("a *b* c", "*甲* *乙* 丙") != []
+
+
 def test_glossary_terms_must_be_the_glossarys_chinese():
     msgid = "The attention weights of each query; every key gets a weight."
     assert (

@@ -478,12 +478,17 @@ def markup_problems(msgid: str, msgstr: str) -> list[str]:
     """Spans of the English the Chinese lost. The usual cause: a bold span that starts or ends
     with full-width punctuation next to a Chinese character (**注意力分数（attention score）**如何),
     which CommonMark does not close; put the bracket outside: **注意力分数**（attention score）.
-    An italic title may become a 《title》."""
+    Chinese sets no italics: an italic span of the English may become a bold one, or an italic
+    title a 《title》 (so the Chinese may have fewer italic spans, made up by extra bold spans or
+    《》, never more italics and never fewer bold spans than the English)."""
     names = {"strong_open": "bold", "em_open": "italic", "link_open": "link"}
     names |= {"code_inline": "code", "math_inline": "formula", "s_open": "strikethrough"}
     want, got = markup(msgid), markup(msgstr)
-    if got["em_open"] < want["em_open"] <= got["em_open"] + msgstr.count("《"):
-        got["em_open"] = want["em_open"]  # an italic title written as 《书名》, as Chinese does
+    short = want["em_open"] - got["em_open"]  # italics the Chinese set another way
+    extra_bold = got["strong_open"] - want["strong_open"]
+    if short > 0 and 0 <= extra_bold <= short <= extra_bold + msgstr.count("《"):
+        got["em_open"] = want["em_open"]
+        got["strong_open"] = want["strong_open"]
     return [
         f"markup: {want[k]} {names[k]} span(s) in the English, {got[k]} in the Chinese"
         for k in _MARKUP
