@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+from tools import i18n
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import i18n  # noqa: E402  (tools/i18n.py)
 
 FIXTURE = ROOT / "tests" / "i18n_fixture"
 FIXTURE_NB = FIXTURE / "99_fixture.ipynb"
@@ -363,3 +362,37 @@ def test_chinese_notebook_names_its_seed_sections_at_the_top(path):
 
 def test_unfinished_names_real_notebooks():
     assert UNFINISHED <= {p.stem for p in NOTEBOOKS}
+
+
+# --- the site in Chinese (tools/site.py) ---------------------------------------------------------
+
+
+def test_a_chinese_page_is_zh_cn_with_the_english_anchors_and_a_link_back(tmp_path):
+    from tools import site
+
+    nb, catalogs = _fixture_copy(tmp_path)
+    zh = i18n.generate(nb, catalogs, tmp_path / "zh")
+    ids = [s["id"] for s in site.notebook_sections(nb)]
+    assert ids == ["1-the-output"]
+    info = site.notebook_info(zh, "zh", ids)
+    assert info["title"] == "99 · 一个测试样例" and info["learn"].startswith("- 一行")
+    page = site.page_html(zh, info, None, None, {}, "zh", ids)
+    assert page.startswith('<!DOCTYPE html><html lang="zh-CN">')
+    assert '<h2 id="1-the-output">1. 输出</h2>' in page
+    assert 'class="site-lang" href="../99_fixture.html" hreflang="en"' in page
+    assert "<code>make lab</code>，然后打开" in page and "<summary>答案</summary>" in page
+    english = site.page_html(nb, site.notebook_info(nb), None, None, {})
+    assert english.startswith('<!DOCTYPE html><html lang="en">')
+    assert 'class="site-lang" href="zh/99_fixture.html" hreflang="zh-CN"' in english
+    index = site.index_html([info], "zh")
+    assert '<html lang="zh-CN">' in index and 'href="../index.html"' in index
+    assert 'href="99_fixture.html"' in index and "<summary>各节</summary>" in index
+
+
+def test_an_explorer_block_is_the_same_frames_with_each_languages_alt():
+    from tools import site
+
+    frames = ('{"frames":1}', "AAAA")
+    en = site.explorer_block("heads", "06-c3-o0", frames, None, "Two heads.")
+    zh = site.explorer_block("heads", "06-c3-o0", frames, None, "两个头。")
+    assert en.replace("Two heads.", "两个头。") == zh
