@@ -263,15 +263,19 @@ def test_a_key_read_as_a_text_and_as_an_array_is_refused():
     )
 
 
-def test_the_two_key_explorer_sends_its_weight_lines():
-    # the lines from the output to each value (widths from the weights) reach the page
+def test_the_two_key_explorer_text_matches_its_weights_and_output():
+    # The weight lines were dropped (they hid the dashed segment); the formula text carries the
+    # weights instead. Its numbers are the frame's weights, and o = a1 v1 + a2 v2 in float64.
     from attnlib.widgets import BUILDERS
 
     ex = BUILDERS["two_key"]()
     keys = ex.scene.keys()
-    assert keys["mix"][1] == "xy" and keys["mix_text"][1] == "text"
+    assert keys["mix_text"][1] == "text" and "mix" not in keys
     fr = ex.compute(**{n: c.value for n, c in ex.controls.items()})
-    o = np.asarray(fr.arrays["output"])[0]
-    mix = np.asarray(fr.arrays["mix"])  # (S, 2, 2): from the output to each value
-    np.testing.assert_array_equal(mix[:, 0], np.broadcast_to(o, (2, 2)))
-    np.testing.assert_array_equal(mix[:, 1], np.asarray(fr.arrays["values"]))
+    a = np.asarray(fr.readout["weights (a1, a2)"], dtype=np.float64)
+    assert fr.texts["mix_text"] == f"o = {a[0]:.3f} v1 + {a[1]:.3f} v2"
+    o = np.asarray(fr.arrays["output"], dtype=np.float64)[0]
+    v = np.asarray(fr.arrays["values"], dtype=np.float64)
+    # the frame's output is computed in float32 by the library: 2 products and a sum, each
+    # rounded once, on values of size <= 8 -> |error| <= 3 * 2**-24 * 8 * (a1 + a2) < 2e-6
+    np.testing.assert_allclose(o, a[0] * v[0] + a[1] * v[1], rtol=0, atol=2e-6)
