@@ -304,6 +304,23 @@ def test_lost_bold_is_reported():
     ]
 
 
+def test_a_translation_that_changes_the_blocks_shape_is_reported():
+    table = "| a | b |\n|---|---|\n| 1 | 2 |"
+    assert i18n.structure_problems("table", table, "| 甲 | 乙 |\n|---|---|\n| 1 | 2 |") == []
+    assert i18n.structure_problems("table", table, "| 甲 乙 |\n|---|---|\n| 1 | 2 |") == [
+        "structure: the table's rows have [3, 3, 3] pipes in the English, [2, 3, 3] here"
+    ]
+    assert i18n.structure_problems("heading", "1. The output", "1. 输出\n续") == [
+        "structure: a heading is one line"
+    ]
+    assert i18n.structure_problems("paragraph", "One. Two.", "一。\n\n二。") == [
+        "structure: a blank line inside the block (it would split it in two)"
+    ]
+    entry = i18n.read_catalog(FIXTURE / "99_fixture.po").find("1. The output")
+    entry.msgstr = "1. 输出\n续"
+    assert "structure: a heading is one line" in i18n.entry_problems(entry, GLOSSARY)
+
+
 def test_glossary_terms_must_be_the_glossarys_chinese():
     msgid = "The attention weights of each query; every key gets a weight."
     assert (
