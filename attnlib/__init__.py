@@ -19,27 +19,29 @@ NamedTuple would let ``table[2]`` silently mean whichever field is third. The re
   ``OnlineSoftmaxTrace``;
 - ``models.seq2seq``: ``Seq2SeqOutput`` (the forward), ``EncodeOutput`` (``encode``),
   ``DecodeOutput`` (``decode``), ``GreedyDecode`` (``greedy_decode``), ``ToyBatch``,
-  ``TrainHistory``; ``models.minilm``: ``TokenBatch``, ``EncoderOutput``;
+  ``TrainHistory``; ``models.minilm``: ``TokenBatch``, ``EncoderOutput``; ``models.gpt``:
+  ``GPTOutput``, ``KVCache``, ``CacheShape``;
 - ``course``: ``DemoProjections``, ``DemoBatch`` (``examples``), ``VarianceTable``,
   ``SharpnessTable``, ``SpreadJacobians`` (``scaling``), ``MaskedRowCase`` (``pitfalls``),
   ``TheoreticalCosts``, ``CostRow`` (``costs``), ``QKVariance``, ``HeadView`` (``head_stats``),
-  ``DecodingTrace`` (``decoding``).
+  ``DecodingTrace`` (``decoding``), ``DecodeCostRow``, ``CacheSizeRow`` (``kv_cache``).
 
-The configs (``Seq2SeqConfig``, ``TrainConfig``, ``MiniLMConfig``) are frozen dataclasses too,
-and every model or trainer takes its one as ``config``. The other plain tuples follow a
-convention their caller already knows and unpacks at once: kernel regression's ``(prediction,
-weights)`` is an attention call's pair, ``attention_backward`` gives ``(dq, dk, dv)`` in
-``torch.autograd.grad``'s order, ``head_projection`` ``(weight, bias)`` as ``nn.Linear`` holds
-them; data comes as ``(x, y)``, an estimate as ``(value, stderr)``, a fit as ``(sigma, losses)``.
+The configs (``Seq2SeqConfig``, ``TrainConfig``, ``MiniLMConfig``, ``GPTConfig``) are frozen
+dataclasses too, and every model or trainer takes its one as ``config``. The other plain tuples
+follow a convention their caller already knows and unpacks at once: kernel regression's
+``(prediction, weights)`` is an attention call's pair, ``attention_backward`` gives ``(dq, dk,
+dv)`` in ``torch.autograd.grad``'s order, ``head_projection`` ``(weight, bias)`` as ``nn.Linear``
+holds them, the GPT's ``head_weights`` ``(W_Q, W_K, W_V, W_O)`` as the papers name them; data
+comes as ``(x, y)``, an estimate as ``(value, stderr)``, a fit as ``(sigma, losses)``.
 Mutable on purpose: ``plotting``'s artists (matplotlib handles, changed after drawing) and the
 explorers' scene parts (built up, then sent).
 
 Layers, each importing only those below it (``tests/test_layering.py`` checks it): ``util``
 (private checks, devices, rounding) < ``core`` (masks, softmax, scoring, attention, heads,
-positions, blocks) < ``models`` (the toy encoder-decoder and MiniLM, each with its config) <
-``course`` (the notebooks' experiments and demo inputs) < ``plotting`` (drawing from data, no
-math) < ``figures`` (one key picture each) and ``widgets`` (the explorers: ``framework`` and
-``explorers``); the notebooks on top.
+positions, blocks) < ``models`` (the toy encoder-decoder, MiniLM and the GPT, each with its
+config) < ``course`` (the notebooks' experiments and demo inputs) < ``plotting`` (drawing from
+data, no math) < ``figures`` (one key picture each) and ``widgets`` (the explorers:
+``framework`` and ``explorers``); the notebooks on top.
 """
 
 from attnlib.core.additive import AdditiveAttention

@@ -81,6 +81,7 @@ SLOW_MODULES = {
     "test_make_lab.py": "lab",  # starts JupyterLab
     "test_pretrained.py": "pretrained",  # the MiniLM files and transformers' reference model
     "test_model_files.py": "pretrained",
+    "test_gpt_parity.py": "pretrained",  # transformers' GPT-2 (built from a config, no files)
     "test_head_stats.py": "pretrained",
     "test_widgets_head_view.py": "pretrained",
     "test_training.py": "training",  # trains the toy encoder-decoder

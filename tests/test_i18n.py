@@ -23,12 +23,6 @@ GLOSSARY = i18n.read_glossary()
 # none is fuzzy. Remove a notebook from this set when its catalog is done; the edition is done
 # when the set is empty (tools/i18n.py stats shows what is left).
 UNFINISHED = {
-    "04_worked_example",
-    "05_masking",
-    "06_multi_head",
-    "07_positional_encoding",
-    "08_encoder_decoder",
-    "09_long_sequences",
     "10_real_heads",
 }
 
