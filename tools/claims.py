@@ -218,6 +218,41 @@ STATEMENTS: dict[str, str] = {
         "weights (a [CLS]-sink or previous-token head) and much more for a plain-looking one; "
         "measured as 1 − cos of the embeddings for every one of the 72 heads."
     ),
+    "C49": (
+        "A decoder-only model predicts every next token at once: the targets are the inputs "
+        "shifted by one, and with the causal mask position t's logits do not change when any "
+        "token after t changes (checked on the model). Given the same weights, our model gives "
+        "the same logits as an independent implementation (transformers' `GPT2LMHeadModel` built "
+        "from a small config, no download), in float64."
+    ),
+    "C50": (
+        "Decoding with a KV cache gives the same logits as recomputing the whole prefix. The work "
+        "per new token grows linearly with the prefix with the cache and quadratically without it "
+        "(counted). The cache holds 2 · layers · tokens · width numbers; grouped-query attention "
+        "divides that by the number of query heads per K/V head."
+    ),
+    "C51": (
+        "A 2-layer attention-only model trained on sequences with repeated segments shows a phase "
+        "change: the loss stays on a plateau, then drops within a short stretch of training, and "
+        "at the same time its loss on a segment's second occurrence falls far below its first "
+        "(in-context learning)."
+    ),
+    "C52": (
+        "What forms is a circuit of two heads in two layers, each measured: a layer-0 head that "
+        "attends to the previous token, and a layer-1 head that attends to the token after the "
+        "earlier occurrence of the current token (prefix matching) and copies it. The layer-1 "
+        "head finds that token through its keys, which read the layer-0 head's output "
+        "(K-composition, measured). Which circuit formed is stated as measured."
+    ),
+    "C53": (
+        "A 1-layer model trained the same way shows no such drop and no induction head: the "
+        "circuit needs two layers (the control)."
+    ),
+    "C54": (
+        "Removing either head of the circuit (zeroing its output) undoes in-context copying, "
+        "while removing another head may change little: the importance of a head is measured by "
+        "ablation, not read from its weights (C48)."
+    ),
 }
 
 

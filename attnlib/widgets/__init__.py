@@ -13,6 +13,7 @@ from attnlib.widgets.explorers.additive import additive_attention_explorer
 from attnlib.widgets.explorers.decoding import decoding_explorer
 from attnlib.widgets.explorers.head_view import head_view_explorer
 from attnlib.widgets.explorers.heads import heads_explorer
+from attnlib.widgets.explorers.induction import induction_explorer
 from attnlib.widgets.explorers.jacobian import jacobian_explorer
 from attnlib.widgets.explorers.masking import masking_explorer
 from attnlib.widgets.explorers.online_softmax import online_softmax_explorer
@@ -31,6 +32,7 @@ __all__ = [
     "decoding_explorer",
     "head_view_explorer",
     "heads_explorer",
+    "induction_explorer",
     "jacobian_explorer",
     "kernel_regression_explorer",
     "masking_explorer",
@@ -55,4 +57,5 @@ BUILDERS = {
     "decoding": decoding_explorer,  # 08
     "online_softmax": online_softmax_explorer,  # 09
     "head_view": head_view_explorer,  # 10
+    "induction": induction_explorer,  # 11
 }

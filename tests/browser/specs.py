@@ -17,4 +17,5 @@ NOTEBOOKS: dict[str, list[str]] = {
     "08_encoder_decoder.ipynb": ["decoding"],
     "09_long_sequences.ipynb": ["online_softmax"],
     "10_real_heads.ipynb": ["head_view"],
+    "11_induction_heads.ipynb": ["induction"],
 }
