@@ -21,9 +21,13 @@ GLOSSARY = i18n.read_glossary()
 # Notebooks whose catalogs the translators have not finished: for these only the translated
 # entries are checked (placeholders, markup, glossary), not that every entry is translated and
 # none is fuzzy. Remove a notebook from this set when its catalog is done; the edition is done
-# when the set is empty (tools/i18n.py stats shows what is left).
-UNFINISHED = {
-}
+# when the set is empty (tools/i18n.py stats shows what is left). A frozenset, so that emptying the
+# braces leaves an empty set, not an empty dict.
+UNFINISHED = frozenset(
+    {
+        "11_induction_heads",
+    }
+)
 
 
 def _fixture_copy(tmp_path: Path) -> tuple[Path, Path]:
