@@ -89,13 +89,14 @@ notebooks-sync: $(STAMP)
 # locale/zh_CN/LC_MESSAGES/NN_x.po (new English -> empty entry, changed English -> its old Chinese
 # marked fuzzy, removed English -> dropped), then write notebooks/zh/NN_x.ipynb from the English
 # notebook and its catalog. `python tools/i18n.py check` lists what is untranslated, fuzzy or
-# unfaithful (tests/test_i18n.py runs the same checks).
+# unfaithful (tests/test_i18n.py runs the same checks). `make site` writes site/zh/ from notebooks/zh/.
 translations: $(STAMP)
-	$(BIN)/python tools/i18n.py extract $(if $(filter-out notebooks,$(NB)),$(NB))
-	$(BIN)/python tools/i18n.py generate $(if $(filter-out notebooks,$(NB)),$(NB))
+	$(BIN)/python -m tools.i18n extract $(if $(filter-out notebooks,$(NB)),$(NB))
+	$(BIN)/python -m tools.i18n generate $(if $(filter-out notebooks,$(NB)),$(NB))
 
 # The course as a static web site in site/ (open site/index.html; no server, no network): every
-# notebook's prose, code and outputs, every explorer live from frames computed now (tools/site.py).
+# notebook's prose, code and outputs, every explorer live from frames computed now (tools/site.py);
+# the Chinese pages in site/zh/ (from notebooks/zh/), with the same frames.
 site: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m tools.site build --out site
 

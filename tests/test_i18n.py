@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+from tools import i18n
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import i18n  # noqa: E402  (tools/i18n.py)
 
 FIXTURE = ROOT / "tests" / "i18n_fixture"
 FIXTURE_NB = FIXTURE / "99_fixture.ipynb"
@@ -22,10 +21,13 @@ GLOSSARY = i18n.read_glossary()
 # Notebooks whose catalogs the translators have not finished: for these only the translated
 # entries are checked (placeholders, markup, glossary), not that every entry is translated and
 # none is fuzzy. Remove a notebook from this set when its catalog is done; the edition is done
-# when the set is empty (tools/i18n.py stats shows what is left).
-UNFINISHED = {
-    "11_induction_heads",
-}
+# when the set is empty (tools/i18n.py stats shows what is left). A frozenset, so that emptying the
+# braces leaves an empty set, not an empty dict.
+UNFINISHED = frozenset(
+    {
+        "11_induction_heads",
+    }
+)
 
 
 def _fixture_copy(tmp_path: Path) -> tuple[Path, Path]:
@@ -322,6 +324,23 @@ def test_an_italic_may_become_bold_or_a_title_but_no_span_is_lost():
     assert i18n.markup_problems("a *b* c", "*甲* *乙* 丙") != []
 
 
+def test_a_translation_that_changes_the_blocks_shape_is_reported():
+    table = "| a | b |\n|---|---|\n| 1 | 2 |"
+    assert i18n.structure_problems("table", table, "| 甲 | 乙 |\n|---|---|\n| 1 | 2 |") == []
+    assert i18n.structure_problems("table", table, "| 甲 乙 |\n|---|---|\n| 1 | 2 |") == [
+        "structure: the table's rows have [3, 3, 3] pipes in the English, [2, 3, 3] here"
+    ]
+    assert i18n.structure_problems("heading", "1. The output", "1. 输出\n续") == [
+        "structure: a heading is one line"
+    ]
+    assert i18n.structure_problems("paragraph", "One. Two.", "一。\n\n二。") == [
+        "structure: a blank line inside the block (it would split it in two)"
+    ]
+    entry = i18n.read_catalog(FIXTURE / "99_fixture.po").find("1. The output")
+    entry.msgstr = "1. 输出\n续"
+    assert "structure: a heading is one line" in i18n.entry_problems(entry, GLOSSARY)
+
+
 def test_glossary_terms_must_be_the_glossarys_chinese():
     msgid = "The attention weights of each query; every key gets a weight."
     assert (
@@ -378,3 +397,37 @@ def test_chinese_notebook_names_its_seed_sections_at_the_top(path):
 
 def test_unfinished_names_real_notebooks():
     assert UNFINISHED <= {p.stem for p in NOTEBOOKS}
+
+
+# --- the site in Chinese (tools/site.py) ---------------------------------------------------------
+
+
+def test_a_chinese_page_is_zh_cn_with_the_english_anchors_and_a_link_back(tmp_path):
+    from tools import site
+
+    nb, catalogs = _fixture_copy(tmp_path)
+    zh = i18n.generate(nb, catalogs, tmp_path / "zh")
+    ids = [s["id"] for s in site.notebook_sections(nb)]
+    assert ids == ["1-the-output"]
+    info = site.notebook_info(zh, "zh", ids)
+    assert info["title"] == "99 · 一个测试样例" and info["learn"].startswith("- 一行")
+    page = site.page_html(zh, info, None, None, {}, "zh", ids)
+    assert page.startswith('<!DOCTYPE html><html lang="zh-CN">')
+    assert '<h2 id="1-the-output">1. 输出</h2>' in page
+    assert 'class="site-lang" href="../99_fixture.html" hreflang="en"' in page
+    assert "<code>make lab</code>，然后打开" in page and "<summary>答案</summary>" in page
+    english = site.page_html(nb, site.notebook_info(nb), None, None, {})
+    assert english.startswith('<!DOCTYPE html><html lang="en">')
+    assert 'class="site-lang" href="zh/99_fixture.html" hreflang="zh-CN"' in english
+    index = site.index_html([info], "zh")
+    assert '<html lang="zh-CN">' in index and 'href="../index.html"' in index
+    assert 'href="99_fixture.html"' in index and "<summary>各节</summary>" in index
+
+
+def test_an_explorer_block_is_the_same_frames_with_each_languages_alt():
+    from tools import site
+
+    frames = ('{"frames":1}', "AAAA")
+    en = site.explorer_block("heads", "06-c3-o0", frames, None, "Two heads.")
+    zh = site.explorer_block("heads", "06-c3-o0", frames, None, "两个头。")
+    assert en.replace("Two heads.", "两个头。") == zh

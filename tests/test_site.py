@@ -39,6 +39,8 @@ ALL_PAGES = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb
 #: ``ATTNLIB_SITE_PAGES=03_softmax_gradient,04_worked_example`` builds and checks those pages only.
 ONLY = [p for p in os.environ.get("ATTNLIB_SITE_PAGES", "").split(",") if p]
 PAGES = ONLY or ALL_PAGES
+#: Every page in both languages: the English ``NN_name`` and the Chinese ``zh/NN_name``.
+BOTH = [*PAGES, *(f"zh/{p}" for p in PAGES)]
 NUMBER = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|-?inf|True|False")
 HEIGHT = 620  # px: what a 1280x720 browser leaves for a notebook (issue 16)
 
@@ -148,7 +150,7 @@ def _settle(page, root, before):
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
-@pytest.mark.parametrize("stem", PAGES)
+@pytest.mark.parametrize("stem", BOTH)
 def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, browser, stem):
     from attnlib.widgets import BUILDERS
 
@@ -251,7 +253,7 @@ FONTS = """(() => { const P = CanvasRenderingContext2D.prototype, fill = P.fillT
 PHONE = (390, 844)
 
 
-@pytest.mark.parametrize("stem", PAGES)
+@pytest.mark.parametrize("stem", BOTH)
 def test_every_explorer_reads_on_a_phone(site, browser, stem):
     ctx, aborted = offline_context(browser, viewport=PHONE)
     ctx.add_init_script(FONTS)
@@ -305,8 +307,9 @@ def test_every_explorer_reads_on_a_phone(site, browser, stem):
     ctx.close()
 
 
-def test_index_links_every_page_and_says_how_to_run_it_live(site):
-    text = (site / "index.html").read_text()
+@pytest.mark.parametrize("index", ["index", "zh/index"])
+def test_index_links_every_page_and_says_how_to_run_it_live(site, index):
+    text = (site / f"{index}.html").read_text()
     for stem in ALL_PAGES:
         assert f'href="{stem}.html"' in text
     assert "make lab" in text
@@ -315,9 +318,41 @@ def test_index_links_every_page_and_says_how_to_run_it_live(site):
     )
     assert "$" not in re.sub(r"<[^>]+>", "", shown), "raw $ TeX in the index"
     assert "<math" in text
-    for stem in [*PAGES, "index"]:
+    for stem in [*BOTH, "index", "zh/index"]:
         page = (site / f"{stem}.html").read_text()
         # nothing loaded from elsewhere (links to read are fine; MathML's xmlns is a name)
         assert re.search(r"<(script|link|img|iframe)[^>]+(src|href)=\"(https?:)?//", page) is None
         assert "@import" not in page and "url(http" not in page
         assert len(page.encode()) <= 8_000_000
+
+
+def _alts_of(nb_path: Path) -> set[str]:
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for cell in nb["cells"]:
+        alt = cell.get("metadata", {}).get("alt")
+        out |= {alt} if isinstance(alt, str) else set(alt or [])
+    return out
+
+
+@pytest.mark.parametrize("stem", [*PAGES, "index"])
+def test_each_page_links_its_other_language_and_the_two_share_their_frames(site, stem):
+    en, zh = (site / f"{stem}.html").read_text(), (site / "zh" / f"{stem}.html").read_text()
+    assert en.startswith('<!DOCTYPE html><html lang="en">')
+    assert zh.startswith('<!DOCTYPE html><html lang="zh-CN">')
+    assert f'class="site-lang" href="zh/{stem}.html" hreflang="zh-CN"' in en
+    assert f'class="site-lang" href="../{stem}.html" hreflang="en"' in zh
+    if stem == "index":
+        return
+    # the same explorers, from one computation: the stored frames are byte-identical
+    frames = r'<script type="application/octet-stream" class="attnlib-frames">([^<]*)</script>'
+    assert re.findall(frames, zh) == re.findall(frames, en)
+    # the anchors of the sections are the English page's, so a section has one address
+    ids = r'<h[23] id="([^"]+)"'
+    assert re.findall(ids, zh) == re.findall(ids, en)
+    # every alt text of the Chinese page is the Chinese notebook's (the catalog's translation)
+    shown = {html.unescape(a) for a in re.findall(r'(?:alt|aria-label)="([^"]*)"', zh)}
+    zh_alts = _alts_of(ROOT / "notebooks" / "zh" / f"{stem}.ipynb")
+    assert zh_alts <= shown
+    en_only = _alts_of(ROOT / "notebooks" / f"{stem}.ipynb") - zh_alts
+    assert not (en_only & shown), f"{stem}: English alt text on the Chinese page"

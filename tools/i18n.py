@@ -23,8 +23,9 @@ Steps, each with one reader and one writer:
    their metadata stay as they are, byte for byte, except ``alt``.
 4. **check** (``problems``): every entry translated and not fuzzy; every number, inline code span,
    ``$...$`` formula, link target and ``attnlib`` name of the English kept in the Chinese; as many
-   bold, italic, link, code and formula spans as Markdown finds in the English; every glossary term
-   of the English given as the glossary's Chinese (locale/zh_CN/glossary.tsv).
+   bold, italic, link, code and formula spans as Markdown finds in the English; the block's shape
+   (no blank line, a heading on one line, a table's rows and columns); every glossary term of the
+   English given as the glossary's Chinese (locale/zh_CN/glossary.tsv).
 """
 
 from __future__ import annotations
@@ -496,6 +497,27 @@ def markup_problems(msgid: str, msgstr: str) -> list[str]:
     ]
 
 
+_KIND = re.compile(r"\), (heading|paragraph|list item|table|math|html|alt) \d+$")
+
+
+def structure_problems(kind: str, msgid: str, msgstr: str) -> list[str]:
+    """A translation that would change the block's shape: a blank line (it would split the block),
+    a heading on more than one line, a table with other rows or columns than the English."""
+    found = []
+    if any(not line.strip() for line in msgstr.split("\n")):
+        found.append("structure: a blank line inside the block (it would split it in two)")
+    if kind == "heading" and "\n" in msgstr:
+        found.append("structure: a heading is one line")
+    if kind == "table":
+        want = [line.count("|") for line in msgid.split("\n")]
+        got = [line.count("|") for line in msgstr.split("\n")]
+        if want != got:
+            found.append(
+                f"structure: the table's rows have {want} pipes in the English, {got} here"
+            )
+    return found
+
+
 def entry_problems(entry, glossary: list[Term]) -> list[str]:
     """What is wrong with one translated entry (empty when nothing is)."""
     found = []
@@ -507,6 +529,8 @@ def entry_problems(entry, glossary: list[Term]) -> list[str]:
     if missing:
         found.append("keep unchanged: " + ", ".join(missing))
     found += markup_problems(entry.msgid, entry.msgstr)
+    kind = _KIND.search(entry.comment.splitlines()[0]) if entry.comment else None
+    found += structure_problems(kind.group(1) if kind else "", entry.msgid, entry.msgstr)
     return found + glossary_problems(entry.msgid, entry.msgstr, glossary)
 
 

@@ -17,8 +17,13 @@ Which explorer an output shows: the output's metadata ``{"attnlib": {"builder", 
 output without it (a ``tqdm`` bar) is shown as its stored text. An explorer built with an
 argument its builder cannot rebuild (``dropped``) fails the build, naming it.
 
+Both languages: the English pages in ``site/``, the Chinese ones in ``site/zh/`` (``<html
+lang="zh-CN">``), built from ``notebooks/zh/`` (the generated Chinese notebooks, tools/i18n.py).
+Every page links to the same page in the other language. An explorer's frames are computed once and
+put in both pages (the code cells, and so the explorers, are the same); only its alt text differs.
+
 Run ``python -m tools.site build --out site [NOTEBOOK ...]`` (``make site``; a notebook by path or
-stem builds only its page, the index still lists every notebook).
+stem builds only its pages, the indexes still list every notebook).
 """
 
 from __future__ import annotations
@@ -57,6 +62,76 @@ EXPLORER_JS = ROOT / "attnlib" / "widgets" / "framework" / "explorer.js"
 PAGE_BUDGET = 8_000_000
 SITE_BUDGET = 60_000_000
 COURSE = "attnlib — learn attention by moving it"
+
+
+#: What a page says around the notebook, per language: the folder of its notebooks and of its pages
+#: (under the site), and the words. ``other``: the link to the same page in the other language.
+LANGUAGES: dict[str, dict[str, Any]] = {
+    "en": {
+        "html": "en",
+        "notebooks": NOTEBOOKS,
+        "folder": "",
+        "course": COURSE,
+        "contents": "Contents",
+        "sections": "Sections",
+        "learn": "What you will learn",
+        "time": "Time:",
+        "other": ("zh", "中文", "zh-CN"),
+        "run_live": "Run this notebook live: <code>make lab</code>, then open <code>{path}</code>.",
+        "intro": (
+            "<p>Interactive notebooks that teach the attention mechanism and the Transformer. "
+            "Every explorer on these pages is live: its frames were computed with attnlib when "
+            "the site was built, and your browser plays them; nothing is fetched and no kernel "
+            "runs.</p><p>To run the notebooks live (and change every number): clone the "
+            "repository, then <code>make lab</code> (installs a pinned environment and opens "
+            "JupyterLab on <code>notebooks/</code>).</p>"
+        ),
+        "explorer_alt": "The {name} explorer at its initial settings.",
+    },
+    "zh": {
+        "html": "zh-CN",
+        "notebooks": NOTEBOOKS / "zh",
+        "folder": "zh",
+        "course": "attnlib：拖动滑块，学懂注意力",
+        "contents": "目录",
+        "sections": "各节",
+        "learn": "你将学到",
+        "time": "用时：",
+        "other": ("en", "English", "en"),
+        "run_live": "在本机运行这个笔记本：<code>make lab</code>，然后打开 <code>{path}</code>。",
+        "intro": (
+            "<p>讲解注意力机制和 Transformer 的交互式笔记本。"
+            "这些页面上的每个交互演示都可以直接操作：它的帧在生成网站时由 attnlib 算好，"
+            "由你的浏览器播放；不会从网络获取任何东西，也不运行内核。</p>"
+            "<p>想在本机运行笔记本（并改动每一个数）：克隆仓库，"
+            "然后运行 <code>make lab</code>（安装固定版本的环境，"
+            "并在 <code>notebooks/</code> 上打开 JupyterLab；"
+            "中文版在 <code>zh/</code> 文件夹里）。</p>"
+        ),
+        "explorer_alt": "{name} 交互演示的初始状态。",
+    },
+}
+
+
+def _lang(lang: str) -> dict[str, Any]:
+    return LANGUAGES[lang]
+
+
+def _other_href(lang: str, page: str) -> str:
+    """The same page (``NN_name.html``, ``index.html``) in the other language, from this one."""
+    other = LANGUAGES[_lang(lang)["other"][0]]
+    up = "../" if _lang(lang)["folder"] else ""
+    return up + (f"{other['folder']}/" if other["folder"] else "") + page
+
+
+def _other_link(lang: str, page: str) -> str:
+    code, name, hreflang = _lang(lang)["other"]
+    return (
+        f'<a class="site-lang" href="{_other_href(lang, page)}" hreflang="{hreflang}" '
+        f'lang="{hreflang}">{name}</a>'
+    )
+
+
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
@@ -65,6 +140,31 @@ def explorer_html(
     name: str, args: dict, uid: str, png_b64: str | None, alt: str
 ) -> tuple[str, dict]:
     """The explorer's block for a page, and a report (frames, bytes, live controls)."""
+    frames, report = explorer_frames(name, args)
+    return explorer_block(name, uid, frames, png_b64, alt), report
+
+
+def explorer_block(name: str, uid: str, frames: tuple[str, str], png_b64: str | None, alt: str):
+    """An explorer's ``<figure>`` from its frames (``(spec_json, packed)``, one computation for
+    both languages' pages) and this page's alt text."""
+    spec_json, packed = frames
+    fallback = (
+        f'<img class="site-fallback" src="data:image/png;base64,{png_b64}" '
+        f'alt="{html.escape(alt)}">'
+        if png_b64
+        else ""
+    )
+    return (
+        f'<figure class="site-explorer" id="{uid}" data-builder="{html.escape(name)}" '
+        f'aria-label="{html.escape(alt)}">'
+        f'<script type="application/json" class="attnlib-spec">{spec_json}</script>'
+        f'<script type="application/octet-stream" class="attnlib-frames">{packed}</script>'
+        f"{fallback}</figure>"
+    )
+
+
+def explorer_frames(name: str, args: dict) -> tuple[tuple[str, str], dict]:
+    """An explorer's state space as a page stores it (``(spec_json, packed)``), and a report."""
     t0 = time.perf_counter()
     max_frames = MAX_FRAMES
     while True:
@@ -74,19 +174,6 @@ def explorer_html(
             break
         max_frames = spec["frames"] - 1  # over its share: one control fewer live
     spec_json = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")
-    fallback = (
-        f'<img class="site-fallback" src="data:image/png;base64,{png_b64}" '
-        f'alt="{html.escape(alt)}">'
-        if png_b64
-        else ""
-    )
-    block = (
-        f'<figure class="site-explorer" id="{uid}" data-builder="{html.escape(name)}" '
-        f'aria-label="{html.escape(alt)}">'
-        f'<script type="application/json" class="attnlib-spec">{spec_json}</script>'
-        f'<script type="application/octet-stream" class="attnlib-frames">{packed}</script>'
-        f"{fallback}</figure>"
-    )
     report = {
         "builder": name,
         "frames": spec["frames"],
@@ -98,7 +185,7 @@ def explorer_html(
         "not_live": spec["not_live"],
         "seconds": time.perf_counter() - t0,
     }
-    return block, report
+    return (spec_json, packed), report
 
 
 # ---------------------------------------------------------------- markdown, math, code
@@ -186,28 +273,34 @@ def _slug(inner_html: str, used: set[str]) -> str:
     return slug
 
 
-def anchored(md_html: str, used: set[str], sections: list[dict]) -> str:
+def anchored(
+    md_html: str, used: set[str], sections: list[dict], ids: list[str] | None = None
+) -> str:
     """``md_html`` with an ``id`` on every ``<h2>``/``<h3>``; each is appended to ``sections``
-    as ``{"level", "html", "id"}`` (the page's contents list and the index read them)."""
+    as ``{"level", "html", "id"}`` (the page's contents list and the index read them). ``ids``:
+    the anchors to give, in order (a Chinese page takes its English page's, so a section has
+    one address in both languages); past its end, anchors are made from the words."""
 
     def add(m: re.Match) -> str:
         level, inner = int(m.group(1)), m.group(2)
-        sid = _slug(inner, used)
+        k = len(sections)
+        sid = ids[k] if ids is not None and k < len(ids) else _slug(inner, used)
+        used.add(sid)
         sections.append({"level": level, "html": inner, "id": sid})
         return f'<h{level} id="{sid}">{inner}</h{level}>'
 
     return _HEADING.sub(add, md_html)
 
 
-def notebook_sections(path: Path) -> list[dict]:
+def notebook_sections(path: Path, ids: list[str] | None = None) -> list[dict]:
     """The notebook's sections (its markdown ``##`` and ``###`` headings) with their anchors, as
-    its page gives them."""
+    its page gives them (``ids``: see :func:`anchored`)."""
     nb = json.loads(path.read_text())
     used: set[str] = set()
     sections: list[dict] = []
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
-            anchored(markdown_html(_text(cell["source"])), used, sections)
+            anchored(markdown_html(_text(cell["source"])), used, sections, ids)
     return sections
 
 
@@ -233,17 +326,20 @@ def contents_html(sections: list[dict], href: str = "") -> str:
 
 
 # ---------------------------------------------------------------- pages
-def notebook_info(path: Path) -> dict:
-    """Title and what it teaches (the first markdown cell), for the index and headers."""
+def notebook_info(path: Path, lang: str = "en", ids: list[str] | None = None) -> dict:
+    """Title and what it teaches (the first markdown cell), for the index and headers. A Chinese
+    notebook's labels may still be the English ones (a catalog not yet translated)."""
     nb = json.loads(path.read_text())
     first = next(_text(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     title = first.splitlines()[0].lstrip("# ").strip()
-    m = re.search(r"\*\*What you will learn\*\*\s*\n(.*?)(\n\s*\n\*\*|\Z)", first, re.S)
+    learn_label = "|".join(re.escape(LANGUAGES[x]["learn"]) for x in dict.fromkeys([lang, "en"]))
+    time_label = "|".join(re.escape(LANGUAGES[x]["time"]) for x in dict.fromkeys([lang, "en"]))
+    m = re.search(rf"\*\*(?:{learn_label})\*\*\s*\n(.*?)(\n\s*\n\*\*|\Z)", first, re.S)
     learn = m.group(1).strip() if m else ""
-    t = re.search(r"\*\*Time:\*\*\s*(.*)", first)
+    t = re.search(rf"\*\*(?:{time_label})\*\*\s*(.*)", first)
     return {
         "stem": path.stem,
-        "sections": notebook_sections(path),
+        "sections": notebook_sections(path, ids),
         "title": title,
         "learn": learn,
         "time": t.group(1).strip() if t else "",
@@ -261,7 +357,7 @@ class SiteError(ValueError):
     """A notebook the site cannot show as it is (an explorer it cannot rebuild)."""
 
 
-def explorer_outputs(path: Path) -> dict[tuple[int, int], dict]:
+def explorer_outputs(path: Path, lang: str = "en") -> dict[tuple[int, int], dict]:
     """Every explorer output of the notebook, keyed by ``(cell, output)`` index: ``{"builder",
     "args", "png", "alt"}``. An explorer output is a widget output whose metadata names its builder
     (``{"attnlib": {"builder", "args", "dropped"}}``, written by ``Explorer._repr_mimebundle_``);
@@ -291,18 +387,18 @@ def explorer_outputs(path: Path) -> dict[tuple[int, int], dict]:
                 "builder": name,
                 "args": dict(meta.get("args") or {}),
                 "png": _text(png).replace("\n", "") if png else None,
-                "alt": _explorer_alt(cell, name),
+                "alt": _explorer_alt(cell, name, lang),
             }
     return found
 
 
-def _job(job: tuple[str, dict, str, str | None, str]) -> tuple[str, dict]:
+def _job(job: tuple[str, dict]) -> tuple[tuple[str, str], dict]:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
     torch.set_num_threads(1)
-    name, args, uid, png, alt = job
-    return explorer_html(name, args, uid, png, alt)
+    name, args = job
+    return explorer_frames(name, args)
 
 
 def _outputs_html(cell, ci: int, page: dict, explorers: dict) -> str:
@@ -340,15 +436,25 @@ def _outputs_html(cell, ci: int, page: dict, explorers: dict) -> str:
     return "".join(parts)
 
 
-def _explorer_alt(cell, builder: str) -> str:
+def _explorer_alt(cell, builder: str, lang: str = "en") -> str:
     alts = _alts(cell)
     if alts:
         return alts[0]
-    return f"The {builder.replace('_', ' ')} explorer at its initial settings."
+    return _lang(lang)["explorer_alt"].format(name=builder.replace("_", " "))
 
 
-def page_html(path: Path, info: dict, prev: dict | None, nxt: dict | None, explorers: dict) -> str:
-    """A notebook's page; ``explorers``: ``{(cell, output): block}`` (:func:`explorer_html`)."""
+def page_html(
+    path: Path,
+    info: dict,
+    prev: dict | None,
+    nxt: dict | None,
+    explorers: dict,
+    lang: str = "en",
+    ids: list[str] | None = None,
+) -> str:
+    """A notebook's page; ``explorers``: ``{(cell, output): block}`` (:func:`explorer_html`);
+    ``lang``: a key of :data:`LANGUAGES`; ``ids``: the sections' anchors (:func:`anchored`)."""
+    words = _lang(lang)
     nb = json.loads(path.read_text())
     page = {"images_in_cell": 0, "missing_alt": 0}
     cells = []
@@ -358,7 +464,7 @@ def page_html(path: Path, info: dict, prev: dict | None, nxt: dict | None, explo
         page["images_in_cell"] = 0
         src = _text(cell["source"])
         if cell["cell_type"] == "markdown":
-            body = anchored(markdown_html(src), used, sections)
+            body = anchored(markdown_html(src), used, sections, ids)
             cells.append(f'<section class="cell md">{body}</section>')
             if not any(c == "<!--contents-->" for c in cells):  # after the title cell
                 cells.append("<!--contents-->")
@@ -371,17 +477,19 @@ def page_html(path: Path, info: dict, prev: dict | None, nxt: dict | None, explo
             )
     toc = contents_html(sections)
     if toc:
-        toc = f'<nav class="site-toc" aria-label="Contents"><p>Contents</p>{toc}</nav>'
+        c = html.escape(words["contents"])
+        toc = f'<nav class="site-toc" aria-label="{c}"><p>{c}</p>{toc}</nav>'
 
     cells = [toc if c == "<!--contents-->" else c for c in cells]
     nav = _nav(prev, nxt)
+    live = path.relative_to(ROOT) if path.is_relative_to(ROOT) else Path("notebooks", path.name)
     body = (
-        f'<header class="site-header"><a href="index.html">{html.escape(COURSE)}</a>{nav}</header>'
+        f'<header class="site-header"><a href="index.html">{html.escape(words["course"])}</a>'
+        f"{_other_link(lang, path.stem + '.html')}{nav}</header>"
         f'<main>{"".join(cells)}</main><footer class="site-footer">{nav}'
-        f"<p>Run this notebook live: <code>make lab</code>, then open "
-        f"<code>notebooks/{html.escape(path.name)}</code>.</p></footer>"
+        f"<p>{words['run_live'].format(path=html.escape(live.as_posix()))}</p></footer>"
     )
-    return _document(plain_title(info["title"]), body, script=bool(explorers))
+    return _document(plain_title(info["title"]), body, script=bool(explorers), lang=lang)
 
 
 def _nav(prev: dict | None, nxt: dict | None) -> str:
@@ -398,7 +506,7 @@ def _nav(prev: dict | None, nxt: dict | None) -> str:
     return f'<nav class="site-nav">{a}{b}</nav>'
 
 
-def _document(title: str, body: str, *, script: bool) -> str:
+def _document(title: str, body: str, *, script: bool, lang: str = "en") -> str:
     css = (ASSETS / "site.css").read_text() + pygments_css()
     js = ""
     if script:
@@ -411,20 +519,21 @@ def _document(title: str, body: str, *, script: bool) -> str:
             f'<script type="module">{(ASSETS / "site.js").read_text()}</script>'
         )
     return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<!DOCTYPE html><html lang="{_lang(lang)["html"]}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{css}</style></head>"
         f"<body>{body}{js}</body></html>"
     )
 
 
-def index_html(infos: list[dict]) -> str:
+def index_html(infos: list[dict], lang: str = "en") -> str:
+    words = _lang(lang)
     rows = "".join(
         f'<li><h2><a href="{i["stem"]}.html">{inline_html(i["title"])}</a></h2>'
         f"{markdown_html(i['learn'])}"
         + (f'<p class="time">{html.escape(i["time"])}</p>' if i["time"] else "")
         + (
-            f'<details class="sections"><summary>Sections</summary>'
+            f'<details class="sections"><summary>{html.escape(words["sections"])}</summary>'
             f"{contents_html(i['sections'], href=i['stem'] + '.html')}</details>"
             if i.get("sections")
             else ""
@@ -432,61 +541,96 @@ def index_html(infos: list[dict]) -> str:
         + "</li>"
         for i in infos
     )
+    course = html.escape(words["course"])
     body = (
-        f'<header class="site-header"><span>{html.escape(COURSE)}</span></header><main>'
-        f"<h1>{html.escape(COURSE)}</h1>"
-        "<p>Interactive notebooks that teach the attention mechanism and the Transformer. Every "
-        "explorer on these pages is live: its frames were computed with attnlib when the site "
-        "was built, and your browser plays them; nothing is fetched and no kernel runs.</p>"
-        "<p>To run the notebooks live (and change every number): clone the repository, then "
-        "<code>make lab</code> (installs a pinned environment and opens JupyterLab on "
-        "<code>notebooks/</code>).</p>"
+        f'<header class="site-header"><span>{course}</span>{_other_link(lang, "index.html")}'
+        f"</header><main><h1>{course}</h1>{words['intro']}"
         f'<ol class="toc">{rows}</ol></main>'
     )
-    return _document(COURSE, body, script=False)
+    return _document(words["course"], body, script=False, lang=lang)
 
 
-def build(out: Path, notebooks: list[Path] | None = None, jobs: int = 2) -> dict:
-    """Write the site into ``out``; return a report (per page and explorer: bytes, seconds)."""
+def build(
+    out: Path,
+    notebooks: list[Path] | None = None,
+    jobs: int = 2,
+    langs: tuple[str, ...] = ("en", "zh"),
+) -> dict:
+    """Write the site into ``out`` (the Chinese pages into ``out/zh``); return a report (per page
+    and explorer: bytes, seconds). Each explorer's frames are computed once, for every language."""
     t0 = time.perf_counter()
-    paths = notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
-    all_infos = [notebook_info(p) for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))]
-    by_stem = {i["stem"]: i for i in all_infos}
-    out.mkdir(parents=True, exist_ok=True)
-    work = []  # (stem, (cell, output), job)
-    for p in paths:
-        for key, x in explorer_outputs(p).items():
-            uid = f"{p.stem}-c{key[0]}-o{key[1]}"
-            work.append((p.stem, key, (x["builder"], x["args"], uid, x["png"], x["alt"])))
-    results: dict[tuple[str, tuple[int, int]], tuple[str, dict]] = {}
+    every = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    paths = notebooks or every
+    explorers = {p.stem: explorer_outputs(p) for p in paths}
+    work = [
+        (p.stem, key, (x["builder"], x["args"]))
+        for p in paths
+        for key, x in explorers[p.stem].items()
+    ]
+    frames: dict[tuple[str, tuple[int, int]], tuple[tuple[str, str], dict]] = {}
     if jobs > 1 and len(work) > 1:
         order = sorted(work, key=lambda w: -_cost_guess(w[2][0]))
         with ProcessPoolExecutor(jobs) as pool:
             for (stem, key, _), res in zip(order, pool.map(_job, [w[2] for w in order])):
-                results[(stem, key)] = res
+                frames[(stem, key)] = res
     else:
         for stem, key, job in work:
-            results[(stem, key)] = _job(job)
+            frames[(stem, key)] = _job(job)
     report: dict[str, Any] = {"pages": {}, "explorers": []}
-    stems = [x["stem"] for x in all_infos]
-    for p in paths:
-        i = stems.index(p.stem)
-        prev = all_infos[i - 1] if i > 0 else None
-        nxt = all_infos[i + 1] if i + 1 < len(all_infos) else None
-        blocks = {}
-        for (stem, key), (block, rep) in sorted(results.items()):
-            if stem == p.stem:
-                blocks[key] = block
-                report["explorers"].append({**rep, "page": p.stem})
-        text = page_html(p, by_stem[p.stem], prev, nxt, blocks)
-        (out / f"{p.stem}.html").write_text(text)
-        report["pages"][p.stem] = len(text.encode())
-    index = index_html(all_infos)
-    (out / "index.html").write_text(index)
-    report["pages"]["index"] = len(index.encode())
+    for (stem, _), (_, rep) in sorted(frames.items()):
+        report["explorers"].append({**rep, "page": stem})
+    ids = {p.stem: [s["id"] for s in notebook_sections(p)] for p in every}
+    for lang in langs:
+        _write_language(out, lang, paths, every, explorers, frames, ids, report)
     report["total"] = sum(report["pages"].values())
     report["seconds"] = time.perf_counter() - t0
     return report
+
+
+def _language_path(path: Path, lang: str) -> Path:
+    """The notebook of ``lang`` for the English ``path`` (notebooks/zh/NN_name.ipynb)."""
+    p = _lang(lang)["notebooks"] / path.name
+    if not p.exists():
+        raise SiteError(f"no {p.relative_to(ROOT)}: run `make translations`")
+    return p
+
+
+def _write_language(out, lang, paths, every, explorers, frames, ids, report) -> None:
+    """One language's pages and index, the explorers' frames given (``frames``)."""
+    folder = out / _lang(lang)["folder"] if _lang(lang)["folder"] else out
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = f"{_lang(lang)['folder']}/" if _lang(lang)["folder"] else ""
+    infos = [notebook_info(_language_path(p, lang), lang, ids[p.stem]) for p in every]
+    stems = [p.stem for p in every]
+    for p in paths:
+        src = _language_path(p, lang)
+        mine = explorer_outputs(src, lang)
+        if {k: (x["builder"], x["args"]) for k, x in mine.items()} != {
+            k: (x["builder"], x["args"]) for k, x in explorers[p.stem].items()
+        }:
+            raise SiteError(
+                f"{src.relative_to(ROOT)}: its explorers are not the English ones "
+                "(run `make translations`)"
+            )
+        blocks = {
+            key: explorer_block(
+                x["builder"],
+                f"{p.stem}-c{key[0]}-o{key[1]}",
+                frames[(p.stem, key)][0],
+                x["png"],
+                x["alt"],
+            )
+            for key, x in mine.items()
+        }
+        i = stems.index(p.stem)
+        prev = infos[i - 1] if i > 0 else None
+        nxt = infos[i + 1] if i + 1 < len(infos) else None
+        text = page_html(src, infos[i], prev, nxt, blocks, lang, ids[p.stem])
+        (folder / f"{p.stem}.html").write_text(text)
+        report["pages"][prefix + p.stem] = len(text.encode())
+    index = index_html(infos, lang)
+    (folder / "index.html").write_text(index)
+    report["pages"][prefix + "index"] = len(index.encode())
 
 
 def _cost_guess(name: str) -> int:

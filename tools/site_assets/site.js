@@ -151,7 +151,7 @@ function controlsUI(host, spec, ui) {
     input.dataset.control = c.name;
     if (!c.live) {
       input.disabled = true;
-      input.title = "fixed on this page: change it live in JupyterLab (make lab)";
+      input.title = WORDS.fixed;
     }
     wrap.append(label, input);
     if (c.kind === "range") wrap.append(out);
@@ -160,11 +160,25 @@ function controlsUI(host, spec, ui) {
   if (spec.controls.some((c) => !c.live)) {
     const note = document.createElement("p");
     note.className = "site-note";
-    note.textContent = `Greyed controls are fixed on this page (their frames would not fit it); run the notebook with make lab to move them.`;
+    note.textContent = WORDS.greyed;
     box.append(note);
   }
   return box;
 }
+
+// The page's words in its language (<html lang>: "en", or "zh-CN" for the pages in site/zh/).
+const WORDS = document.documentElement.lang.startsWith("zh")
+  ? {
+      fixed: "在本页固定：在 JupyterLab 里可以改动它（make lab）",
+      greyed: "灰色的控件在本页固定（它们的帧放不进本页）；用 make lab 运行笔记本就能改动它们。",
+      failed: "这个交互演示未能启动：",
+    }
+  : {
+      fixed: "fixed on this page: change it live in JupyterLab (make lab)",
+      greyed:
+        "Greyed controls are fixed on this page (their frames would not fit it); run the notebook with make lab to move them.",
+      failed: "This explorer could not start: ",
+    };
 
 async function mount(host, explorer) {
   const spec = JSON.parse(host.querySelector("script.attnlib-spec").textContent);
@@ -200,7 +214,7 @@ for (const host of document.querySelectorAll(".site-explorer")) {
     host.dataset.error = String(err);
     const p = document.createElement("p");
     p.className = "site-note";
-    p.textContent = `This explorer could not start: ${err}`;
+    p.textContent = `${WORDS.failed}${err}`;
     host.append(p);
   });
 }
