@@ -52,12 +52,40 @@ test-fast: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/pytest tests --ignore=tests/browser -q -m "not slow" \
 		-p no:cacheprovider -p no:nbval -n 2
 
-# The unit tests again with PyTorch's portable kernels instead of this CPU's AVX2/AVX-512 ones:
-# float results change in the last bits, as on another machine, so a tolerance that only holds
-# on one CPU fails here too (CPU_CAPABILITY=avx2 or avx512 to pick another family).
-CPU_CAPABILITY ?= default
+# The unit tests again under other CPUs' code paths: float results change in the last bits, as on
+# another machine, so a tolerance that only holds on one CPU fails here too. Two libraries pick a
+# path per CPU: PyTorch's own kernels (ATEN_CPU_CAPABILITY=default: the portable ones instead of
+# this CPU's AVX2/AVX-512) and MKL, which does the matrix products (MKL_ENABLE_INSTRUCTIONS=SSE4_2,
+# AVX, AVX2 or AVX512 caps its path on an Intel CPU; MKL ignores it on AMD, where MKL_CBWR=COMPATIBLE
+# is the one setting that changes its path). Each entry of the matrix is one environment
+# (comma-separated assignments); the first runs every unit test, the others the fast tier
+# (-m "not slow", which leaves out the pretrained model's reference runs and training) to keep
+# `make test` within CI's time; .github/workflows/test.yml runs every entry in full.
+# Pick one combination, run in full: `make test-unit-other-cpu MKL=AVX2 CPU_CAPABILITY=default`
+# (either variable alone works too; CPU_CAPABILITY=avx2 or avx512 picks another kernel family).
+OTHER_CPU_MATRIX ?= MKL_ENABLE_INSTRUCTIONS=SSE4_2,ATEN_CPU_CAPABILITY=default \
+	MKL_ENABLE_INSTRUCTIONS=SSE4_2 MKL_ENABLE_INSTRUCTIONS=AVX2,ATEN_CPU_CAPABILITY=default \
+	MKL_ENABLE_INSTRUCTIONS=AVX2 MKL_CBWR=COMPATIBLE
+MKL ?=
+CPU_CAPABILITY ?=
+comma := ,
+space := $(subst ,, )
+OTHER_CPU_PICKED := $(subst $(space),$(comma),$(strip $(if $(MKL),MKL_ENABLE_INSTRUCTIONS=$(MKL)) \
+	$(if $(CPU_CAPABILITY),ATEN_CPU_CAPABILITY=$(CPU_CAPABILITY))))
 test-unit-other-cpu: $(STAMP)
-	ATEN_CPU_CAPABILITY=$(CPU_CAPABILITY) $(BIN)/pytest tests --ignore=tests/browser -q -rs -p no:cacheprovider
+	@set -e; first=1; \
+	for combo in $(or $(OTHER_CPU_PICKED),$(OTHER_CPU_MATRIX)); do \
+		vars=$$(echo "$$combo" | tr , ' '); \
+		if [ $$first = 1 ]; then \
+			echo "== every unit test under $$vars"; \
+			env $$vars $(BIN)/pytest tests --ignore=tests/browser -q -rs -p no:cacheprovider; \
+		else \
+			echo "== the fast unit tests under $$vars"; \
+			env $$vars OMP_NUM_THREADS=1 $(BIN)/pytest tests --ignore=tests/browser -q -rs \
+				-m "not slow" -p no:cacheprovider -p no:nbval -n 2; \
+		fi; \
+		first=0; \
+	done
 
 # Each notebook's stored outputs are compared with a fresh run (NB=notebooks/05_masking.ipynb for one).
 NB ?= notebooks

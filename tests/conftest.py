@@ -107,8 +107,9 @@ SLOW_TESTS = {
 }
 
 
-#: Parametrised cases outside the fast tier: the head-view explorer loads the MiniLM model.
-SLOW_PARAMS = {"[head_view]": "pretrained"}
+#: Parametrised cases outside the fast tier: the head-view explorer and test_bad_inputs' MiniLM
+#: rows load the MiniLM model.
+SLOW_PARAMS = {"[head_view]": "pretrained", "-minilm]": "pretrained"}  # test_bad_inputs rows
 
 
 def pytest_collection_modifyitems(config, items):

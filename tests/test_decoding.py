@@ -35,6 +35,11 @@ def test_trace_tokens_equal_greedy_decode(model, device):
 
 def test_c36_trace_rows_equal_step_by_step_decoding(model, device):
     """Row t of the one-pass trace is exactly what step t saw when decoding incrementally."""
+    # In float64: the one pass and the steps do the same arithmetic on other shapes, so they
+    # differ by rounding alone, which in float32 (~1e-7 here) depends on the CPU's kernels.
+    # Bound: unit roundoff 1.1e-16 x inner sizes <= 64 x magnitudes <= ~10 over 2 encoder and 2
+    # decoder layers: < 1e-12. Attending to one key too many or too few moves a weight by ~1e-1.
+    model = model.double()
     src = torch.tensor([[7, 9, 3, 12, 5, 6]], device=device)
     trace = trace_greedy_decoding(model, src)
     memory = model.encode(src).memory
@@ -45,14 +50,15 @@ def test_c36_trace_rows_equal_step_by_step_decoding(model, device):
             logits, self_ws, cross_ws = step.logits, step.self_weights, step.cross_weights
             assert int(logits[0, -1].argmax()) == int(trace.tokens[t])
             for layer in range(2):
+                assert self_ws[layer].dtype == torch.float64
                 torch.testing.assert_close(
                     trace.self_weights[layer][:, t, : t + 1],
                     self_ws[layer][0, :, t],
-                    atol=1e-5,
-                    rtol=1e-5,
+                    atol=1e-12,
+                    rtol=0,
                 )
                 torch.testing.assert_close(
-                    trace.cross_weights[layer][:, t], cross_ws[layer][0, :, t], atol=1e-5, rtol=1e-5
+                    trace.cross_weights[layer][:, t], cross_ws[layer][0, :, t], atol=1e-12, rtol=0
                 )
             tgt = torch.cat([tgt, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
 

@@ -27,22 +27,32 @@ from attnlib import (
 from attnlib.core.normalization import block_gradient_norms
 
 
-def _encoder_pair(device, norm_first):
+def _encoder_pair(device, norm_first, dtype=torch.float32):
     ref = (
         nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm_first)
-        .to(device)
+        .to(device=device, dtype=dtype)
         .eval()
     )
     return ref, EncoderBlock.from_torch(ref)
 
 
-def _decoder_pair(device, norm_first):
+def _decoder_pair(device, norm_first, dtype=torch.float32):
     ref = (
         nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm_first)
-        .to(device)
+        .to(device=device, dtype=dtype)
         .eval()
     )
     return ref, DecoderBlock.from_torch(ref)
+
+
+def _vs_torch(device):
+    """dtype and tolerance of "the same as torch's layer": torch and we do the same arithmetic
+    in another order (torch fuses the projections), so we differ by rounding alone. In float64:
+    unit roundoff 1.1e-16 x inner sizes <= 32 x magnitudes <= ~10 through a block: < 1e-12. MPS
+    has no float64: float32's 6e-8 x the same factors: < 1e-5 (relative, with magnitudes)."""
+    if device.type == "mps":
+        return torch.float32, dict(atol=1e-5, rtol=1e-5)
+    return torch.float64, dict(atol=1e-12, rtol=0)
 
 
 def test_c18_attention_alone_has_no_notion_of_order(device):
@@ -71,15 +81,17 @@ def test_c18_attention_alone_only_averages_values(device):
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_c34_encoder_block_matches_torch(device, norm_first):
-    ref, ours = _encoder_pair(device, norm_first)
-    x = torch.randn(3, 6, 16, device=device)
+    dtype, tol = _vs_torch(device)
+    ref, ours = _encoder_pair(device, norm_first, dtype)
+    x = torch.randn(3, 6, 16, device=device, dtype=dtype)
     lens = torch.tensor([6, 2, 4], device=device)
     with torch.no_grad():
         expected = ref(x, src_key_padding_mask=~padding_mask(lens, 6))  # torch: True = ignore
         expected_full = ref(x)
     out, weights = ours(x, valid_lens=lens)
-    assert_close(out, expected, atol=1e-5, rtol=1e-5)
-    assert_close(ours(x)[0], expected_full, atol=1e-5, rtol=1e-5)
+    assert out.dtype == dtype
+    assert_close(out, expected, **tol)
+    assert_close(ours(x)[0], expected_full, **tol)
     assert weights.shape == (3, 4, 6, 6)
     assert torch.all(weights[1, :, :, 2:] == 0)
 
@@ -106,14 +118,25 @@ def test_c34_post_ln_and_pre_ln_differ():
     pre.load_state_dict(post.state_dict())
     assert (post(x)[0] - pre(x)[0]).abs().max() > 1e-2
     # Post-LN ends with a LayerNorm: every token has mean 0 and variance 1 (before gain/bias).
-    out = post(x)[0]
-    assert_close(out.mean(-1), torch.zeros(2, 5), atol=1e-5, rtol=0)
+    # An exact identity, so in float64: the centred entries' mean is off by at most
+    # (D + 1) u max|x| (the rounded mean, then each subtraction), divided by the std s; with
+    # D = 16, u = 1.1e-16, max|x| < 10, s > 0.1: < 2e-13 (float32 would allow ~1e-4).
+    post64 = post.double()
+    x64 = x.double()
+    out = post64(x64)[0]
+    assert_close(out.mean(-1), torch.zeros(2, 5, dtype=torch.float64), atol=1e-12, rtol=0)
+    assert_close(
+        out.var(-1, unbiased=False), torch.ones(2, 5, dtype=torch.float64), atol=1e-4, rtol=0
+    )
+    # (the variance is 1 - eps / (var + eps), eps = 1e-5: within 1e-4 of 1 for var > 0.1)
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_ln", "pre_ln"])
 def test_c35_decoder_block_matches_torch(device, norm_first):
-    ref, ours = _decoder_pair(device, norm_first)
-    x, memory = torch.randn(3, 5, 16, device=device), torch.randn(3, 7, 16, device=device)
+    dtype, tol = _vs_torch(device)
+    ref, ours = _decoder_pair(device, norm_first, dtype)
+    x = torch.randn(3, 5, 16, device=device, dtype=dtype)
+    memory = torch.randn(3, 7, 16, device=device, dtype=dtype)
     mem_lens = torch.tensor([7, 1, 4], device=device)
     with torch.no_grad():
         expected = ref(
@@ -125,7 +148,8 @@ def test_c35_decoder_block_matches_torch(device, norm_first):
         )
     res = ours(x, memory, memory_valid_lens=mem_lens)
     out, self_w, cross_w = res.out, res.self_weights, res.cross_weights
-    assert_close(out, expected, atol=1e-5, rtol=1e-5)
+    assert out.dtype == dtype
+    assert_close(out, expected, **tol)
     assert self_w.shape == (3, 4, 5, 5) and cross_w.shape == (3, 4, 5, 7)
     assert torch.all(cross_w[1, :, :, 1:] == 0)
 

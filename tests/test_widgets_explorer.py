@@ -233,6 +233,33 @@ def test_readout_html_rounds_escapes_and_never_shows_negative_zero():
     assert "<td>4</td>" in h and "<th>c1</th>" in h
 
 
+# (x, digits, what JavaScript's x.toFixed(digits) writes: checked with node 20 on these values).
+# Ties on the exact binary value go away from zero (1/16 -> 0.063, not Python's half-even 0.062);
+# 1.0005 and 0.0015 are not ties in binary (1.000499..., 0.0015000...03): down, then up.
+TO_FIXED = [
+    (1 / 16, 3, "0.063"),
+    (-1 / 16, 3, "-0.063"),
+    (0.125, 2, "0.13"),
+    (2.5, 0, "3"),
+    (-2.5, 0, "-3"),
+    (0.5, 0, "1"),
+    (1.0005, 3, "1.000"),
+    (0.0015, 3, "0.002"),
+    (123.4565, 3, "123.457"),
+    (0.1 + 0.2, 3, "0.300"),
+    (1e21, 3, "1e+21"),
+]
+
+
+@pytest.mark.parametrize("x, digits, js", TO_FIXED)
+def test_readout_numbers_follow_javascripts_to_fixed_rule(x, digits, js):
+    from attnlib.widgets.framework.readout import to_fixed
+
+    assert to_fixed(x, digits) == js
+    shown = js if float(js) != 0 else to_fixed(0.0, digits)
+    assert f"<td>{shown}</td>" in readout_html({"x": x}, digits=digits)
+
+
 def test_static_render_draws_every_artist_in_the_scene_layout():
     ex = _tiny()
     fig = render(ex.scene, ex.frame())

@@ -47,6 +47,10 @@ def test_c06_row_matches_torch_softmax(explorer, d_k, scale):
     z = q_row[:, :d_k] @ keys[:, :d_k].T * _FACTOR[scale](d_k)  # (1, S)
     a = torch.softmax(z, dim=-1)[0]
     heights = explorer.compute(d_k=d_k, scale=scale).arrays["row"]  # the bars drawn
+    # float64 both: scores are sums of d_k <= 1024 products of N(0, 1) draws, rounded by at most
+    # d_k u sum|q_i k_i| (<= 1024 x 1.1e-16 x ~700 < 1e-10) before any scale <= 1; exp turns that
+    # into a relative change of the same size in each weight: rtol 1e-9 (atol 1e-12 for the
+    # weights that underflow to ~0).
     np.testing.assert_allclose(heights, a.numpy(), rtol=1e-9, atol=1e-12)
     assert state["row: max weight"] == pytest.approx(a.max().item())
     assert state["row: entropy (nats)"] == pytest.approx(
@@ -157,6 +161,8 @@ def test_fixed_axis_shows_the_spread_change(explorer, scale, half):
         ytop = float(frame.texts["y4"].replace("−", "-"))
         density = np.asarray(frame.arrays["hist"]) * ytop
         counts = np.histogram(scores, bins=np.linspace(-half, half, len(centres) + 1))[0]
+        # a share of counts (<= 1) rebuilt from the bar height times two float64 factors: three
+        # roundings of numbers <= 1, < 1e-15; 1e-12 leaves room (one score in another bin: 1/N)
         np.testing.assert_allclose(density * width * half, counts / len(scores), atol=1e-12)
         pdf = np.asarray(frame.arrays["pdf"])
         sd = math.sqrt(d_k) * c

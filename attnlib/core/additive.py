@@ -9,6 +9,7 @@ from attnlib.core.softmax import masked_softmax
 from attnlib.util._checks import (
     check_has_keys,
     check_last_dim_match,
+    check_matches_parameters,
     check_positive_int,
     check_probability,
     check_same_device,
@@ -42,7 +43,8 @@ class AdditiveAttention(nn.Module):
     def _check(self, query: torch.Tensor, key: torch.Tensor) -> None:
         check_tensor("query", query, ndim_min=2)
         check_tensor("key", key, ndim_min=2)
-        check_same_device(query=query, key=key, weights=self.w_q.weight)
+        check_same_device(query=query, key=key)
+        check_matches_parameters("AdditiveAttention", self.w_q.weight, query=query, key=key)
         check_has_keys("key", key, query=query)
         if query.shape[-1] != self.d_q:
             raise ValueError(
@@ -86,6 +88,7 @@ class AdditiveAttention(nn.Module):
         Returns:
             ``(out (B, L, Dv), weights (B, L, S))``.
         """
+        self._check(query, key)  # first: value's checks read key.shape
         check_tensor("value", value, ndim_min=2)
         check_same_device(key=key, value=value)
         check_last_dim_match("key", key, "value", value, "S (number of keys)", -2, -2)

@@ -7,7 +7,7 @@ import torch
 
 from attnlib.core.attention import check_qkv
 from attnlib.core.scoring import checked_scale
-from attnlib.util._checks import check_tensor
+from attnlib.util._checks import check_same_device, check_same_dtype, check_tensor
 
 __all__ = ["attention_backward"]
 
@@ -39,13 +39,20 @@ def attention_backward(
     scale = checked_scale(scale, q.shape[-1])
     check_tensor("weights", weights, ndim_min=2)
     check_tensor("grad_out", grad_out, ndim_min=2)
-    expected_a = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
-    if tuple(weights.shape[-2:]) != expected_a[-2:]:
-        raise ValueError(f"weights must be (..., L, S) = {expected_a}, got {tuple(weights.shape)}")
-    if tuple(grad_out.shape[-2:]) != (q.shape[-2], v.shape[-1]):
+    check_same_device(q=q, weights=weights, grad_out=grad_out)
+    check_same_dtype(q=q, weights=weights, grad_out=grad_out)
+    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    expected_a = (*batch, q.shape[-2], k.shape[-2])
+    if tuple(weights.shape[-2:]) != expected_a[-2:] or not _broadcasts(weights, expected_a):
         raise ValueError(
-            f"grad_out must be (..., L, Dv) = (..., {q.shape[-2]}, {v.shape[-1]}), "
-            f"got {tuple(grad_out.shape)}"
+            f"weights must be (..., L, S) = {expected_a} as the forward pass gave them "
+            f"(q {tuple(q.shape)}, k {tuple(k.shape)}), got {tuple(weights.shape)}"
+        )
+    expected_g = (*batch, q.shape[-2], v.shape[-1])
+    if tuple(grad_out.shape[-2:]) != expected_g[-2:] or not _broadcasts(grad_out, expected_g):
+        raise ValueError(
+            f"grad_out must be (..., L, Dv) = {expected_g}, the output's shape "
+            f"(q {tuple(q.shape)}, v {tuple(v.shape)}), got {tuple(grad_out.shape)}"
         )
     dv = weights.transpose(-2, -1) @ grad_out  # (..., S, Dv)
     da = grad_out @ v.transpose(-2, -1)  # (..., L, S)
@@ -53,6 +60,14 @@ def attention_backward(
     dq = (dz @ k) * scale  # (..., L, Dk)
     dk = (dz.transpose(-2, -1) @ q) * scale  # (..., S, Dk)
     return dq, _sum_to(dk, k.shape), _sum_to(dv, v.shape)
+
+
+def _broadcasts(x: torch.Tensor, shape: tuple) -> bool:
+    """Whether ``x`` broadcasts to exactly ``shape`` (leading axes of size 1 or missing)."""
+    try:
+        return tuple(torch.broadcast_shapes(x.shape, shape)) == tuple(shape)
+    except RuntimeError:
+        return False
 
 
 def _sum_to(grad: torch.Tensor, shape: torch.Size) -> torch.Tensor:

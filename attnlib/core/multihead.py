@@ -20,7 +20,9 @@ from attnlib.core.masks import checked_attention_mask
 from attnlib.core.scoring import default_scale
 from attnlib.util._checks import (
     check_bool,
+    check_has_keys,
     check_int,
+    check_matches_parameters,
     check_positive_int,
     check_probability,
     check_tensor,
@@ -93,6 +95,32 @@ def check_head_mask_type(head_mask) -> torch.Tensor:
     return head_mask
 
 
+def _check_3d_mask(attn_mask: torch.Tensor, batch: int, heads: int, queries: int, keys: int):
+    """A 3-D ``attn_mask`` is ``(B, L, S)``, one mask for every head; say so (and how to give one
+    mask per head) when it does not broadcast, in the shape the caller passed."""
+    try:
+        ok = torch.broadcast_shapes(attn_mask.shape, (batch, queries, keys)) == (
+            batch,
+            queries,
+            keys,
+        )
+    except RuntimeError:
+        ok = False
+    if not ok:
+        per_head = attn_mask.shape[0] == heads and attn_mask.shape[1:] == (queries, keys)
+        hint = (
+            f"; for one mask per head pass it 4-D as (B, H, L, S), e.g. attn_mask[None] of "
+            f"shape (1, {heads}, {queries}, {keys})"
+            if per_head
+            else ""
+        )
+        raise ValueError(
+            f"attn_mask has shape {tuple(attn_mask.shape)}, but a 3-D attn_mask is (B, L, S), "
+            f"the same for every head, and must broadcast to (B, L, S) = ({batch}, {queries}, "
+            f"{keys}){hint}"
+        )
+
+
 def _check_head_mask(head_mask, batch: int, num_heads: int, device: torch.device) -> torch.Tensor:
     """Validate a per-head multiplier and return it as ``(H,)`` or ``(B, H)``.
 
@@ -136,6 +164,7 @@ class MultiHeadAttention(nn.Module):
                 f"an equal width Dh = d_model / num_heads"
             )
         check_probability("dropout", dropout)
+        check_bool("bias", bias)
         self.d_model = d_model
         self.num_heads = num_heads
         self.head_dim = d_model // num_heads
@@ -160,6 +189,10 @@ class MultiHeadAttention(nn.Module):
             )
         if query.shape[0] != key.shape[0]:
             raise ValueError(f"query has batch size {query.shape[0]} but key has {key.shape[0]}")
+        check_has_keys("key", key, -2, query=query, value=value)
+        check_matches_parameters(
+            type(self).__name__, self.w_q.weight, query=query, key=key, value=value
+        )
 
     def forward(
         self,
@@ -198,6 +231,7 @@ class MultiHeadAttention(nn.Module):
         if head_mask is not None:
             keep = _check_head_mask(head_mask, batch, self.num_heads, query.device)
         if isinstance(attn_mask, torch.Tensor) and attn_mask.dim() == 3:
+            _check_3d_mask(attn_mask, batch, self.num_heads, num_queries, num_keys)
             attn_mask = attn_mask.unsqueeze(1)  # (B, 1, L, S): the same mask for every head
         mask, may_be_empty = checked_attention_mask(
             (batch, self.num_heads, num_queries, num_keys),

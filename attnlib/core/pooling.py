@@ -73,8 +73,9 @@ def toy_regression_data(
         ``(x_train (S,), y_train (S,))`` with ``x_train`` sorted ascending.
     """
     check_positive_int("n_train", n_train)
-    if not (x_max > 0):
-        raise ValueError(f"x_max must be positive, got {x_max}")
+    x_max = check_number_above("x_max", x_max, 0.0)
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)):
+        raise TypeError(f"noise must be a number, got {type(noise).__name__} ({noise!r})")
     if not (noise >= 0):
         raise ValueError(f"noise must be >= 0, got {noise}")
     x = torch.sort(torch.rand(n_train, generator=generator, dtype=torch.float64) * x_max).values

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from attnlib.util._checks import (
+    check_float_dtype,
     check_number_above,
     check_positive_int,
     check_probability,
@@ -78,6 +79,7 @@ def sinusoidal_encoding(
         ``(num_positions, D)``: ``PE[pos, 2i] = sin(pos w_i)``, ``PE[pos, 2i+1] = cos(pos w_i)``.
     """
     check_positive_int("num_positions", num_positions)
+    check_float_dtype("dtype", dtype)
     omega = sinusoidal_frequencies(d_model, base=base, dtype=torch.float64)  # (ceil(D/2),)
     pos = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
     angles = pos * omega  # (P, ceil(D/2))

@@ -78,6 +78,7 @@ def scaled_dot_score(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
 def cosine_score(q: torch.Tensor, k: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
     """cos(q, k) in [-1, 1]: ``(..., L, D), (..., S, D) -> (..., L, S)``; blind to norms."""
     _check_pair(q, k)
+    eps = check_number_above("eps", eps, 0.0)
     qn = q / q.norm(dim=-1, keepdim=True).clamp_min(eps)
     kn = k / k.norm(dim=-1, keepdim=True).clamp_min(eps)
     return qn @ kn.transpose(-2, -1)  # (..., L, S)

@@ -18,7 +18,17 @@ from torch import nn
 from attnlib.core._torch_layers import _block_from_torch
 from attnlib.core.masks import _causal_mask, checked_attention_mask
 from attnlib.core.multihead import MultiHeadAttention, _check_head_mask
-from attnlib.util._checks import check_positive_int, check_probability, check_tensor
+from attnlib.util._checks import (
+    check_bool,
+    check_has_keys,
+    check_matches_parameters,
+    check_number_above,
+    check_positive_int,
+    check_probability,
+    check_same_device,
+    check_same_dtype,
+    check_tensor,
+)
 
 __all__ = [
     "layer_norm",
@@ -50,13 +60,19 @@ def layer_norm(
         ``(..., D)``, equal to ``F.layer_norm(x, (D,), weight, bias, eps)``.
     """
     check_tensor("x", x, ndim_min=1)
+    check_number_above("eps", eps, 0)  # eps <= 0 gives NaN on a constant token (var = 0)
     width = x.shape[-1]
     for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None:
+            check_tensor(name, p)
         if p is not None and tuple(p.shape) != (width,):
             raise ValueError(
                 f"{name} must have shape ({width},) to match x {tuple(x.shape)}, "
                 f"got {tuple(p.shape)}"
             )
+    # as F.layer_norm: no silent promotion of x to the parameters' dtype, no device mix
+    check_same_device(x=x, weight=weight, bias=bias)
+    check_same_dtype(x=x, weight=weight, bias=bias)
     centred = x - x.mean(dim=-1, keepdim=True)  # (..., D)
     var = (centred**2).mean(dim=-1, keepdim=True)  # (..., 1), biased
     y = centred / torch.sqrt(var + eps)  # (..., D)
@@ -100,6 +116,7 @@ class FeedForward(nn.Module):
         check_positive_int("d_ff", d_ff)
         check_probability("dropout", dropout)
         _check_activation(activation)
+        check_bool("bias", bias)
         self.activation = activation
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
@@ -118,13 +135,18 @@ def _check_block_args(d_model, num_heads, d_ff, dropout) -> None:
     check_probability("dropout", dropout)
 
 
-def _check_width(name: str, x: torch.Tensor, d_model: int) -> None:
+def _check_width(name: str, x: torch.Tensor, block: _Block) -> None:
+    """``x`` is ``(B, L, D)`` with the block's D, at least one token (the block's keys: attention
+    over an empty key set is an error), and the dtype and device of its parameters."""
+    d_model = block.d_model
     check_tensor(name, x, ndim=3)
     if x.shape[-1] != d_model:
         raise ValueError(
             f"{name} has width {x.shape[-1]} but the block has d_model={d_model} "
             f"({name} shape {tuple(x.shape)})"
         )
+    check_has_keys(name, x, -2)
+    check_matches_parameters(type(block).__name__, block.self_attn.w_q.weight, **{name: x})
 
 
 def _apply_norm(norm: nn.LayerNorm, x: torch.Tensor) -> torch.Tensor:
@@ -154,6 +176,9 @@ class _Block(nn.Module):
         super().__init__()
         cross = self._cross
         _check_block_args(d_model, num_heads, d_ff, dropout)
+        check_bool("norm_first", norm_first)
+        check_bool("bias", bias)
+        check_number_above("eps", eps, 0)
         self.d_model = d_model
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
@@ -212,7 +237,7 @@ class EncoderBlock(_Block):
         Returns:
             ``(out (B, L, D), self_weights (B, H, L, L))``.
         """
-        _check_width("x", x, self.d_model)
+        _check_width("x", x, self)
         batch, length = x.shape[0], x.shape[1]
         heads = self.self_attn.num_heads
         keep = None if head_mask is None else _check_head_mask(head_mask, batch, heads, x.device)
@@ -304,8 +329,8 @@ class DecoderBlock(_Block):
             A :class:`DecoderOutput`: ``out (B, T, D)``, ``self_weights (B, H, T, T)``,
             ``cross_weights (B, H, T, S)``.
         """
-        _check_width("x", x, self.d_model)
-        _check_width("memory", memory, self.d_model)
+        _check_width("x", x, self)
+        _check_width("memory", memory, self)
         if memory.shape[0] != x.shape[0]:
             raise ValueError(
                 f"x has batch size {x.shape[0]} but memory has {memory.shape[0]} "

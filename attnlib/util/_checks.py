@@ -26,6 +26,8 @@ __all__ = [
     "check_number_above",
     "check_int",
     "check_probability",
+    "check_matches_parameters",
+    "check_float_dtype",
 ]
 
 
@@ -330,3 +332,53 @@ def check_has_keys(name: str, x: torch.Tensor, dim: int = -2, **others: torch.Te
             f"attention needs at least one key, but {name} has S = 0 keys along "
             f"dim {dim} ({shapes})"
         )
+
+
+_DTYPE_METHODS = {
+    torch.float16: "half",
+    torch.bfloat16: "bfloat16",
+    torch.float32: "float",
+    torch.float64: "double",
+}
+
+
+def check_matches_parameters(module: str, param: torch.Tensor, **tensors: torch.Tensor) -> None:
+    """Inputs to a module must have its parameters' dtype and device (``nn.Linear`` would fail
+    deep inside torch with "mat1 and mat2 must have the same dtype"): name both and the fix.
+
+    Args:
+        module: how the message names the module (e.g. ``"MultiHeadAttention"``).
+        param: one of its parameters (all share a dtype and device).
+        tensors: the inputs by argument name (``None`` ignored).
+    """
+    for name, x in tensors.items():
+        if not isinstance(x, torch.Tensor):
+            continue
+        if x.device != param.device:
+            raise ValueError(
+                f"{name} is on {x.device} but the {module}'s parameters are on {param.device}; "
+                f"move the input with {name}.to({str(param.device)!r}) or the module with "
+                f".to({str(x.device)!r})"
+            )
+        if x.dtype != param.dtype:
+            to = _DTYPE_METHODS.get(param.dtype)
+            back = _DTYPE_METHODS.get(x.dtype)
+            fix = f"convert the input with {name}.{to}()" if to else f"{name}.to({param.dtype})"
+            other = f" or the module with .{back}()" if back else ""
+            raise TypeError(
+                f"{name} has dtype {x.dtype} but the {module}'s parameters are {param.dtype}; "
+                f"{fix}{other}"
+            )
+
+
+def check_float_dtype(name: str, dtype) -> torch.dtype:
+    """A ``dtype`` argument must be a floating ``torch.dtype`` (an integer one would truncate
+    sines and weights to 0s and 1s)."""
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"{name} must be a torch.dtype such as torch.float32, got {dtype!r}")
+    if not dtype.is_floating_point:
+        raise TypeError(
+            f"{name} must be a floating torch.dtype (torch.float16, torch.bfloat16, "
+            f"torch.float32 or torch.float64), got {dtype}; the values would be truncated"
+        )
+    return dtype

@@ -33,7 +33,13 @@ _MIN_WIDTH, _WIDTH_PER_WEIGHT = 0.5, 6.0
 
 
 def _as_points(name, x) -> torch.Tensor:
-    t = torch.as_tensor(x, dtype=torch.float64)
+    try:
+        t = torch.as_tensor(x, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(
+            f"{name} must be a list of 2-D points with shape (S, 2), e.g. [[1.0, 0.0], "
+            f"[0.0, 1.0]], got {type(x).__name__} ({x!r:.60})"
+        ) from None
     if t.ndim != 2 or t.shape[1] != 2:
         raise ValueError(
             f"{name} must be a list of 2-D points with shape (S, 2), got shape {tuple(t.shape)}"

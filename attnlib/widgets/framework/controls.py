@@ -10,6 +10,9 @@ and ``dropdown`` are *slow*: changing one asks the kernel to recompute the frame
 
 from __future__ import annotations
 
+import math
+import numbers
+
 __all__ = [
     "float_slider",
     "int_slider",
@@ -30,6 +33,19 @@ def _layout(width):
 
 
 def _check_range(description, value, lo, hi):
+    for what, x in (("min", lo), ("max", hi), ("value", value)):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
+            raise TypeError(
+                f"{what} of slider {description!r} must be a finite number, got "
+                f"{type(x).__name__} ({x!r})"
+            )
+    if not lo < hi:
+        raise ValueError(
+            f"min={lo} must be less than max={hi} for slider {description!r} "
+            f"(swap them: min={hi}, max={lo})"
+            if lo > hi
+            else f"min={lo} must be less than max={hi} for slider {description!r}"
+        )
     if not lo <= value <= hi:
         raise ValueError(
             f"value={value} must lie in [min={lo}, max={hi}] for slider {description!r}"

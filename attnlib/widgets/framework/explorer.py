@@ -272,7 +272,7 @@ class Explorer(FrameSync):
         self._hold = True
         try:
             for k, v in values.items():
-                self.controls[k].value = v
+                _set_control(k, self.controls[k], v)
         finally:
             self._hold = False
         self._push()
@@ -340,3 +340,23 @@ def _affine(names, groups, axes) -> tuple[str, ...]:
     if off:
         raise ValueError(f"affine sliders must have 0 on their range, got {off}")
     return names
+
+
+def _set_control(name: str, control, value) -> None:
+    """``control.value = value``, a wrong value named by the control's name (traitlets' own
+    error names only the widget class: "The 'value' trait of a Checkbox instance ...")."""
+    import traitlets
+
+    if isinstance(getattr(control, "value", None), bool) and not isinstance(value, bool):
+        raise TypeError(
+            f"control {name!r} is a checkbox: set it to True or False, got "
+            f"{type(value).__name__} ({value!r})"
+        )
+    try:
+        control.value = value
+    except traitlets.TraitError as e:
+        current = getattr(control, "value", None)
+        raise TypeError(
+            f"control {name!r} cannot take {type(value).__name__} ({value!r}); it holds "
+            f"{type(current).__name__} values like {current!r} ({type(control).__name__}: {e})"
+        ) from None

@@ -90,15 +90,61 @@ def check_frame(scene: Scene, f: Frame) -> None:
             artist.check(field, f.arrays[key])
 
 
+_KIND_NAMES = {"b": "a bool", "s": "a str", "i": "integers", "f": "floats"}
+
+
+def _readout_entry(label, v) -> dict:
+    """Label, kind and shape of one readout value; a value the readout cannot show (more than 2-D,
+    ragged, not numbers) is a ``ValueError`` naming the label."""
+    v = to_py(v)
+    if isinstance(v, str):
+        return {"label": str(label), "kind": "s", "shape": []}
+    try:
+        a = np.asarray(v)
+    except ValueError:  # ragged nested lists
+        a = np.asarray(v, dtype=object)
+    if a.dtype == object or not (a.dtype == bool or np.issubdtype(a.dtype, np.number)):
+        raise ValueError(
+            f"readout entry {str(label)!r} must be a number, bool, str or a 1-D/2-D block of "
+            f"numbers of one length per row, got {v!r:.80}"
+        )
+    if a.ndim > 2:
+        raise ValueError(
+            f"readout entry {str(label)!r} has shape {list(a.shape)}: the readout shows a "
+            "number, a row (1-D) or a table (2-D); split it or pass a 2-D slice"
+        )
+    return {"label": str(label), "kind": value_kind(v), "shape": list(a.shape)}
+
+
 def readout_spec(f: Frame) -> list[dict]:
-    """Label, kind and shape of every readout entry of ``f`` (fixed for all frames)."""
-    spec = []
-    for label, v in f.readout.items():
-        v = to_py(v)
-        kind = value_kind(v)
-        shape = [] if kind == "s" else list(np.shape(v))
-        spec.append({"label": str(label), "kind": kind, "shape": shape})
-    return spec
+    """Label, kind and shape of every readout entry of ``f`` (the same for all frames: see
+    :func:`check_readout`)."""
+    return [_readout_entry(label, v) for label, v in f.readout.items()]
+
+
+def check_readout(spec: list[dict], f: Frame) -> None:
+    """Raise unless ``f``'s readout has the entries of ``spec``, each of the same kind and shape
+    (the front end lays out the readout once and formats each entry by its kind: an int in one
+    frame and 1.5 in another would read "2")."""
+    values = {str(k): v for k, v in f.readout.items()}
+    if set(values) != {s["label"] for s in spec}:
+        raise ValueError(
+            f"the readout has entries {sorted(values)} in one frame and "
+            f"{sorted(s['label'] for s in spec)} in another: every frame must have the same "
+            "readout entries"
+        )
+    for s in spec:
+        v = values[s["label"]]
+        e = _readout_entry(s["label"], v)
+        if (e["kind"], e["shape"]) != (s["kind"], s["shape"]):
+            mixed = {e["kind"], s["kind"]} == {"i", "f"}
+            hint = " (write it as float(...) in every frame)" if mixed else ""
+            raise ValueError(
+                f"readout entry {s['label']!r} holds {_KIND_NAMES[s['kind']]} of shape "
+                f"{s['shape']} in one frame but {_KIND_NAMES[e['kind']]} of shape {e['shape']} "
+                f"in another ({to_py(v)!r:.60}): every frame must give it one kind and "
+                f"shape{hint}"
+            )
 
 
 def _float32(x) -> np.ndarray:
@@ -144,6 +190,7 @@ def pack_frames(
                     f"in another: every frame of an explorer must have the same shapes"
                 )
             f32.append(a.reshape(-1))
+        check_readout(spec, fr)
         nums, strs = [], []
         for s in spec:
             v = to_py(fr.readout.get(s["label"]))

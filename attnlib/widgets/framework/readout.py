@@ -1,7 +1,9 @@
 """The readout: the table of numbers beside an explorer's picture (``.attnlib-readout``).
 
 ``readout_html`` writes exactly what ``explorer.js`` writes for the same numbers: floats with
-``digits`` decimals (never ``-0.000``), ints, ``True``/``False``, escaped strings; 1-D values
+``digits`` decimals by JavaScript's ``toFixed`` rule (the exact binary value rounded half away
+from zero, so 1/16 = 0.0625 reads 0.063 on both sides; Python's own ``f"{x:.3f}"`` rounds half to
+even and would print 0.062), never ``-0.000``; ints, ``True``/``False``, escaped strings; 1-D values
 one row, 2-D values one row per row. The browser test compares the two.
 """
 
@@ -10,11 +12,12 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
+from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
 import numpy as np
 
-__all__ = ["readout_html", "to_py", "value_kind"]
+__all__ = ["readout_html", "to_fixed", "to_py", "value_kind"]
 
 
 def to_py(x) -> Any:
@@ -55,8 +58,24 @@ def _fmt(x, kind: str, digits: int) -> str:
         return "nan"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    s = f"{x:.{digits}f}"
-    return f"{0.0:.{digits}f}" if float(s) == 0.0 else s
+    s = to_fixed(x, digits)
+    return to_fixed(0.0, digits) if float(s) == 0.0 else s
+
+
+def to_fixed(x: float, digits: int) -> str:
+    """``x`` (finite) with ``digits`` decimals as JavaScript's ``x.toFixed(digits)`` writes it:
+    the exact binary value of ``x`` (``Decimal(x)`` is exact) rounded to the nearest multiple of
+    ``10**-digits``, a tie going away from zero (``ROUND_HALF_UP`` in :mod:`decimal`), e.g.
+    ``to_fixed(0.0625, 3) == "0.063"`` and ``to_fixed(-0.0625, 3) == "-0.063"``, while
+    ``to_fixed(1.0005, 3) == "1.000"`` (1.0005 is stored as 1.000499999...)."""
+    x = float(x)
+    if abs(x) >= 1e21:  # toFixed then writes String(x), e.g. "1e+21", as Python's repr does
+        return repr(x)
+    d = Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP, context=_EXACT)
+    return f"{d:.{digits}f}"
+
+
+_EXACT = Context(prec=64)  # |x| < 1e21 and digits <= 20 (toFixed's range) need < 42 digits
 
 
 def readout_html(
