@@ -23,11 +23,7 @@ GLOSSARY = i18n.read_glossary()
 # none is fuzzy. Remove a notebook from this set when its catalog is done; the edition is done
 # when the set is empty (tools/i18n.py stats shows what is left). A frozenset, so that emptying the
 # braces leaves an empty set, not an empty dict.
-UNFINISHED = frozenset(
-    {
-        "11_induction_heads",
-    }
-)
+UNFINISHED = frozenset({})
 
 
 def _fixture_copy(tmp_path: Path) -> tuple[Path, Path]:
