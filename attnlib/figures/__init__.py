@@ -126,6 +126,7 @@ from attnlib.figures import (  # noqa: E402  (the modules register themselves wi
     bilinear,  # noqa: E402,F401
     decoding,  # noqa: E402,F401
     heads,  # noqa: E402,F401
+    induction,  # noqa: E402,F401
     jacobian,  # noqa: E402,F401
     masking,  # noqa: E402,F401
     pooling,  # noqa: E402,F401
