@@ -21,13 +21,13 @@
 # - what a **decoder-only (仅解码器)** model is: the decoder block of notebook 08 without the
 #   cross-attention, stacked, trained to predict every next token at once, with the **causal mask
 #   (因果掩码)** of notebook 05 keeping each position from seeing the future;
-# - that a 2-layer model trained on random tokens with a repeated segment learns, after a long
-#   plateau, to copy the segment's second occurrence from its first (**in-context learning
+# - that a 2-layer model trained on random tokens with a repeated segment learns, after a long,
+#   slow stretch, to copy the segment's second occurrence from its first (**in-context learning
 #   (上下文学习)**), and that this happens in a short stretch of training (a **phase change**);
 # - which heads do it, measured one score at a time. The textbook **induction head (归纳头)**
-#   circuit is a layer-0 head that looks at the previous token and a layer-1 head that finds the
-#   earlier copy of the current token through its keys (**K-composition**) and copies the token
-#   after it. What formed here is a variant of it, and we say which, with the numbers; one layer is
+#   circuit is a layer-0 head that looks at the previous token and a layer-1 head that attends
+#   to the token after the earlier copy of the current token, found through its keys
+#   (**K-composition**), and copies it. What formed here is a variant of it, and we say which, with the numbers; one layer is
 #   not enough;
 # - that a head's importance is what removing it does, not how striking its weights look (notebook
 #   10's lesson, measured again);
@@ -136,15 +136,15 @@ print(
 # distance, so the second occurrence cannot be found by position: it can only be predicted by
 # finding the earlier copy of the current token *in the context* and reading what came after it.
 # The segment is 16 tokens long and the distance between its two starts is drawn uniformly from
-# 16 to 32, so no single distance is common enough to copy by position. (When this notebook was
-# planned, a version of the task with one fixed distance was tried: the model copied by position,
-# and there was no phase change.)
+# 16 to 32, so no single distance is common enough to copy by position.
 #
 # Token 0 of the second occurrence cannot be guessed (nothing says the copy starts there); its tokens
 # 1, 2, … can. We score them separately: the **loss on the first occurrence** and the **loss on the
 # second occurrence** (each the mean loss of predicting its tokens 1 onward). Their difference is the
 # **in-context score** (second minus first): 0 for a model that ignores the context, strongly
-# negative for one that copies.
+# negative for one that copies. It is this task's version of the in-context learning score of
+# Olsson et al. (2022, *In-context learning and induction heads*), who take the loss at token 500
+# minus the loss at token 50 of ordinary text.
 
 # %%
 setup = ind.TrainSetup()
@@ -169,7 +169,7 @@ print(
 #
 # The model: 2 layers of causal self-attention with 2 heads each, width 64, **no FFN** (an
 # attention-only model, so that every computation is a head's), learned positions, tied
-# embeddings. AdamW, learning rate $10^{-3}$, batches of 32 fresh sequences. The whole run
+# embeddings. Adam (AdamW with weight decay 0), learning rate $10^{-3}$, batches of 32 fresh sequences. The whole run
 # (printed below) takes several minutes on a CPU, longer than this notebook should, so it was done
 # once with `python -m attnlib.course.induction --write`, and `attnlib` ships its record: the loss
 # of every step, the scores every 75 steps, and the weights every 150 steps (float16).
@@ -227,7 +227,7 @@ print(
     f"copy accuracy {show(m['copy_acc'][-1], 2)}"
 )
 
-# %%
+# %% alt="Two panels against the training step: on the left the training loss and the held-out losses on the first and second occurrence, the second-occurrence loss falling steeply between the dashed lines at steps 1425 and 1950; on the right the in-context score falling and the copy accuracy rising in the same stretch."
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
 ax = axes[0]
 ax.plot(
@@ -289,13 +289,14 @@ for layer in range(2):
 
 # %% [markdown]
 # **The textbook scores are low for every head.** No head looks at the previous token (the highest
-# previous-token score is 0.05) and no head looks at the token after the earlier copy (at most
+# previous-token score is 0.05, averaged over all positions $t = 1..47$; the next cell shows that
+# it comes from the first few positions, where there are only a few keys to choose from) and no head looks at the token after the earlier copy (at most
 # 0.05), yet the model copies the second occurrence with accuracy 0.87. All four OV circuits copy
 # (scores 0.73 to 0.96). So the heads must be looking somewhere else. Instead of guessing, we
 # measure where: for layer 0, the mean weight on each distance back; for layer 1, the mean weight
 # on each offset from the earlier copy of the query's token.
 
-# %%
+# %% alt="Two line plots: on the left the mean weight each layer-0 head puts k positions back, peaking at k = 16 for head 0 and k = 15 for head 1; on the right the mean weight each layer-1 head puts on the earlier copy of the query's token plus o, peaking at o = 16 for both heads."
 with torch.no_grad():
     att = model(held.ids, output_attentions=True).attentions
 back = ind.lookback_profile(att, 20)  # (layers, H, 21): weight on t - k
@@ -303,8 +304,12 @@ offsets = list(range(0, 18))
 match = ind.match_profile(att, held, offsets)  # (layers, H, 18): weight on q - d + o
 for h in range(2):
     k = int(back[0, h].argmax())
-    print(f"layer 0 head {h}: looks back most often k = {k} positions (mean weight "
+    print(f"layer 0 head {h}: puts most weight k = {k} back (mean weight "
           f"{show(back[0, h, k], 2)}; k = 1, the previous token: {show(back[0, h, 1], 2)})")
+prev = torch.stack([att[0][:, :, t, t - 1].double().mean(0) for t in (1, 2)])  # (2, H)
+for h in range(2):
+    print(f"layer 0 head {h}: weight on the previous token at t = 1 and t = 2: "
+          f"{show(prev[:, h], 2)}; over t >= 20 (k = 1 above): {show(back[0, h, 1], 2)}")
 for h in range(2):
     o = offsets[int(match[1, h].argmax())]
     print(f"layer 1 head {h}: from the second occurrence, most weight on the earlier copy + {o} "
@@ -323,17 +328,20 @@ fig.tight_layout()
 
 # %% [markdown]
 # **What formed, as measured (C52).** The two layer-0 heads look a fixed distance back: head 0 about 16
-# positions, head 1 about 15 (mean weights 0.45 and 0.44 there, 0.0 on the previous token). 16 is
-# the segment's length. The two layer-1 heads, from a position $q$ of the second occurrence, look
+# positions, head 1 about 15 (mean weights 0.45 and 0.44 there, 0.0 on the previous token). The lookback profile averages over
+# the positions $t \ge 20$, where all 21 distances exist; the previous-token score of 0.05 above
+# averages over all positions and comes from the first ones (at $t = 1$ there are only two keys).
+# 16 is the smallest distance between the two starts (segment 16 + `min_gap` 0). The two layer-1 heads, from a position $q$ of the second occurrence, look
 # at the earlier copy of $q$'s token plus 16 (mean weights 0.36 and 0.49), not plus 1 (0.02).
 #
 # Why that works: call $j = q - d + 16$ the key the layer-1 head picks. Layer-0 head 0 has written
 # into position $j$ the token 16 back, $x_{j-16} = x_{q-d}$, which is the earlier copy of the
 # query's own token $x_q$: the layer-1 head can find $j$ by matching its query ($x_q$) with that.
 # Layer-0 head 1 has written the token 15 back, $x_{j-15} = x_{q-d+1}$, the token after the earlier
-# copy, which is exactly the token to predict: the layer-1 head reads it from $j$'s value. Because
-# every segment is 16 long and every distance is at least 16, "16 back" always lands inside the
-# first occurrence. It is the induction algorithm (find the earlier copy, copy what followed it),
+# copy, which is exactly the token to predict: the layer-1 head reads it from $j$'s value. $x_{j-16} = x_{q-d}$ is the earlier copy
+# by construction, whatever the data; what the circuit needs is that the key $j$ is not in $q$'s
+# future, $j \le q$, that is $d \ge 16$. That holds for every sequence because the smallest distance
+# is 16. It is the induction algorithm (find the earlier copy, copy what followed it),
 # with two distance-16/15 heads doing what the textbook circuit does with one previous-token head.
 # Both circuits are possible in this task; training found this one. (Notebook 10's lesson again: a
 # head is not promised to do the thing it is named for.)
@@ -349,7 +357,9 @@ fig.tight_layout()
 kcomp = ind.composition_scores(model, "k")
 qcomp = ind.composition_scores(model, "q")
 vcomp = ind.composition_scores(model, "v")
-base = ind.random_composition_baseline(cfg.d_model, cfg.d_model // cfg.num_heads)
+base = ind.random_composition_baseline(
+    model.config.d_model, model.config.d_model // model.config.num_heads
+)
 print("composition scores, rows: layer-0 head, columns: layer-1 head")
 print("K:", show(kcomp, 2), "\nQ:", show(qcomp, 2), "\nV:", show(vcomp, 2))
 print("random matrices of the same shapes:", show(base, 2))
@@ -364,9 +374,10 @@ print(f"  nothing removed:                    {show(kp[2], 2)}")
 # %% [markdown]
 # K-composition from layer-0 head 0 into both layer-1 heads is 0.3 and 0.33, above the 0.13 of
 # random matrices; from head 1 it is at the random level (0.1, 0.11). Its V-composition is the
-# larger (0.22 and 0.23): head 1 feeds the values, head 0 the keys. The effect agrees: without
+# larger (0.22 and 0.23): the weights suggest that head 1 feeds
+# the values (we do not measure a values-only removal) and head 0 the keys. The effect agrees: without
 # layer-0 head 0 in its keys, layer 1 no longer finds the position (its weight there drops from
-# 0.36 and 0.49 to 0.03 and 0.02); without head 1 in its keys, nothing changes (0.39 and 0.5).
+# 0.36 and 0.49 to 0.03 and 0.02); without head 1 in its keys, nothing drops (0.39 and 0.5).
 # So: a two-layer circuit with K-composition, as in Elhage et al., but with layer-0 heads that look
 # 16 and 15 tokens back rather than one.
 
@@ -375,7 +386,7 @@ print(f"  nothing removed:                    {show(kp[2], 2)}")
 #
 # The same data, the same training, but a single layer of 2 heads (C53).
 
-# %%
+# %% alt="The in-context score against the training step for the 2-layer and the 1-layer model: the 2-layer curve drops steeply in the middle of training, the 1-layer curve only creeps down."
 model1, run1 = ind.load_run("one_layer")
 m1 = run1.metrics
 print(f"1-layer model, {len(run1.losses)} steps:")
@@ -410,7 +421,7 @@ fig.tight_layout()
 # %% [markdown]
 # The 1-layer model has no drop: its in-context score creeps to -0.81 (it can raise the logits of
 # tokens it has seen in the context, so the second occurrence becomes a little easier) and its copy
-# accuracy stays at 0.13; no head scores above 0.06 as an induction head. One layer cannot do the
+# accuracy rises only to 0.13; no head scores above 0.06 as an induction head. One layer cannot do the
 # induction step: a head can only look up a position by what is *at* that position, and what it
 # must match, the token before (or 16 before), is put there by an earlier layer.
 
@@ -438,12 +449,16 @@ for r in table:
 # %% [markdown]
 # Removing either layer-0 head undoes copying (copy accuracy 0.06 and 0.02, in-context score
 # +0.12 and +0.78: the second occurrence is no easier than the first). Removing layer-1 head 0 alone
-# changes nothing to two decimals (0.87), though its weights show the induction pattern as clearly
-# as head 1's; removing head 1 alone costs a little (0.81). Only removing both undoes copying
-# (0.02): the two layer-1 heads do the same job, and either one is enough. A head whose attention
-# looks like the mechanism can still be unimportant, here because another head does the same
-# thing: importance is what removing it does (C54), not what its weights look like (notebook 10,
-# C48).
+# leaves the copy accuracy at 0.87 and moves the losses by at most 0.02, though its weights show the
+# induction pattern as clearly as head 1's. Removing head 1 alone costs 1 nat on the second
+# occurrence (0.65 to 1.65; in-context score -2.53) but little accuracy (0.81): head 1 does most of
+# the work on the loss, and head 0 alone is enough for the most likely token. Only removing both
+# undoes copying (0.02). Then both losses (4.41 and 4.43) are above the uniform guess, log(64) =
+# 4.159: the model is worse than guessing. So the two layer-1 heads are redundant: the claim
+# "removing a head of the circuit undoes copying" holds for each layer-0 head and for the layer-1
+# *pair*. A head whose attention looks like the mechanism can still be unimportant, here because
+# another head does the same thing: importance is what removing it does (C54), not what its weights
+# look like (notebook 10, C48).
 
 # %% [markdown]
 # ## 6. Writing with the model: autoregressive decoding and the KV cache
@@ -484,13 +499,22 @@ print(
 # The cost of one new token, counted by `torch.utils.flop_counter.FlopCounterMode` (matrix products,
 # 2 FLOPs per multiply-add) on this model, with and without the cache:
 
-# %%
+# %% alt="FLOPs for one new token against the prefix length, with and without the KV cache: the line with the cache stays almost flat, the line without it rises almost in a straight line."
 rows = decode_cost_table(model, [1, 8, 16, 24, 32, 40, 46])
 print("prefix  FLOPs with cache  FLOPs without   cache after the step (numbers)")
 for r in rows:
     print(f"{r.prefix:6d}  {r.flops_cached:16,d}  {r.flops_uncached:13,d}   {r.cache_numbers:,d}")
 steps_c = {(b.flops_cached - a.flops_cached) // (b.prefix - a.prefix) for a, b in zip(rows, rows[1:])}
 print("with the cache, FLOPs added per extra prefix token:", sorted(steps_c))
+per_token = rows[0].flops_cached - 512 * (rows[0].prefix + 1)  # the part that does not grow
+print(f"n = p + 1 tokens: with the cache {per_token:,d} + 512·n for every row:",
+      all(r.flops_cached == per_token + 512 * (r.prefix + 1) for r in rows))
+print(f"without the cache {per_token:,d}·n + 512·n² for every row:",
+      all(r.flops_uncached == per_token * (r.prefix + 1) + 512 * (r.prefix + 1) ** 2 for r in rows))
+print(f"512·n² exceeds {per_token:,d}·n only for n > {per_token // 512}")
+print(f"from p = 1 to 46: n grows x{47 / 2:.1f}, the uncached step x"
+      f"{rows[-1].flops_uncached / rows[0].flops_uncached:.1f}, the cached step x"
+      f"{rows[-1].flops_cached / rows[0].flops_cached:.2f}")
 fig, ax = plt.subplots(figsize=(6, 3))
 ax.plot([r.prefix for r in rows], [r.flops_cached for r in rows], "o-", label="with the KV cache")
 ax.plot(
@@ -504,10 +528,14 @@ fig.tight_layout()
 
 # %% [markdown]
 # With the cache the work of a step grows by the same amount per extra prefix token (the new query
-# meets one more key): linearly, 74,752 FLOPs after 1 token and 97,792 after 46. Without it, each
-# step recomputes all positions, and the scores of all positions with all earlier ones: 149,504
-# FLOPs after 1 token, 4,596,224 after 46, and the whole text costs the sum of these, which grows
-# with the cube of its length. The cache's size is $2 \cdot \text{layers} \cdot \text{tokens} \cdot
+# meets one more key): 74,752 FLOPs after 1 token and 97,792 after 46. Without it, each step
+# recomputes all positions, and the scores of all positions with all earlier ones: 149,504 FLOPs
+# after 1 token, 4,596,224 after 46. The counts fit two closed forms exactly (printed above), with
+# $n = p + 1$ tokens in the model: $73{,}728\,n + 512\,n^2$ without the cache and $73{,}728 + 512\,n$
+# with it. The $n^2$ term overtakes the part that grows with $n$ (projections and unembedding of every
+# position) only beyond 144 tokens, three times this model's 48; at long contexts the uncached step
+# grows with the square of the length and the whole text with its cube, but at this size the cache
+# saves a factor of about $n$. The cache's size is $2 \cdot \text{layers} \cdot \text{tokens} \cdot
 # (\text{K/V heads} \cdot d_{\text{head}})$ numbers (keys and values): after the step that writes
 # token 2 it holds 512 numbers, after token 47 12,032. For a real model, computed (not run):
 
@@ -560,37 +588,44 @@ for c in (first, last):
 #   every next token at once; the causal mask (lecture notes 004 §9.14) makes that honest, and we
 #   checked it on the model: the logits before a changed token do not move at all.
 # - Trained on random tokens with a repeated 16-token segment, the 2-layer attention-only model
-#   sits on a plateau, then in about 500 steps (1425 to 1950) learns to copy the second occurrence
+#   improves slowly for a long stretch, then in about 500
+#   steps (1425 to 1950) learns to copy the second occurrence
 #   from the first (copy accuracy 0.87 at the end, in-context score -3.54). One layer does not.
-# - What formed is an induction circuit of three heads in two layers, measured: two layer-0 heads
-#   that look 16 and 15 tokens back, and layer-1 heads that find the position 16 after the earlier
-#   copy of the current token through their keys (K-composition from the 16-back head) and copy
-#   the token the 15-back head put there. The textbook previous-token head did not form in this
-#   run; the issue's first attempt (8-token segments, random gap) grew a different layer-0 head too.
-#   Which circuit forms depends on the data.
-# - Ablation, not the look of the weights, says what matters: either layer-0 head is necessary,
-#   and either layer-1 head alone is enough.
-# - Decoding with the KV cache gives the same tokens and logits as recomputing; it turns the work
-#   per token from growing with the square of the prefix into growing linearly, at a memory cost
-#   that GQA divides by its group size.
+# - What formed is an induction circuit of four heads in two layers, measured: two layer-0 heads
+#   that look 16 and 15 tokens back, and two layer-1 heads that do the same job: they attend to the
+#   position 16 after the earlier copy of the current token, found through their keys
+#   (K-composition from the 16-back head), and copy the token the 15-back head put there. The
+#   textbook previous-token head did not form in this run. Which circuit forms depends on the data
+#   (Exercise 1).
+# - Ablation, not the look of the weights, says what matters: either layer-0 head is necessary;
+#   the two layer-1 heads are redundant, and removing both undoes copying.
+# - Decoding with the KV cache gives the same tokens and logits as recomputing. Here a step costs
+#   $73{,}728\,n + 512\,n^2$ FLOPs without the cache and $73{,}728 + 512\,n$ with it ($n$ tokens), so
+#   the cache saves a factor of about $n$; at contexts beyond 144 tokens the uncached step grows
+#   with the square of the length, the cached one linearly. The cache costs memory, which GQA
+#   divides by its group size.
 #
 # ## Exercises
 #
-# 1. The layer-0 heads look 16 and 15 back. Which fact about the training data makes "16 back"
-#    land inside the first occurrence for *every* training sequence? Design a change to the data
+# 1. The layer-0 heads look 16 and 15 back. Which fact about the training data makes the key the
+#    layer-1 heads pick, $j = q - d + 16$, lie at or before the query $q$ for *every* training
+#    sequence? Design a change to the data
 #    under which only the previous-token version of the circuit would work for every sequence.
-# 2. In section 5, removing layer-1 head 0 changes nothing. Does that mean head 0 does not copy?
+# 2. In section 5, removing layer-1 head 0 leaves the copy accuracy unchanged. Does that mean head 0 does not copy?
 #    What would you measure to tell "does nothing" from "does what head 1 already does"?
 # 3. With the cache, why does the work per token still grow with the prefix at all?
 #
 # <details><summary>Answer</summary>
 #
-# 1. Every segment is 16 long and the distance is at least 16, so the position 16 before any
-#    token of the second occurrence's matching key lies in the first occurrence. With segments of
-#    random lengths (say 2 to 16), no single distance back works for all of them, but one back
-#    (the previous token) always does.
+# 1. The smallest distance between the two starts is 16 (segment 16 + `min_gap` 0), so $d \ge 16$
+#    and $j \le q$. A $k$-back / $(k-1)$-back pair of heads works for every sequence only if $k$ is at
+#    most the smallest distance. Let the distance go down to 1 or 2 (for example short segments,
+#    `RepeatTask(segment=2)`, with `min_gap` 0): no distance back beyond that works for all
+#    sequences, but one back (the previous token) always does. Also try `RepeatTask(segment=8)`
+#    (8-token segments) and see which layer-0 heads form.
 # 2. No: its weights show the same pattern (mean 0.36 on the target), and with head 1 removed it
-#    keeps most of the copying (0.81 accuracy with head 0 alone). Removing both undoes it (0.02).
+#    keeps most of the accuracy (0.81 with head 0 alone), though the second-occurrence loss rises
+#    by 1 nat. Removing both undoes it (0.02).
 #    Measure each head alone: remove all others.
 # 3. The new query is compared with every cached key and mixes every cached value: per layer,
 #    (prefix + 1) · width multiply-adds for the scores and as many for the mix, so each extra prefix

@@ -238,20 +238,23 @@ STATEMENTS: dict[str, str] = {
         "(in-context learning)."
     ),
     "C52": (
-        "What forms is a circuit of two heads in two layers, each measured: a layer-0 head that "
-        "attends to the previous token, and a layer-1 head that attends to the token after the "
-        "earlier occurrence of the current token (prefix matching) and copies it. The layer-1 "
-        "head finds that token through its keys, which read the layer-0 head's output "
-        "(K-composition, measured). Which circuit formed is stated as measured."
+        "What forms is a circuit in two layers, each head measured: layer-0 heads that write an "
+        "earlier token into each position (in the textbook circuit the previous token; in this "
+        "run 16 and 15 tokens back), and layer-1 heads that attend, from a token of the second "
+        "occurrence, to a position fixed relative to the earlier occurrence of that token and "
+        "copy the token that followed it. The layer-1 heads find that position through their "
+        "keys, which read a layer-0 head's output (K-composition, measured). Which circuit "
+        "formed is stated as measured."
     ),
     "C53": (
         "A 1-layer model trained the same way shows no such drop and no induction head: the "
         "circuit needs two layers (the control)."
     ),
     "C54": (
-        "Removing either head of the circuit (zeroing its output) undoes in-context copying, "
-        "while removing another head may change little: the importance of a head is measured by "
-        "ablation, not read from its weights (C48)."
+        "Removing a necessary head of the circuit (zeroing its output) undoes in-context copying: "
+        "here either layer-0 head, or both layer-1 heads together; removing one of two redundant "
+        "heads may change little: the importance of a head is measured by ablation, not read "
+        "from its weights (C48)."
     ),
 }
 
