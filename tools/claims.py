@@ -238,11 +238,14 @@ STATEMENTS: dict[str, str] = {
         "(in-context learning)."
     ),
     "C52": (
-        "What forms is a circuit of two heads in two layers, each measured: a layer-0 head that "
-        "attends to the previous token, and a layer-1 head that attends to the token after the "
-        "earlier occurrence of the current token (prefix matching) and copies it. The layer-1 "
-        "head finds that token through its keys, which read the layer-0 head's output "
-        "(K-composition, measured). Which circuit formed is stated as measured."
+        "With segments of random length (2 to 16 tokens), what forms is the textbook circuit, "
+        "each part measured: a layer-0 head that attends to the previous token, and layer-1 "
+        "heads that attend to the token after the earlier occurrence of the current token "
+        "(prefix matching) and copy it. They find that token through their keys, which read the "
+        "previous-token head's output (K-composition: a composition score above random "
+        "matrices', and removing that head's output from the keys alone removes the prefix "
+        "matching). With every segment 16 tokens long a different circuit formed (layer-0 heads "
+        "that look 16 and 15 back): the setup decides the circuit, stated as measured."
     ),
     "C53": (
         "A 1-layer model trained the same way shows no such drop and no induction head: the "
