@@ -1,7 +1,7 @@
 """Induction heads in a small GPT: the data, the training run and the per-head scores (notebook 11).
 
-The task: random tokens in which one segment of ``segment`` tokens occurs twice, the second time
-after a random gap, so the only way to predict the second occurrence is to find the first one in
+The task: random tokens in which one segment (of ``segment`` tokens, or of a length drawn per
+sequence from ``min_segment .. segment``) occurs twice, the second time after a random gap, so the only way to predict the second occurrence is to find the first one in
 the context and copy what followed it (an induction head; Olsson et al. 2022, Elhage et al. 2021).
 
 Everything here is measured, never assumed: which head attends to the previous token, which one
@@ -11,8 +11,10 @@ its output raises that token's logit (copying), whether its keys read the first 
 head (``head_mask``) does to the loss on the second occurrence.
 
 Positions are 0-based. A sequence's first occurrence starts at ``first``, the second at
-``second = first + segment + gap``. "The loss on an occurrence" is the mean next-token loss of
-predicting its tokens 1 .. segment - 1 (its token 0 cannot be known from the first occurrence).
+``second = first + length + gap``. "The loss on an occurrence" is the mean next-token loss of
+predicting its tokens 1 .. length - 1 (its token 0 cannot be known from the first occurrence),
+pooled over the batch's tokens (with per-row lengths, a row counts as many times as it has
+tokens to predict).
 """
 
 from __future__ import annotations
