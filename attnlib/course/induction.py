@@ -1,8 +1,9 @@
 """Induction heads in a small GPT: the data, the training run and the per-head scores (notebook 11).
 
 The task: random tokens in which one segment (of ``segment`` tokens, or of a length drawn per
-sequence from ``min_segment .. segment``) occurs twice, the second time after a random gap, so the only way to predict the second occurrence is to find the first one in
-the context and copy what followed it (an induction head; Olsson et al. 2022, Elhage et al. 2021).
+sequence from ``min_segment .. segment``) occurs twice, the second time after a random gap, so the
+only way to predict the second occurrence is to find the first one in the context and copy what
+followed it (an induction head; Olsson et al. 2022, Elhage et al. 2021).
 
 Everything here is measured, never assumed: which head attends to the previous token, which one
 attends to the token after the earlier occurrence of the current token (prefix matching), whether
