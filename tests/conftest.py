@@ -103,7 +103,7 @@ SLOW_TESTS = {
     "test_costs.py::test_c41_attention_memory_grows_quadratically_rnn_and_cnn_linearly",
     "test_blockwise.py::test_c42_extra_memory_grows_linearly_measured",
     "test_blockwise.py::test_c42_training_memory_grows_linearly_measured",
-    "test_induction_claims.py::test_retraining_repeats_the_shipped_run",  # 3000 steps, minutes
+    "test_induction_claims.py::test_retraining_repeats_the_shipped_run",  # 4000 steps, minutes
 }
 
 

@@ -47,6 +47,72 @@ def test_repeat_batch_copies_the_segment_after_a_gap():
     assert b.positions("second").tolist()[0] == list(range(int(b.second[0]), int(b.second[0]) + 3))
 
 
+VAR = ind.RepeatTask(vocab_size=16, seq_len=24, segment=6, min_segment=2)
+
+
+def _var_batch(n=64, seed=2):
+    return ind.repeat_batch(VAR, n, torch.Generator().manual_seed(seed))
+
+
+def test_per_row_lengths_copy_each_rows_segment_and_vary():
+    b = _var_batch()
+    assert b.lengths is not None and b.segment == 6
+    assert set(b.lengths.tolist()) == set(range(2, 7))  # every length 2..6 is drawn
+    for r in range(64):
+        f, s, n = int(b.first[r]), int(b.second[r]), int(b.lengths[r])
+        assert 0 <= f and s - f >= n and s + n <= 24  # both occurrences fit, no overlap
+        assert b.ids[r, f : f + n].tolist() == b.ids[r, s : s + n].tolist()
+        assert b.valid()[r].tolist() == [j < n - 1 for j in range(5)]
+        # the valid positions are the occurrence's first n - 1 positions
+        pos = b.positions("second")[r][b.valid()[r]].tolist()
+        assert pos == list(range(s, s + n - 1))
+    # fixed lengths: every position valid, and the old draw (no per-row lengths) unchanged
+    fixed = _batch(8)
+    assert fixed.lengths is None and bool(fixed.valid().all())
+    assert fixed.row_lengths().tolist() == [4] * 8
+
+
+def test_scores_with_per_row_lengths_match_loops():
+    b = _var_batch(16)
+    w = torch.rand(16, 2, 24, 24, dtype=torch.float64).softmax(-1)
+    logits = torch.randn(16, 24, 16, dtype=torch.float64)
+    got = ind.occurrence_losses(logits, b)
+    indu = ind.induction_scores([w], b)[0]
+    prof = ind.match_profile([w], b, [0, 1])[0]
+    first, second, hits, ind_vals, own_vals = [], [], [], [], []
+    for r in range(16):
+        d, n = int(b.second[r] - b.first[r]), int(b.lengths[r])
+        for p in range(int(b.first[r]), int(b.first[r]) + n - 1):
+            first.append(F.cross_entropy(logits[r, p][None], b.ids[r, p + 1][None]).item())
+        for q in range(int(b.second[r]), int(b.second[r]) + n - 1):
+            second.append(F.cross_entropy(logits[r, q][None], b.ids[r, q + 1][None]).item())
+            hits.append(int(logits[r, q].argmax() == b.ids[r, q + 1]))
+            ind_vals.append(w[r, :, q, q - d + 1])
+            own_vals.append(w[r, :, q, q - d])
+    assert got["first"] == pytest.approx(sum(first) / len(first), abs=1e-12)
+    assert got["second"] == pytest.approx(sum(second) / len(second), abs=1e-12)
+    assert got["copy_acc"] == pytest.approx(sum(hits) / len(hits), abs=1e-15)
+    torch.testing.assert_close(indu, torch.stack(ind_vals).mean(0), rtol=0, atol=1e-12)
+    torch.testing.assert_close(prof[:, 1], indu, rtol=0, atol=1e-12)
+    torch.testing.assert_close(prof[:, 0], torch.stack(own_vals).mean(0), rtol=0, atol=1e-12)
+
+
+def test_max_gap_bounds_the_gap_between_the_occurrences():
+    task = ind.RepeatTask(vocab_size=16, seq_len=24, segment=6, min_segment=2, max_gap=3)
+    b = ind.repeat_batch(task, 256, torch.Generator().manual_seed(5))
+    gap = b.second - b.first - b.lengths
+    assert int(gap.min()) == 0 and int(gap.max()) == 3
+    with pytest.raises(ValueError, match="max_gap"):
+        ind.RepeatTask(min_gap=2, max_gap=1)
+
+
+def test_bad_min_segment_raises():
+    with pytest.raises(ValueError, match="min_segment"):
+        ind.RepeatTask(segment=4, min_segment=1)
+    with pytest.raises(ValueError, match="min_segment"):
+        ind.RepeatTask(segment=4, min_segment=5)
+
+
 def test_repeat_batch_is_a_function_of_the_generator():
     a, b = _batch(8, seed=3), _batch(8, seed=3)
     assert torch.equal(a.ids, b.ids) and torch.equal(a.first, b.first)

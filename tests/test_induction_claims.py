@@ -1,10 +1,13 @@
 """Claims C49–C54 (notebook 11) checked on the model and on the run shipped with attnlib.
 
 The shipped run (``attnlib/data/induction.pt``) is the record of ``train_induction`` with the
-notebook's setup; ``test_retraining_repeats_the_shipped_run`` (slow) retrains it and compares.
+notebook's setup; ``test_retraining_repeats_the_shipped_run`` (slow) retrains its first 4000 steps
+and checks what must hold on any CPU.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 import torch
@@ -102,41 +105,71 @@ def test_c51_plateau_then_a_short_drop_with_in_context_learning(two):
     # A plateau: until the drop the loss stays within 0.25 nats of log(64) = 4.16 ...
     assert pc["start"] >= int(steps[-1]) / 3
     assert (m["loss"][: start + 1] > 4.16 - 0.25).all()
-    # ... then a short drop: most of the in-context score's fall in at most a fifth of the run.
-    assert pc["end"] - pc["start"] <= int(steps[-1]) / 5
-    assert pc["fall"] > 0.6
+    # ... then a short drop: about half of the in-context score's whole fall in at most a
+    # twentieth of the run (the rest is the slow creep before it and the polish after it).
+    assert pc["end"] - pc["start"] <= int(steps[-1]) / 20
+    assert pc["fall"] > 0.45
     # In-context learning: the second occurrence's loss ends far below the first's, and the
     # copied tokens are mostly right.
-    assert m["in_context"][-1] < -3.0
-    assert m["copy_acc"][-1] > 0.8 and m["copy_acc"][start] < 0.3
+    assert m["in_context"][-1] < -2.5
+    assert m["copy_acc"][-1] > 0.75 and m["copy_acc"][start] < 0.3
+
+
+def _circuit(model, held):
+    """The measured roles: the layer-0 head with the top previous-token score, the layer-1 head
+    with the top prefix-matching score, and the scores."""
+    s = ind.head_scores(model, held)
+    prev, indu = s["previous"], s["induction"]
+    return int(prev[0].argmax()), int(indu[1].argmax()), s
 
 
 @pytest.mark.claim("C52")
-def test_c52_the_circuit_that_formed_is_k_composed(two, held):
-    """What formed (measured): two layer-0 heads that look a fixed distance back (16 and 15, the
-    segment's length, not 1), and layer-1 heads that look at the earlier copy of the query's
-    token + 16, finding it through their keys, which read the 16-back head (K-composition)."""
+def test_c52_the_textbook_circuit_formed_and_is_k_composed(two, held):
+    """What formed (measured): a layer-0 previous-token head (for the positions up to 17; later
+    ones it looks further back), two layer-1 heads that attend to the token after the earlier
+    copy of the query's token (prefix matching) and copy it, and they find it through their keys,
+    which read the previous-token head's output (K-composition, by weights and by effect)."""
     model = two[0]
+    p, i, s = _circuit(model, held)
+    prev, indu = s["previous"], s["induction"]
+    others = [float(prev[0, 1 - p]), *prev[1].tolist()]
+    assert prev[0, p] > 0.3 and prev[0, p] > 5 * max(others)  # one previous-token head
     with torch.no_grad():
         att = model(held.ids, output_attentions=True).attentions
-    back = ind.lookback_profile(att, 20)
-    seg = held.segment
-    assert back[0, :, 1].max() < 0.1  # no previous-token head
-    k16 = int(back[0, :, seg].argmax())
-    assert back[0, k16, seg] > 0.3 and back[0, 1 - k16, seg - 1] > 0.3
-    match = ind.match_profile(att, held, [1, seg])
-    assert (match[1, :, 1] > 0.3).all() and (match[1, :, 0] < 0.1).all()
-    # K-composition, by weights: the 16-back head into both layer-1 heads, above random matrices.
+    t = torch.arange(1, 18)
+    assert att[0][:, p, t, t - 1].mean() > 0.9  # at positions 1..17 it is nearly all on t - 1
+    assert (indu[1] > 0.5).all() and indu[0].max() < 0.1  # both layer-1 heads prefix-match
+    # the top of each layer-1 head's match profile is the token after the earlier copy (+1)
+    match = ind.match_profile(att, held, list(range(0, 17)))
+    assert (match[1].argmax(-1) == 1).all()
+    assert (s["copying"][1] > 0.5).all()  # and their OV circuits copy
+    # K-composition, by weights: the previous-token head into both layer-1 heads, well above
+    # random matrices; the other layer-0 head is not.
     base = ind.random_composition_baseline(64, 32, samples=50)
     kc = ind.composition_scores(model, "k")
-    assert (kc[k16] > 2 * base).all()
-    # and by effect: without that head in layer 1's keys the layer-1 heads lose the position;
-    # without the other head in the keys they keep it.
-    kp = ind.key_path_induction(model, held, offset=seg)
-    assert (kp[k16] < 0.2 * kp[-1]).all()
-    assert (kp[1 - k16] > 0.8 * kp[-1]).all()
-    # Both layer-1 heads copy (OV circuit).
-    assert (ind.copying_scores(model)[1] > 0.5).all()
+    assert (kc[p] > 1.5 * base).all() and (kc[1 - p] < base).all()
+    # and by effect: without the previous-token head in layer 1's keys the prefix matching is
+    # gone; without the other head in the keys it stays.
+    kp = ind.key_path_induction(model, held, offset=1)
+    assert (kp[p] < 0.1 * kp[-1]).all()
+    assert (kp[1 - p] > 0.8 * kp[-1]).all()
+
+
+def test_the_fixed_length_run_formed_a_different_circuit(two, held):
+    """The first setup tried (every segment 16 long, GPT-2's initialisation): layer-0 heads that
+    look 16 and 15 back and no previous-token head; its layer-1 heads look at the earlier copy +
+    16, not + 1."""
+    model, run = ind.load_run("fixed_length")
+    assert run.setup == ind.FIXED_LENGTH and not run.snapshots
+    fixed = run.setup.eval_batch()
+    with torch.no_grad():
+        att = model(fixed.ids, output_attentions=True).attentions
+    back = ind.lookback_profile(att, 20)
+    assert back[0, :, 1].max() < 0.1
+    assert sorted(int(k) for k in back[0].argmax(-1)) == [15, 16]
+    match = ind.match_profile(att, fixed, [1, 16])
+    assert (match[1, :, 1] > 0.3).all() and (match[1, :, 0] < 0.1).all()
+    assert run.metrics["copy_acc"][-1] > 0.8
 
 
 @pytest.mark.claim("C53")
@@ -155,12 +188,15 @@ def test_c53_one_layer_learns_no_induction(one, two, held):
 @pytest.mark.claim("C54")
 def test_c54_removing_either_half_of_the_circuit_undoes_copying(two, held):
     model = two[0]
+    p, _, _ = _circuit(model, held)
     rows = {(r["layer"], r["head"]): r for r in ind.ablation_table(model, held)}
     full = rows[(None, None)]
-    for h in (0, 1):  # either layer-0 head is necessary
-        assert rows[(0, h)]["copy_acc"] < 0.1 and rows[(0, h)]["in_context"] > 0
+    # the previous-token head is necessary ...
+    assert rows[(0, p)]["copy_acc"] < 0.1 and rows[(0, p)]["in_context"] > -0.5
+    # ... the other layer-0 head helps but is not (most of the copying survives without it)
+    assert rows[(0, 1 - p)]["copy_acc"] > 0.4
     # one layer-1 head alone matters little (the other does the same job) ...
-    assert max(rows[(1, 0)]["copy_acc"], rows[(1, 1)]["copy_acc"]) > full["copy_acc"] - 0.02
+    assert min(rows[(1, 0)]["copy_acc"], rows[(1, 1)]["copy_acc"]) > full["copy_acc"] - 0.15
     # ... but removing both undoes copying
     keep = torch.ones(2, 2)
     keep[1] = 0
@@ -170,13 +206,18 @@ def test_c54_removing_either_half_of_the_circuit_undoes_copying(two, held):
 
 
 def test_retraining_repeats_the_shipped_run(two):
-    """The shipped record is this code's run: retrained from the same seed, the losses agree
-    within float16 storage and CPU rounding, and the phase change happens at the same step."""
+    """The shipped record is this code's run. Trajectories differ in the last bits from CPU to
+    CPU, so this asserts what must hold on every CPU rather than equal curves: retrained from the
+    same seed for its first 4000 steps (the drop is at 3200-3500), the model is still on the
+    plateau at step 2500 and has dropped by 4000, with a previous-token head and prefix-matching
+    layer-1 heads; and its first 100 losses equal the shipped ones within float16 storage."""
     _, run = two
-    _, again = ind.train_induction(run.setup, progress=False)
-    assert ind.phase_change(again) == pytest.approx(
-        ind.phase_change(run), abs=2 * run.setup.eval_every
-    )
-    torch.testing.assert_close(
-        again.metrics["in_context"], run.metrics["in_context"], rtol=0, atol=0.3
-    )
+    setup = dataclasses.replace(run.setup, eval_every=250)  # fewer evaluations, same training
+    _, again = ind.train_induction(setup, steps=4000, progress=False)
+    m = again.metrics
+    torch.testing.assert_close(again.losses[:100], run.losses[:100], rtol=0, atol=5e-3)
+    at = {int(s): i for i, s in enumerate(again.eval_steps)}
+    assert m["in_context"][at[2500]] > -1.0 and m["copy_acc"][at[2500]] < 0.3  # the plateau
+    assert m["in_context"][at[4000]] < -2.0 and m["copy_acc"][at[4000]] > 0.6  # after the drop
+    assert m["previous"][at[4000]][0].max() > 0.25
+    assert m["induction"][at[4000]][1].min() > 0.4

@@ -35,7 +35,7 @@ def test_the_map_is_the_snapshots_attention_on_the_shown_sequence(explorer, run,
     q = d["second"] + 3
     frame = explorer.compute(checkpoint=c, query=q, head=head)
     model = ind.snapshot_model(run, c)
-    ids = run.setup.eval_batch().ids[:1]
+    ids = run.setup.eval_batch().ids[1:2]  # the explorer shows held-out sequence 1
     with torch.no_grad():
         w = model(ids, output_attentions=True).attentions[head // 2][0, head % 2].double()
     np.testing.assert_allclose(frame.arrays["w"], w.numpy(), atol=1e-12)

@@ -238,13 +238,14 @@ STATEMENTS: dict[str, str] = {
         "(in-context learning)."
     ),
     "C52": (
-        "What forms is a circuit in two layers, each head measured: layer-0 heads that write an "
-        "earlier token into each position (in the textbook circuit the previous token; in this "
-        "run 16 and 15 tokens back), and layer-1 heads that attend, from a token of the second "
-        "occurrence, to a position fixed relative to the earlier occurrence of that token and "
-        "copy the token that followed it. The layer-1 heads find that position through their "
-        "keys, which read a layer-0 head's output (K-composition, measured). Which circuit "
-        "formed is stated as measured."
+        "With segments of random length (2 to 16 tokens), what forms is the textbook circuit, "
+        "each part measured: a layer-0 head that attends to the previous token, and layer-1 "
+        "heads that attend to the token after the earlier occurrence of the current token "
+        "(prefix matching) and copy it. They find that token through their keys, which read the "
+        "previous-token head's output (K-composition: a composition score above random "
+        "matrices', and removing that head's output from the keys alone removes the prefix "
+        "matching). With every segment 16 tokens long a different circuit formed (layer-0 heads "
+        "that look 16 and 15 back): the setup decides the circuit, stated as measured."
     ),
     "C53": (
         "A 1-layer model trained the same way shows no such drop and no induction head: the "
@@ -252,9 +253,9 @@ STATEMENTS: dict[str, str] = {
     ),
     "C54": (
         "Removing a necessary head of the circuit (zeroing its output) undoes in-context copying: "
-        "here either layer-0 head, or both layer-1 heads together; removing one of two redundant "
-        "heads may change little: the importance of a head is measured by ablation, not read "
-        "from its weights (C48)."
+        "the previous-token head, or both layer-1 heads together; removing the other layer-0 head "
+        "or one of the two redundant layer-1 heads costs less: the importance of a head is "
+        "measured by ablation, not read from its weights (C48)."
     ),
 }
 

@@ -1,8 +1,9 @@
 """Induction heads in a small GPT: the data, the training run and the per-head scores (notebook 11).
 
-The task: random tokens in which one segment of ``segment`` tokens occurs twice, the second time
-after a random gap, so the only way to predict the second occurrence is to find the first one in
-the context and copy what followed it (an induction head; Olsson et al. 2022, Elhage et al. 2021).
+The task: random tokens in which one segment (of ``segment`` tokens, or of a length drawn per
+sequence from ``min_segment .. segment``) occurs twice, the second time after a random gap, so the
+only way to predict the second occurrence is to find the first one in the context and copy what
+followed it (an induction head; Olsson et al. 2022, Elhage et al. 2021).
 
 Everything here is measured, never assumed: which head attends to the previous token, which one
 attends to the token after the earlier occurrence of the current token (prefix matching), whether
@@ -11,8 +12,10 @@ its output raises that token's logit (copying), whether its keys read the first 
 head (``head_mask``) does to the loss on the second occurrence.
 
 Positions are 0-based. A sequence's first occurrence starts at ``first``, the second at
-``second = first + segment + gap``. "The loss on an occurrence" is the mean next-token loss of
-predicting its tokens 1 .. segment - 1 (its token 0 cannot be known from the first occurrence).
+``second = first + length + gap``. "The loss on an occurrence" is the mean next-token loss of
+predicting its tokens 1 .. length - 1 (its token 0 cannot be known from the first occurrence),
+pooled over the batch's tokens (with per-row lengths, a row counts as many times as it has
+tokens to predict).
 """
 
 from __future__ import annotations
@@ -62,7 +65,14 @@ class RepeatTask:
     Attributes:
         vocab_size: V, tokens ``0 .. V-1`` (drawn uniformly).
         seq_len: T, tokens per sequence.
-        segment: the repeated segment's length.
+        segment: the repeated segment's length (the longest, when ``min_segment`` is set).
+        max_gap: None (the distance between the starts is drawn from all that fits) or the most
+            tokens between the two occurrences: then the distance is at most ``length +
+            max_gap``, so for a short segment it is short too, and no head that looks one fixed
+            distance back (other than 1) finds the earlier copy in every row.
+        min_segment: None (every row's segment has ``segment`` tokens) or the shortest length:
+            then each row draws its own length uniformly from ``min_segment .. segment``, so no
+            one distance back (a segment length) is common enough to copy from.
         min_gap: the fewest tokens between the end of the first occurrence and the start of the
             second (the distance between them is drawn uniformly from what fits).
         rule: the probability that a token (from position 2 on) is not uniform but
@@ -79,6 +89,8 @@ class RepeatTask:
     min_gap: int = 0
     rule: float = 0.0
     rule_seed: int = 7
+    min_segment: int | None = None
+    max_gap: int | None = None
 
     def __post_init__(self):
         for name in ("vocab_size", "seq_len", "segment"):
@@ -87,6 +99,10 @@ class RepeatTask:
         check_probability("rule", self.rule)
         if self.segment < 2:
             raise ValueError(f"segment must be at least 2 (one token to copy), got {self.segment}")
+        if self.min_segment is not None:
+            check_int("min_segment", self.min_segment, min=2, max=self.segment)
+        if self.max_gap is not None:
+            check_int("max_gap", self.max_gap, min=self.min_gap)
         if 2 * self.segment + self.min_gap > self.seq_len:
             raise ValueError(
                 f"two segments of {self.segment} with a gap of at least {self.min_gap} need "
@@ -107,30 +123,55 @@ class RepeatBatch:
     Attributes:
         ids: ``(B, T)`` int64 tokens.
         first: ``(B,)`` start of the first occurrence.
-        second: ``(B,)`` start of the second occurrence (``second - first >= segment``).
-        segment: the segment's length.
+        second: ``(B,)`` start of the second occurrence (``second - first >= lengths``).
+        segment: the longest segment's length (every row's when the lengths are fixed).
+        lengths: ``(B,)`` each row's segment length (None: all ``segment``).
     """
 
     ids: torch.Tensor
     first: torch.Tensor
     second: torch.Tensor
     segment: int
+    lengths: torch.Tensor | None = None
+
+    def row_lengths(self) -> torch.Tensor:
+        """``(B,)`` each row's segment length."""
+        if self.lengths is None:
+            return torch.full_like(self.first, self.segment)
+        return self.lengths
+
+    def valid(self) -> torch.Tensor:
+        """``(B, segment - 1)`` bool: which entries of :meth:`positions` belong to the row's
+        segment (all of them when the lengths are fixed)."""
+        j = torch.arange(self.segment - 1, device=self.first.device)
+        return j[None, :] < (self.row_lengths() - 1)[:, None]
 
     def positions(self, which: str) -> torch.Tensor:
         """``(B, segment - 1)`` positions whose *next* token is an occurrence's token 1.. : the
-        positions ``start .. start + segment - 2`` of the ``"first"`` or ``"second"`` one."""
+        positions ``start .. start + length - 2`` of the ``"first"`` or ``"second"`` one (with
+        per-row lengths, entries past a row's length repeat its last position; :meth:`valid`
+        marks the real ones)."""
         if which not in ("first", "second"):
             raise ValueError(f"which must be 'first' or 'second', got {which!r}")
         start = self.first if which == "first" else self.second
-        return start[:, None] + torch.arange(self.segment - 1, device=start.device)  # (B, n)
+        j = torch.arange(self.segment - 1, device=start.device)[None, :]
+        return start[:, None] + torch.minimum(j, (self.row_lengths() - 2)[:, None])  # (B, n)
+
+
+def _masked_mean(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Mean of ``x (B, n, ...)`` over its valid ``(B, n)`` entries (each token counts once)."""
+    m = valid.to(x.dtype).reshape(valid.shape + (1,) * (x.dim() - 2))
+    return (x * m).sum((0, 1)) / valid.sum()
 
 
 def repeat_batch(task: RepeatTask, batch_size: int, generator: torch.Generator) -> RepeatBatch:
     """Draw ``batch_size`` sequences of ``task`` from ``generator`` (CPU tensors).
 
-    Per sequence: T uniform tokens; the distance ``d = second - first`` drawn uniformly from
-    ``[segment + min_gap, seq_len - segment]``, then ``first`` uniformly from where both
-    occurrences fit; the segment at ``first`` copied to ``second``.
+    Per sequence: T uniform tokens; (with ``min_segment``) its length L uniformly from
+    ``[min_segment, segment]``, else L = segment; the distance ``d = second - first`` drawn
+    uniformly from ``[L + min_gap, seq_len - L]`` (its top at most ``L + max_gap``), then
+    ``first`` uniformly from where both occurrences fit; the L tokens at ``first`` copied to
+    ``second``.
     """
     if not isinstance(task, RepeatTask):
         raise TypeError(f"task must be a RepeatTask, got {type(task).__name__}")
@@ -146,16 +187,32 @@ def repeat_batch(task: RepeatTask, batch_size: int, generator: torch.Generator) 
             ids[:, t] = torch.where(use[:, t], perm[ids[:, t - 2]], ids[:, t])
     # The distance d = second - first uniform on [L + min_gap, T - L], so no one distance is
     # common enough to copy by position; then first uniform where both occurrences fit.
-    lo, hi = L + task.min_gap, T - L
-    u = torch.rand(batch_size, 2, generator=generator, dtype=torch.float64)
+    if task.min_segment is None:
+        u = torch.rand(batch_size, 2, generator=generator, dtype=torch.float64)
+        lens = torch.full((batch_size,), L, dtype=torch.long)
+    else:
+        u3 = torch.rand(batch_size, 3, generator=generator, dtype=torch.float64)
+        n_len = L - task.min_segment + 1
+        lens = task.min_segment + (u3[:, 2] * n_len).floor().long().clamp(max=n_len - 1)
+        u = u3[:, :2]
+    lo, hi = lens + task.min_gap, T - lens
+    if task.max_gap is not None:
+        hi = torch.minimum(hi, lens + task.max_gap)
     dist = lo + (u[:, 0] * (hi - lo + 1)).floor().long().clamp(max=hi - lo)
-    room = T - L - dist  # >= 0: first in [0, room]
+    room = T - lens - dist  # >= 0: first in [0, room]
     first = (u[:, 1] * (room + 1)).floor().long().clamp(max=room)
     second = first + dist
-    rows = torch.arange(batch_size)[:, None]
-    offs = torch.arange(L)[None, :]
-    ids[rows, second[:, None] + offs] = ids[rows, first[:, None] + offs]
-    return RepeatBatch(ids=ids, first=first, second=second, segment=L)
+    rows = torch.arange(batch_size)
+    for o in range(L):  # offset o of each row whose segment is longer than o
+        r = rows[lens > o]
+        ids[r, second[r] + o] = ids[r, first[r] + o]
+    return RepeatBatch(
+        ids=ids,
+        first=first,
+        second=second,
+        segment=L,
+        lengths=None if task.min_segment is None else lens,
+    )
 
 
 def _token_losses(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
@@ -176,9 +233,11 @@ def occurrence_losses(logits: torch.Tensor, batch: RepeatBatch) -> dict[str, flo
     lp = _token_losses(logits, batch.ids)  # (B, T-1)
     rows = torch.arange(lp.shape[0])[:, None]
     p1, p2 = batch.positions("first"), batch.positions("second")
-    first, second = lp[rows, p1].mean().item(), lp[rows, p2].mean().item()
+    ok = batch.valid()  # (B, n)
+    first = _masked_mean(lp[rows, p1], ok).item()
+    second = _masked_mean(lp[rows, p2], ok).item()
     pred = logits[rows, p2].argmax(-1)  # (B, n)
-    acc = (pred == batch.ids[rows, p2 + 1]).double().mean().item()
+    acc = _masked_mean((pred == batch.ids[rows, p2 + 1]).double(), ok).item()
     return {
         "loss": lp.mean().item(),
         "first": first,
@@ -205,10 +264,11 @@ def induction_scores(attentions: Sequence[torch.Tensor], batch: RepeatBatch) -> 
     q = batch.positions("second")  # (B, n)
     k = q - (batch.second - batch.first)[:, None] + 1  # (B, n)
     rows = torch.arange(q.shape[0])[:, None]
+    ok = batch.valid()
     out = []
     for w in attentions:  # (B, H, T, T)
         wb = w.permute(0, 2, 3, 1)  # (B, T, T, H)
-        out.append(wb[rows, q, k].double().mean((0, 1)))  # (H,)
+        out.append(_masked_mean(wb[rows, q, k].double(), ok))  # (H,)
     return torch.stack(out)
 
 
@@ -237,6 +297,7 @@ def match_profile(
     q = batch.positions("second")  # (B, n)
     d = (batch.second - batch.first)[:, None]
     rows = torch.arange(q.shape[0])[:, None]
+    real = batch.valid()
     out = []
     for w in attentions:  # (B, H, T, T)
         wb = w.permute(0, 2, 3, 1).double()  # (B, T, T, H)
@@ -245,7 +306,7 @@ def match_profile(
             k = q - d + o
             ok = (k >= 0) & (k <= q)
             vals = wb[rows, q, k.clamp(0, w.shape[-1] - 1)] * ok[..., None]  # (B, n, H)
-            cols.append(vals.mean((0, 1)))
+            cols.append(_masked_mean(vals, real))
         out.append(torch.stack(cols, -1))
     return torch.stack(out)
 
@@ -417,25 +478,35 @@ class TrainSetup:
     Attributes:
         task: the data.
         num_layers, num_heads, d_model, positions: the attention-only GPT's shape.
+        init: ``"gpt2"`` (the model's own GPT-2 initialisation: every weight normal with s.d.
+            0.02) or ``"torch"``: then every ``nn.Linear`` (the heads' W_Q, W_K, W_V, W_O) is
+            re-drawn with PyTorch's default (Kaiming-uniform, s.d. ``1/sqrt(3 * fan_in)``, 0.072 at
+            width 64; biases uniform), seeded by ``seed + 100``. With the small GPT-2 weights the
+            scores barely depend on the tokens, so the plateau is much longer.
         steps, batch_size, lr, weight_decay: AdamW on the mean next-token loss.
         seed: seeds the weights (``torch.manual_seed``) and, plus 1, the data generator.
         eval_size, eval_seed: the fixed held-out batch every evaluation uses.
         eval_every: steps between evaluations (and snapshots).
     """
 
-    task: RepeatTask = field(default_factory=lambda: RepeatTask(segment=16))
+    task: RepeatTask = field(default_factory=lambda: RepeatTask(segment=16, min_segment=2))
     num_layers: int = 2
     num_heads: int = 2
     d_model: int = 64
     positions: str = "learned"
-    steps: int = 3000
+    init: str = "torch"
+    steps: int = 6000
     batch_size: int = 32
     lr: float = 1e-3
     weight_decay: float = 0.0
-    seed: int = 0
+    seed: int = 1
     eval_size: int = 256
     eval_seed: int = 12345
-    eval_every: int = 75
+    eval_every: int = 100
+
+    def __post_init__(self):
+        if self.init not in ("gpt2", "torch"):
+            raise ValueError(f"init must be 'gpt2' or 'torch', got {self.init!r}")
 
     def model_config(self) -> GPTConfig:
         return GPTConfig(
@@ -498,11 +569,18 @@ class TrainRun:
 
 def induction_model(setup: TrainSetup | None = None) -> GPT:
     """The untrained attention-only GPT of ``setup``, seeded with ``setup.seed`` inside
-    ``torch.random.fork_rng`` (the caller's random state is left as it was)."""
+    ``torch.random.fork_rng`` (the caller's random state is left as it was); with ``init =
+    "torch"`` its ``nn.Linear`` layers then re-drawn by ``reset_parameters`` (seed ``seed +
+    100``)."""
     setup = TrainSetup() if setup is None else setup
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(setup.seed)
         model = GPT(setup.model_config())
+        if setup.init == "torch":
+            torch.manual_seed(setup.seed + 100)
+            for module in model.modules():
+                if isinstance(module, torch.nn.Linear):
+                    module.reset_parameters()
     return model
 
 
@@ -596,15 +674,27 @@ def train_induction(
     return model, run
 
 
-#: The setups of the shipped runs: notebook 11's model and its 1-layer control.
-SHIPPED = {"two_layer": TrainSetup(), "one_layer": TrainSetup(num_layers=1)}
+#: The first setup tried for notebook 11: every segment 16 tokens long (then a different circuit
+#: forms: layer-0 heads that look 16 and 15 back, no previous-token head).
+FIXED_LENGTH = TrainSetup(
+    task=RepeatTask(segment=16), init="gpt2", steps=3000, seed=0, eval_every=75
+)
+
+#: The setups of the shipped runs: notebook 11's model, its 1-layer control, and the 2-layer
+#: model of the fixed-length setup (its record and final weights, no snapshots).
+SHIPPED = {
+    "two_layer": TrainSetup(),
+    "one_layer": TrainSetup(num_layers=1),
+    "fixed_length": FIXED_LENGTH,
+}
 
 #: The shipped runs (``python -m attnlib.course.induction --write``): the 2-layer model's
-#: float16 snapshots and metrics, and the 1-layer control's metrics and final weights.
+#: float16 snapshots and metrics, the 1-layer control's and the fixed-length run's metrics and
+#: final weights.
 RUN_FILE = "data/induction.pt"
 
 
-def save_runs(path, runs: dict[str, tuple[GPT, TrainRun]], snapshot_stride: int = 2) -> None:
+def save_runs(path, runs: dict[str, tuple[GPT, TrainRun]], snapshot_stride: int = 3) -> None:
     """Write ``{name: (model, run)}`` to ``path`` (final weights float32, snapshots float16; every
     ``snapshot_stride``-th snapshot, the first and the last kept, to keep the file small)."""
     blob = {}
@@ -625,7 +715,8 @@ def save_runs(path, runs: dict[str, tuple[GPT, TrainRun]], snapshot_stride: int 
 
 
 def load_run(name: str = "two_layer") -> tuple[GPT, TrainRun]:
-    """The shipped run ``name`` (``"two_layer"`` or ``"one_layer"``): its final model (eval mode,
+    """The shipped run ``name`` (``"two_layer"``, ``"one_layer"`` or ``"fixed_length"``): its
+    final model (eval mode,
     CPU, float32) and its :class:`TrainRun` (losses float16 as stored, snapshots float16)."""
     with resources.files("attnlib").joinpath(RUN_FILE).open("rb") as f:
         blob = torch.load(f, map_location="cpu", weights_only=True)
@@ -698,13 +789,15 @@ def _main() -> None:  # pragma: no cover - writes the shipped file
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--write", action="store_true", help="write attnlib/" + RUN_FILE)
     a = p.parse_args()
-    two = train_induction(SHIPPED["two_layer"], keep_snapshots=True)
-    one = train_induction(SHIPPED["one_layer"])
-    for name, (_, run) in {"two_layer": two, "one_layer": one}.items():
+    runs = {
+        name: train_induction(setup, keep_snapshots=name == "two_layer")
+        for name, setup in SHIPPED.items()
+    }
+    for name, (_, run) in runs.items():
         print(name, f"{run.seconds:.0f} s", phase_change(run))
     if a.write:
         path = resources.files("attnlib").joinpath(RUN_FILE)
-        save_runs(path, {"two_layer": two, "one_layer": one})
+        save_runs(path, runs)
         print("wrote", path)
 
 

@@ -24,20 +24,21 @@ from attnlib.widgets.framework.scene import Frame, Panel, Scene, bar_slots, cell
 __all__ = ["induction_explorer", "replay_data"]
 
 
-def replay_data(example: int = 0) -> dict:
+def replay_data(example: int = 1) -> dict:
     """Everything the explorer shows, computed from the shipped run (float64 numpy).
 
     Args:
-        example: which sequence of the run's held-out batch is shown.
+        example: which sequence of the run's held-out batch is shown (default 1: a 12-token
+            segment; sequence 0's is 4 tokens long).
 
     Returns:
         At the E snapshots: ``steps (E,)``, ``loss``, ``in_context``, ``copy_acc`` ``(E,)``,
         ``previous``/``induction``/``copying`` ``(E, layers, H)`` (on the whole held-out batch),
         ``weights (E, layers, H, T, T)`` on the shown sequence; at every evaluation:
         ``curve_steps``, ``curve_loss``, ``curve_in_context``; and the sequence's ``ids (T,)``,
-        ``first``, ``second``, ``segment``; ``found_offset``, the offset o at which the last layer's
-        heads (mean) put most weight on ``q - d + o`` at the last snapshot (1 for a textbook
-        induction head).
+        ``first``, ``second``, ``segment`` (this sequence's length); ``found_offset``, the
+        offset o at which the last layer's heads (mean) put most weight on ``q - d + o`` at the
+        last snapshot (1 for a textbook induction head).
     """
     _, run = load_run("two_layer")
     batch = run.setup.eval_batch()
@@ -73,13 +74,13 @@ def replay_data(example: int = 0) -> dict:
         found_offset=offsets[int(profile.argmax())],
         first=int(batch.first[example]),
         second=int(batch.second[example]),
-        segment=batch.segment,
+        segment=int(batch.row_lengths()[example]),
     )
 
 
 @builder("induction")
 def induction_explorer(
-    checkpoint: int | None = None, *, head: int = 2, query: int | None = None, example: int = 0
+    checkpoint: int | None = None, *, head: int = 2, query: int | None = None, example: int = 1
 ) -> Explorer:
     """Training replayed: a head's attention map at a saved checkpoint, the query's row, and the
     loss curve with a marker at that checkpoint (C51, C52).
