@@ -21,13 +21,13 @@
 # - what a **decoder-only (仅解码器)** model is: the decoder block of notebook 08 without the
 #   cross-attention, stacked, trained to predict every next token at once, with the **causal mask
 #   (因果掩码)** of notebook 05 keeping each position from seeing the future;
-# - that a 2-layer model trained on random tokens with a repeated segment learns, after a long
-#   plateau, to copy the segment's second occurrence from its first (**in-context learning
+# - that a 2-layer model trained on random tokens with a repeated segment learns, after a long,
+#   slow stretch, to copy the segment's second occurrence from its first (**in-context learning
 #   (上下文学习)**), and that this happens in a short stretch of training (a **phase change**);
 # - which heads do it, measured one score at a time. The textbook **induction head (归纳头)**
-#   circuit is a layer-0 head that looks at the previous token and a layer-1 head that finds the
-#   earlier copy of the current token through its keys (**K-composition**) and copies the token
-#   after it. With segments of random length it forms here, and we measure each part; one layer
+#   circuit is a layer-0 head that looks at the previous token and a layer-1 head that attends to the
+#   token after the earlier copy of the current token, found through its keys (**K-composition**),
+#   and copies it. With segments of random length it forms here, and we measure each part; one layer
 #   is not enough. With one fixed segment length a different circuit formed: the setup decides
 #   which circuit a model learns;
 # - that a head's importance is what removing it does, not how striking its weights look (notebook
@@ -147,7 +147,8 @@ print(
 # 1, 2, … can. We score them separately: the **loss on the first occurrence** and the **loss on the
 # second occurrence** (each the mean loss of predicting its tokens 1 onward). Their difference is the
 # **in-context score** (second minus first): 0 for a model that ignores the context, strongly
-# negative for one that copies.
+# negative for one that copies. It is our task's version of the in-context learning score of
+# Olsson et al. (2022), who take a token late in the context minus one early on.
 
 # %%
 setup = ind.TrainSetup()
@@ -179,8 +180,8 @@ print(
 # attention-only model, so that every computation is a head's), learned positions, tied
 # embeddings. The heads' matrices start from PyTorch's default initialisation (`init="torch"`:
 # s.d. 0.072 at width 64, printed below) rather than GPT-2's 0.02: with the smaller weights the
-# scores barely depend on the tokens at first, and in our trials the model stayed on the plateau
-# much longer. AdamW, learning rate $10^{-3}$, batches of 32 fresh
+# scores barely depend on the tokens at first, and in our trials the model stayed much longer before the
+# drop. AdamW without weight decay (`weight_decay=0.0`: plain Adam), learning rate $10^{-3}$, batches of 32 fresh
 # sequences, seed 1. The whole run (printed below) takes several minutes on a CPU, longer than this
 # notebook should, so it was done once with `python -m attnlib.course.induction --write`, and
 # `attnlib` ships its record: the loss of every step, the scores every 100 steps, and the weights
@@ -217,7 +218,7 @@ print(
 # The retrained steps give the shipped losses to the 2 decimals printed (float16 storage, and the
 # float rounding of another CPU, stay below that). The slow unit test
 # `test_retraining_repeats_the_shipped_run` retrains the first 4000 steps and checks what must
-# hold on any CPU (a training run's last bits differ between CPUs): still on the plateau at step
+# hold on any CPU (a training run's last bits differ between CPUs): still before the drop at step
 # 2500, past the drop at 4000, with the circuit's scores there.
 #
 # Now the record of the whole run, on a fixed held-out batch of 256 sequences (C51). Where the drop
@@ -243,7 +244,7 @@ print(
     f"copy accuracy {show(m['copy_acc'][-1], 2)}"
 )
 
-# %%
+# %% alt="Left: the training loss of each step and the held-out losses on the first and second occurrence stay near 4.2 until the drop between steps 3200 and 3500 (red dashed lines), where the second-occurrence loss falls to about 1.3 and the training loss to about 3.8; right: the in-context score falls to about -2.9 and the copy accuracy rises to about 0.8 at the same drop."
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
 ax = axes[0]
 ax.plot(
@@ -260,7 +261,7 @@ for key in ("start", "end"):
 ax.set(
     xlabel="training step",
     ylabel="loss (nats)",
-    title="the plateau, then the drop (red: start and end)",
+    title="a slow stretch, then the drop (red: start and end)",
 )
 ax.legend(fontsize=7)
 ax = axes[1]
@@ -305,13 +306,13 @@ for layer in range(2):
 
 # %% [markdown]
 # **The textbook scores, head by head.** One head stands out in each role. Layer-0 head 1 has a
-# previous-token score of 0.35; every other head has at most 0.03. Both layer-1 heads have
+# previous-token score of 0.35 (a mean over all positions 1 to 47); every other head has at most 0.03. Both layer-1 heads have
 # induction scores of 0.58 and 0.57 (layer 0's heads: 0.02) and copying scores of 0.91 and 0.88.
 # But a mean over all positions can hide where a head does its job, so we look closer: for layer 0,
 # the weight on the previous token at each position; for layer 1, the mean weight on each offset
 # from the earlier copy of the query's token, and the induction score split by where the key lies.
 
-# %%
+# %% alt="Left: layer-0 head 1 puts about 0.95 of its weight on the previous token at positions 1 to 17 and almost none after, while head 0 stays near 0 throughout; right: both layer-1 heads put about 0.58 of their weight on the earlier copy + 1 and almost none on every other offset."
 with torch.no_grad():
     att = model(held.ids, output_attentions=True).attentions
 prev_head = int(scores["previous"][0].argmax())
@@ -352,7 +353,8 @@ fig.tight_layout()
 # %% [markdown]
 # **What formed, as measured (C52).** The textbook circuit, with one limit. Layer-0 head 1 is a
 # previous-token head at positions 1 to 17: there it puts 0.95 of its weight on the token before.
-# From position 18 on it does not (0.01); it spreads its weight further back. The two layer-1
+# From position 18 on it does not (0.01); it spreads its weight further back. (The 0.35 of the
+# table is the mean over all 47 positions: 17 near 0.95, 30 near 0.01.) The two layer-1
 # heads, from a position $q$ of the second occurrence, put most weight on the earlier copy of
 # $q$'s token plus 1 (0.58 and 0.57), the token to predict. When that key lies at positions 1 to
 # 17, where the previous-token head works, they find it with weight 0.74 and 0.73; when it lies
@@ -377,7 +379,9 @@ fig.tight_layout()
 kcomp = ind.composition_scores(model, "k")
 qcomp = ind.composition_scores(model, "q")
 vcomp = ind.composition_scores(model, "v")
-base = ind.random_composition_baseline(cfg.d_model, cfg.d_model // cfg.num_heads)
+base = ind.random_composition_baseline(
+    model.config.d_model, model.config.d_model // model.config.num_heads
+)
 print("composition scores, rows: layer-0 head, columns: layer-1 head")
 print("K:", show(kcomp, 2), "\nQ:", show(qcomp, 2), "\nV:", show(vcomp, 2))
 print("random matrices of the same shapes:", show(base, 2))
@@ -421,9 +425,10 @@ print("copy accuracy at the end:", show(run_fixed.metrics["copy_acc"][-1], 2))
 
 # %% [markdown]
 # With a fixed length, its layer-0 heads look 16 and 15 tokens back, not 1, and its layer-1 heads
-# look at the earlier copy + 16 (0.36 and 0.49), not + 1 (0.02). Because every segment was 16 long
-# and every distance at least 16, "16 back" always landed inside the first occurrence, and the
-# head 15 back carried the token to predict. A head that looks $k$ back reaches the earlier copy
+# look at the earlier copy + 16 (0.36 and 0.49), not + 1 (0.02). From the key $j = q - d + 16$,
+# 16 back is $x_{q-d}$, the earlier copy of the query's token, and 15 back is the token to
+# predict. That key is not in the query's future only if the distance $d$ is at least 16; with
+# every segment 16 long (and a gap of at least 0 between the occurrences) it always was. A head that looks $k$ back reaches the earlier copy
 # only where the distance is at least $k$; with lengths from 2 to 16 the distances go down to 2
 # (section 2), so 16 back fails in many sequences, while the previous token works in all of them.
 # Both are induction
@@ -435,7 +440,7 @@ print("copy accuracy at the end:", show(run_fixed.metrics["copy_acc"][-1], 2))
 #
 # The same data, the same training, but a single layer of 2 heads (C53).
 
-# %%
+# %% alt="The in-context score against the training step: the 2-layer model's drops sharply to about -2.9 around step 3300, while the 1-layer model's creeps down only to about -0.4."
 model1, run1 = ind.load_run("one_layer")
 m1 = run1.metrics
 print(f"1-layer model, {len(run1.losses)} steps:")
@@ -470,7 +475,7 @@ fig.tight_layout()
 # %% [markdown]
 # The 1-layer model has no drop: its in-context score creeps to -0.44 (it can raise the logits of
 # tokens it has seen in the context, so the second occurrence becomes a little easier) and its copy
-# accuracy stays at 0.1; no head scores above 0.05 as an induction head. One layer cannot do the
+# accuracy rises only to 0.1; no head scores above 0.05 as an induction head. One layer cannot do the
 # induction step: a head can only look up a position by what is *at* that position, and what it
 # must match, the token before, is put there by an earlier layer.
 
@@ -498,12 +503,15 @@ for r in table:
 # %% [markdown]
 # Removing the previous-token head (layer-0 head 1) undoes copying: copy accuracy 0.03, in-context
 # score -0.04 (the second occurrence is hardly easier than the first). Removing layer-0 head 0,
-# which the induction heads do not read through their keys, still costs about half of the copying
-# (0.44, in-context -1.07): its V-composition into both layer-1 heads (0.17 and 0.18, section 4)
-# is above the random level, so it feeds their values, a part of the circuit the textbook picture
-# leaves out. Removing either layer-1 head alone costs little (0.72 and 0.72, against 0.81), though
-# each shows the induction pattern; only removing both undoes copying (0.01): the two layer-1 heads
-# do the same job, and either one does most of it. A head whose attention looks like the mechanism
+# which the induction heads do not read through their keys, still costs about half of the copy
+# accuracy (0.44, against 0.81) and most of the in-context score (-1.07, against -2.94): its
+# V-composition into both layer-1 heads (0.17 and 0.18, section 4) is above the random level, so
+# the weights suggest it feeds their values, a part of the circuit the textbook picture leaves
+# out. Removing either layer-1 head alone costs some copy accuracy (0.72 and 0.72, against 0.81)
+# and about 0.7 nats on the second occurrence (1.99 and 1.91, against 1.25), though each shows the
+# induction pattern; only removing both undoes copying (0.01), and then both losses (4.29 and
+# 4.31) are above the uniform guess log 64 = 4.159 of section 1: the two layer-1 heads do the
+# same job, and either one does most of it (in-context -2.21 and -2.28). A head whose attention looks like the mechanism
 # can still matter little on its own, here because another head does the same thing: importance is
 # what removing it does (C54), not what its weights look like (notebook 10, C48).
 
@@ -546,13 +554,23 @@ print(
 # The cost of one new token, counted by `torch.utils.flop_counter.FlopCounterMode` (matrix products,
 # 2 FLOPs per multiply-add) on this model, with and without the cache:
 
-# %%
+# %% alt="FLOPs for the next token against the prefix length: with the KV cache the line stays nearly flat below 100,000, without it the line rises almost straight to about 4.6 million at prefix 46."
 rows = decode_cost_table(model, [1, 8, 16, 24, 32, 40, 46])
 print("prefix  FLOPs with cache  FLOPs without   cache after the step (numbers)")
 for r in rows:
     print(f"{r.prefix:6d}  {r.flops_cached:16,d}  {r.flops_uncached:13,d}   {r.cache_numbers:,d}")
 steps_c = {(b.flops_cached - a.flops_cached) // (b.prefix - a.prefix) for a, b in zip(rows, rows[1:])}
 print("with the cache, FLOPs added per extra prefix token:", sorted(steps_c))
+n_tok = [r.prefix + 1 for r in rows]  # n: the tokens the step's forward pass sees
+a_proj = rows[0].flops_cached - 512 * n_tok[0]  # what does not depend on n: projections, unembedding
+fits = all(
+    r.flops_cached == a_proj + 512 * n and r.flops_uncached == a_proj * n + 512 * n * n
+    for r, n in zip(rows, n_tok)
+)
+print(f"every row fits: with the cache {a_proj:,d} + 512·n, without it {a_proj:,d}·n + 512·n² "
+      f"(n = p + 1): {fits}")
+print(f"without / with the cache: {[r.flops_uncached // r.flops_cached for r in rows]} (= n); "
+      f"512·n² overtakes {a_proj:,d}·n only beyond n = {a_proj // 512}")
 fig, ax = plt.subplots(figsize=(6, 3))
 ax.plot([r.prefix for r in rows], [r.flops_cached for r in rows], "o-", label="with the KV cache")
 ax.plot(
@@ -566,10 +584,14 @@ fig.tight_layout()
 
 # %% [markdown]
 # With the cache the work of a step grows by the same amount per extra prefix token (the new query
-# meets one more key): linearly, 74,752 FLOPs after 1 token and 97,792 after 46. Without it, each
-# step recomputes all positions, and the scores of all positions with all earlier ones: 149,504
-# FLOPs after 1 token, 4,596,224 after 46, and the whole text costs the sum of these, which grows
-# with the cube of its length. The cache's size is $2 \cdot \text{layers} \cdot \text{tokens} \cdot
+# meets one more key): 74,752 FLOPs after 1 token and 97,792 after 46. Without it, each step
+# recomputes all positions, and the scores of all positions with all earlier ones: 149,504 FLOPs
+# after 1 token, 4,596,224 after 46. Every row fits $73{,}728 + 512\,n$ with the cache and
+# $73{,}728\,n + 512\,n^2$ without it ($n = p + 1$ tokens; the 73,728 are the projections and the
+# unembedding of one position), so the cache saves a factor of exactly $n$. At this size the
+# per-position term dominates: without the cache a step grows almost linearly with $n$, and the
+# square (and, summed over a whole text, the cube) of the length takes over only beyond 144
+# tokens, three times this model's 48. The cache's size is $2 \cdot \text{layers} \cdot \text{tokens} \cdot
 # (\text{K/V heads} \cdot d_{\text{head}})$ numbers (keys and values): after the step that writes
 # token 2 it holds 512 numbers, after token 47 12,032. For a real model, computed (not run):
 
@@ -624,7 +646,7 @@ for c in (first, last):
 #   every next token at once; the causal mask (lecture notes 004 §9.14) makes that honest, and we
 #   checked it on the model: the logits before a changed token do not move at all.
 # - Trained on random tokens with a repeated segment of 2 to 16 tokens, the 2-layer attention-only
-#   model sits on a plateau, then in 300 steps (3200 to 3500) learns to copy the second occurrence
+#   model learns slowly for a long stretch, then in 300 steps (3200 to 3500) learns to copy the second occurrence
 #   from the first (copy accuracy 0.81 at the end, in-context score -2.94). One layer does not.
 # - What formed is the textbook induction circuit, measured: a layer-0 previous-token head (0.95 of
 #   its weight on the token before, at positions 1 to 17; not beyond), and two layer-1 heads that
@@ -634,11 +656,12 @@ for c in (first, last):
 #   there falls to 0.02 and 0.01. With every segment 16 long, a different circuit formed (layer-0
 #   heads 16 and 15 back): the setup decides the circuit.
 # - Ablation, not the look of the weights, says what matters: the previous-token head is
-#   necessary, the other layer-0 head carries about half, and either layer-1 head alone does most
+#   necessary, the other layer-0 head carries about half of the copy accuracy, and either layer-1 head alone does most
 #   of the copying.
-# - Decoding with the KV cache gives the same tokens and logits as recomputing; it turns the work
-#   per token from growing with the square of the prefix into growing linearly, at a memory cost
-#   that GQA divides by its group size.
+# - Decoding with the KV cache gives the same tokens and logits as recomputing; it divides the work
+#   of a new token by the number of tokens $n$ (at this size, $73{,}728\,n + 512\,n^2$ FLOPs become
+#   $73{,}728 + 512\,n$; the square dominates only beyond 144 tokens), at a memory cost that GQA
+#   divides by its group size.
 #
 # ## Exercises
 #
@@ -657,7 +680,8 @@ for c in (first, last):
 #    the key $q - d + 16$ lies after the query, where the causal mask hides it. One back (the
 #    previous token) works in every sequence.
 # 2. No: both heads' weights show the pattern (0.58 and 0.57 on the target), both OV circuits copy
-#    (0.91 and 0.88), and with one removed the other keeps most of the copying (0.72). Removing both
+#    (0.91 and 0.88), and with one removed the other keeps most of the copying (accuracy 0.72, in-context -2.21 and
+#    -2.28), though the second-occurrence loss rises by about 0.7 nats. Removing both
 #    undoes it (0.01). Measure each head alone: remove all the others.
 # 3. The new query is compared with every cached key and mixes every cached value: per layer,
 #    (prefix + 1) · width multiply-adds for the scores and as many for the mix, so each extra prefix
