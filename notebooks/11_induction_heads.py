@@ -554,7 +554,7 @@ print(
 # The cost of one new token, counted by `torch.utils.flop_counter.FlopCounterMode` (matrix products,
 # 2 FLOPs per multiply-add) on this model, with and without the cache:
 
-# %% alt="FLOPs for the next token against the prefix length: with the KV cache the line stays nearly flat below 100,000, without it the line rises almost straight to about 4.6 million at prefix 46."
+# %% alt="FLOPs for the next token against the prefix length: with the KV cache the line stays nearly flat below 100,000, without it the line rises almost straight to 4,596,224 at prefix 46."
 rows = decode_cost_table(model, [1, 8, 16, 24, 32, 40, 46])
 print("prefix  FLOPs with cache  FLOPs without   cache after the step (numbers)")
 for r in rows:
@@ -562,7 +562,8 @@ for r in rows:
 steps_c = {(b.flops_cached - a.flops_cached) // (b.prefix - a.prefix) for a, b in zip(rows, rows[1:])}
 print("with the cache, FLOPs added per extra prefix token:", sorted(steps_c))
 n_tok = [r.prefix + 1 for r in rows]  # n: the tokens the step's forward pass sees
-a_proj = rows[0].flops_cached - 512 * n_tok[0]  # what does not depend on n: projections, unembedding
+# what does not depend on n: the projections and the unembedding of one position
+a_proj = rows[0].flops_cached - 512 * n_tok[0]
 fits = all(
     r.flops_cached == a_proj + 512 * n and r.flops_uncached == a_proj * n + 512 * n * n
     for r, n in zip(rows, n_tok)
