@@ -28,8 +28,8 @@
 #   circuit is a layer-0 head that looks at the previous token and a layer-1 head that attends to the
 #   token after the earlier copy of the current token, found through its keys (**K-composition**),
 #   and copies it. With segments of random length it forms here, and we measure each part; one layer
-#   is not enough. With one fixed segment length a different circuit formed: the setup decides
-#   which circuit a model learns;
+#   is not enough. A different setup (one fixed segment length, another initialisation and seed)
+#   gave a different circuit: the setup decides which circuit a model learns;
 # - that a head's importance is what removing it does, not how striking its weights look (notebook
 #   10's lesson, measured again);
 # - how a decoder writes text one token at a time (**autoregressive (自回归)** decoding) and what
@@ -148,7 +148,8 @@ print(
 # second occurrence** (each the mean loss of predicting its tokens 1 onward). Their difference is the
 # **in-context score** (second minus first): 0 for a model that ignores the context, strongly
 # negative for one that copies. It is our task's version of the in-context learning score of
-# Olsson et al. (2022), who take a token late in the context minus one early on.
+# Olsson et al. (2022), but not the same quantity: theirs compares a late and an early token of
+# ordinary text, ours the two occurrences of a segment.
 
 # %%
 setup = ind.TrainSetup()
@@ -181,7 +182,7 @@ print(
 # embeddings. The heads' matrices start from PyTorch's default initialisation (`init="torch"`:
 # s.d. 0.072 at width 64, printed below) rather than GPT-2's 0.02: with the smaller weights the
 # scores barely depend on the tokens at first, and in our trials the model stayed much longer before the
-# drop. AdamW without weight decay (`weight_decay=0.0`: plain Adam), learning rate $10^{-3}$, batches of 32 fresh
+# drop (those trials are not shown here). AdamW without weight decay (`weight_decay=0.0`: plain Adam), learning rate $10^{-3}$, batches of 32 fresh
 # sequences, seed 1. The whole run (printed below) takes several minutes on a CPU, longer than this
 # notebook should, so it was done once with `python -m attnlib.course.induction --write`, and
 # `attnlib` ships its record: the loss of every step, the scores every 100 steps, and the weights
@@ -305,7 +306,8 @@ for layer in range(2):
         )
 
 # %% [markdown]
-# **The textbook scores, head by head.** One head stands out in each role. Layer-0 head 1 has a
+# **The textbook scores, head by head.** One layer-0 head stands out as a previous-token head, and
+# both layer-1 heads as induction heads. Layer-0 head 1 has a
 # previous-token score of 0.35 (a mean over all positions 1 to 47); every other head has at most 0.03. Both layer-1 heads have
 # induction scores of 0.58 and 0.57 (layer 0's heads: 0.02) and copying scores of 0.91 and 0.88.
 # But a mean over all positions can hide where a head does its job, so we look closer: for layer 0,
@@ -353,7 +355,7 @@ fig.tight_layout()
 # %% [markdown]
 # **What formed, as measured (C52).** The textbook circuit, with one limit. Layer-0 head 1 is a
 # previous-token head at positions 1 to 17: there it puts 0.95 of its weight on the token before.
-# From position 18 on it does not (0.01); it spreads its weight further back. (The 0.35 of the
+# From position 18 on it does not (0.01). (The 0.35 of the
 # table is the mean over all 47 positions: 17 near 0.95, 30 near 0.01.) The two layer-1
 # heads, from a position $q$ of the second occurrence, put most weight on the earlier copy of
 # $q$'s token plus 1 (0.58 and 0.57), the token to predict. When that key lies at positions 1 to
@@ -398,12 +400,15 @@ print(f"  nothing removed:                    {show(kp[2], 2)}")
 # 0.24, above the 0.13 of random matrices; from head 0 it is below the random level (0.06). The
 # effect agrees: without layer-0 head 1 in its keys, layer 1 no longer finds the token after the
 # earlier copy (its weight there drops from 0.58 and 0.57 to 0.02 and 0.01); without head 0 in its
-# keys, it finds it at least as well (0.65 and 0.62). So: the textbook two-layer circuit of
+# keys, it finds it at least as well (0.65 and 0.62). So: the core of the textbook two-layer circuit of
 # Elhage et al. and Olsson et al., a previous-token head read through the keys of two induction
-# heads.
+# heads, working where the previous-token head works (positions up to 17); section 5 shows that
+# layer-0 head 0 contributes too.
 #
 # **The setup decides the circuit.** The first setup tried for this notebook had every segment 16
-# tokens long and the GPT-2 initialisation (seed 0, 3000 steps). A model trained on it copies
+# tokens long and the GPT-2 initialisation (seed 0, 3000 steps): it differs from the run above in
+# four ways (segment length, initialisation, seed, length of training), so the comparison does not
+# say which of them made the difference. A model trained on it copies
 # as well (copy accuracy 0.87 at the end), but with another circuit. `attnlib` keeps that run's
 # final weights, so we can measure it on its own held-out batch:
 
@@ -433,7 +438,7 @@ print("copy accuracy at the end:", show(run_fixed.metrics["copy_acc"][-1], 2))
 # (section 2), so 16 back fails in many sequences, while the previous token works in all of them.
 # Both are induction
 # algorithms (find the earlier copy, copy what followed it); which heads carry it out depends on
-# the data. (Notebook 10's lesson again: a head is not promised to do the thing it is named for.)
+# the setup. (Notebook 10's lesson again: a head is not promised to do the thing it is named for.)
 
 # %% [markdown]
 # ### The control: one layer
@@ -621,7 +626,7 @@ for r in cache_size_table():
 # induction head would look (the token after the earlier copy), black where this model's layer-1
 # heads look most at the end of training (measured on the held-out batch: the earlier copy + 1, so
 # here the black mark covers the red one). Move the checkpoint across the drop (steps 3200 to
-# 3500) and watch layer 1's stripe appear, and layer-0 head 1's stripe just below the diagonal in
+# 3500, between the checkpoints at steps 3000, 3300 and 3600) and watch layer 1's stripe appear, and layer-0 head 1's stripe just below the diagonal in
 # the first 17 rows.
 
 # %% alt="The induction explorer: a head's attention map on one held-out sequence at a training checkpoint, the loss and in-context curves with a marker at the checkpoint, and the query position's weights as bars with the textbook and the measured induction targets marked."
@@ -647,18 +652,19 @@ for c in (first, last):
 #   every next token at once; the causal mask (lecture notes 004 §9.14) makes that honest, and we
 #   checked it on the model: the logits before a changed token do not move at all.
 # - Trained on random tokens with a repeated segment of 2 to 16 tokens, the 2-layer attention-only
-#   model learns slowly for a long stretch, then in 300 steps (3200 to 3500) learns to copy the second occurrence
-#   from the first (copy accuracy 0.81 at the end, in-context score -2.94). One layer does not.
-# - What formed is the textbook induction circuit, measured: a layer-0 previous-token head (0.95 of
+#   model learns slowly for a long stretch, then in 300 steps (3200 to 3500) makes 52 % of the fall of its
+#   in-context score, and by the end has learnt to copy the second occurrence from the first (copy accuracy 0.81 at the end, in-context score -2.94). One layer does not.
+# - What formed is the core of the textbook induction circuit, measured: a layer-0 previous-token head (0.95 of
 #   its weight on the token before, at positions 1 to 17; not beyond), and two layer-1 heads that
 #   attend to the token after the earlier copy of the current token (0.58 and 0.57) and copy it.
 #   They find it through their keys: K-composition from the previous-token head 0.23 and 0.24
 #   against 0.13 for random matrices, and without that head's output in their keys their weight
-#   there falls to 0.02 and 0.01. With every segment 16 long, a different circuit formed (layer-0
-#   heads 16 and 15 back): the setup decides the circuit.
+#   there falls to 0.02 and 0.01. In a run with every segment 16 long (and another initialisation,
+#   seed and length of training), a different circuit formed (layer-0 heads 16 and 15 back): the
+#   setup decides the circuit.
 # - Ablation, not the look of the weights, says what matters: the previous-token head is
 #   necessary, the other layer-0 head carries about half of the copy accuracy, and either layer-1 head alone does most
-#   of the copying.
+#   of the copying (about three quarters of the in-context score).
 # - Decoding with the KV cache gives the same tokens and logits as recomputing; it divides the work
 #   of a new token by the number of tokens $n$ (at this size, $73{,}728\,n + 512\,n^2$ FLOPs become
 #   $73{,}728 + 512\,n$; the square dominates only beyond 144 tokens), at a memory cost that GQA
@@ -669,7 +675,7 @@ for c in (first, last):
 # 1. With every segment 16 long, the layer-0 heads looked 16 and 15 back (section 4). Which fact
 #    about that data made "16 back" reach the earlier copy in *every* sequence, and why does it
 #    not with lengths from 2 to 16?
-# 2. In section 5, removing one layer-1 head costs little. Does that mean that head does not copy?
+# 2. In section 5, removing one layer-1 head costs far less than removing both. Does that mean that head does not copy?
 #    What would you measure to tell "does nothing" from "does what the other head already does"?
 # 3. With the cache, why does the work per token still grow with the prefix at all?
 #
@@ -683,7 +689,10 @@ for c in (first, last):
 # 2. No: both heads' weights show the pattern (0.58 and 0.57 on the target), both OV circuits copy
 #    (0.91 and 0.88), and with one removed the other keeps most of the copying (accuracy 0.72, in-context -2.21 and
 #    -2.28), though the second-occurrence loss rises by about 0.7 nats. Removing both
-#    undoes it (0.01). Measure each head alone: remove all the others.
+#    undoes it (0.01). Each row of the table that removes one layer-1 head already measures the
+#    other one alone (with both layer-0 heads kept, which it needs): it copies on its own (0.72).
+#    Removing all the other heads would not do, since removing the previous-token head alone
+#    undoes copying (0.03).
 # 3. The new query is compared with every cached key and mixes every cached value: per layer,
 #    (prefix + 1) · width multiply-adds for the scores and as many for the mix, so each extra prefix
 #    token adds 2 · 2 · 64 · 2 = 512 FLOPs here (2 FLOPs a multiply-add, 2 layers), the step
