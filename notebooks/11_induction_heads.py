@@ -478,8 +478,8 @@ ax.legend()
 fig.tight_layout()
 
 # %% [markdown]
-# The 1-layer model has no drop: its in-context score creeps to -0.44 (it can raise the logits of
-# tokens it has seen in the context, so the second occurrence becomes a little easier) and its copy
+# The 1-layer model has no drop: its in-context score creeps to -0.44 (presumably it raises the logits of
+# tokens it has seen in the context, so the second occurrence becomes a little easier; we do not measure this here) and its copy
 # accuracy rises only to 0.1; no head scores above 0.05 as an induction head. One layer cannot do the
 # induction step: a head can only look up a position by what is *at* that position, and what it
 # must match, the token before, is put there by an earlier layer.
