@@ -135,6 +135,10 @@ def _fit_problem(ex_el) -> str | None:
 def _drag_first_slider(page, explorer, dx: float) -> None:
     handle = explorer.locator(".widget-slider .noUi-handle").first
     handle.scroll_into_view_if_needed()
+    # A slider that starts at its maximum (e.g. notebook 11's last checkpoint) is dragged left.
+    now, top = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
+    if now is not None and top is not None and float(now) >= float(top):
+        dx = -dx
     box = handle.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(x, y)

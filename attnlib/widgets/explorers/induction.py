@@ -219,7 +219,7 @@ def _scene(d: dict, T: int, future: np.ndarray) -> Scene:
         [attn, curve, row],
         cols=2,
         width=760,
-        height=440,
+        height=370,  # with its controls and title the explorer fits 620 px (the browser test)
         col_widths=[1.0, 1.2],
         row_heights=[1.6, 1.0],
     )
