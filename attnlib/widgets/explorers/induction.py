@@ -193,7 +193,7 @@ def _scene(d: dict, T: int, future: np.ndarray) -> Scene:
         ],
         ylim=(0.0, 1.1),
         yticks=[0.0, 0.5, 1.0],
-        title="the query's row (▲ red: textbook target, black: this model's)",
+        title="query's row ▲ red: textbook target, black: found",
         xlabel="key position",
         ylabel="weight",
         **bar_slots(T, ticks),
