@@ -1,5 +1,5 @@
 """Key picture of notebook 11: the phase change of a 2-layer attention-only GPT trained on
-sequences with repeated segments, and its 1-layer control (C51, C53).
+sequences with repeated segments of random length, and its 1-layer control (C51, C53).
 
 Drawn from the training record that attnlib ships (:func:`attnlib.course.induction.load_run`:
 losses and held-out metrics stored at training time), with no model evaluated, so it is the same
@@ -36,7 +36,7 @@ def induction_phase_change_figure():
     left.set(
         xlabel="training step",
         ylabel="held-out loss (nats)",
-        title="2-layer model: a plateau, then the drop (shaded)",
+        title="2-layer model: a slow stretch, then the drop (shaded)",
     )
     left.legend(fontsize=8, loc="lower left")
     right.plot(steps, m["in_context"], "C3-", label="2 layers")
