@@ -95,6 +95,24 @@ def check_head_mask_type(head_mask) -> torch.Tensor:
     return head_mask
 
 
+def check_layer_head_mask(
+    head_mask, *, batch: int, num_layers: int, num_heads: int, device: torch.device, where: str
+) -> torch.Tensor:
+    """A model's ``head_mask``: ``(num_layers, num_heads)`` or ``(B, num_layers, num_heads)``,
+    one factor per head, on ``device`` (``where`` names what lives there, e.g. "the model")."""
+    check_head_mask_type(head_mask)
+    shape = (num_layers, num_heads)
+    if tuple(head_mask.shape) not in (shape, (batch, *shape)):
+        raise ValueError(
+            f"head_mask must have shape (num_layers, num_heads) = {shape} or "
+            f"(B, num_layers, num_heads) = {(batch, *shape)}, one factor per head, "
+            f"got {tuple(head_mask.shape)}"
+        )
+    if head_mask.device != device:
+        raise ValueError(f"head_mask is on {head_mask.device} but {where} {device}")
+    return head_mask
+
+
 def _check_3d_mask(attn_mask: torch.Tensor, batch: int, heads: int, queries: int, keys: int):
     """A 3-D ``attn_mask`` is ``(B, L, S)``, one mask for every head; say so (and how to give one
     mask per head) when it does not broadcast, in the shape the caller passed."""

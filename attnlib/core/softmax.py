@@ -51,6 +51,11 @@ def masked_softmax(
     score anywhere else (or under a float mask, since ``NaN + (-inf)`` is NaN) makes its whole
     row NaN. NaNs are never replaced by zeros, so bad inputs show up instead of vanishing.
     """
+    return _masked_softmax(scores, _checked_scores_mask(scores, attn_mask, valid_lens))
+
+
+def _checked_scores_mask(scores, attn_mask, valid_lens) -> torch.Tensor | None:
+    """The checks of :func:`masked_softmax` and its mask folded into one (None, bool or float)."""
     check_tensor("scores", scores, ndim_min=1)
     check_has_keys("scores", scores, dim=-1)
     if valid_lens is not None and scores.dim() < 2:
@@ -58,7 +63,7 @@ def masked_softmax(
             f"valid_lens needs scores of shape (B, ..., L, S), got {tuple(scores.shape)}"
         )
     mask, _ = checked_attention_mask(scores.shape, scores.device, attn_mask, valid_lens)
-    return _masked_softmax(scores, mask)
+    return mask
 
 
 def _masked_softmax(
@@ -68,19 +73,33 @@ def _masked_softmax(
     or float); unchecked. ``rows_may_be_empty=False`` is the caller's promise that every row has
     a visible key (no user mask, lengths >= 1): then no guard against 0 / 0 is needed.
     """
+    z = _hide(scores, mask)
+    if not rows_may_be_empty:
+        return torch.softmax(z, dim=-1).to(scores.dtype)  # subtracts the row max first
+    return _guarded_softmax(z)[3].to(scores.dtype)
+
+
+def _hide(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """The scores (float16/bfloat16 in float32) with the hidden entries -inf, or the float mask
+    added; a new tensor: the input is untouched."""
     z = scores.float() if scores.dtype in _LOW_PRECISION else scores
     if mask is not None:
         if mask.dtype == torch.bool:
-            z = z.masked_fill(~mask, float("-inf"))  # a new tensor: the input is untouched
+            z = z.masked_fill(~mask, float("-inf"))
         else:
             z = z + mask.to(z.dtype)
-    if not rows_may_be_empty:
-        return torch.softmax(z, dim=-1).to(scores.dtype)  # subtracts the row max first
-    # A fully hidden row has max -inf: softmax would compute 0 / 0 = NaN there. Give it the
-    # scores 0 (finite, so no NaN reaches the gradient either), then zero weights.
+    return z
+
+
+def _guarded_softmax(z: torch.Tensor):
+    """softmax over the last axis where a fully hidden row gives 0s, not 0 / 0 = NaN: such a row
+    (max -inf) gets the scores 0 (finite, so no NaN reaches the gradient either), then zero
+    weights. Returns ``(empty, guarded, softmax, weights)``, which ``masked_softmax_steps`` shows.
+    """
     empty = torch.isneginf(z.detach().amax(dim=-1, keepdim=True))  # (..., L, 1)
-    weights = torch.softmax(z.masked_fill(empty, 0.0), dim=-1)  # (..., L, S)
-    return weights.masked_fill(empty, 0.0).to(scores.dtype)
+    guarded = z.masked_fill(empty, 0.0)  # (..., L, S)
+    plain = torch.softmax(guarded, dim=-1)  # (..., L, S)
+    return empty, guarded, plain, plain.masked_fill(empty, 0.0)
 
 
 class MaskedSoftmaxSteps(NamedTuple):
@@ -110,8 +129,8 @@ def masked_softmax_steps(
     valid_lens: torch.Tensor | None = None,
 ) -> MaskedSoftmaxSteps:
     """:func:`masked_softmax` one step at a time, for teaching: the same arguments and checks, and
-    the same operations in the same order, so ``steps.weights`` equals ``masked_softmax(...)``
-    bit for bit (the unit tests check it).
+    the same functions (``_hide``, ``_guarded_softmax``), so ``steps.weights`` equals
+    ``masked_softmax(...)`` bit for bit (the unit tests check it).
 
     Args:
         scores, attn_mask, valid_lens: as for :func:`masked_softmax`.
@@ -119,24 +138,9 @@ def masked_softmax_steps(
     Returns:
         A :class:`MaskedSoftmaxSteps`.
     """
-    check_tensor("scores", scores, ndim_min=1)
-    check_has_keys("scores", scores, dim=-1)
-    if valid_lens is not None and scores.dim() < 2:
-        raise ValueError(
-            f"valid_lens needs scores of shape (B, ..., L, S), got {tuple(scores.shape)}"
-        )
-    mask, _ = checked_attention_mask(scores.shape, scores.device, attn_mask, valid_lens)
-    z = scores.float() if scores.dtype in _LOW_PRECISION else scores
-    if mask is not None:
-        if mask.dtype == torch.bool:
-            z = z.masked_fill(~mask, float("-inf"))
-        else:
-            z = z + mask.to(z.dtype)
-    empty = torch.isneginf(z.detach().amax(dim=-1, keepdim=True))  # (..., L, 1)
-    guarded = z.masked_fill(empty, 0.0)  # (..., L, S)
-    plain = torch.softmax(guarded, dim=-1)  # (..., L, S)
-    weights = plain.masked_fill(empty, 0.0).to(scores.dtype)  # (..., L, S)
-    return MaskedSoftmaxSteps(z, empty, guarded, plain, weights)
+    z = _hide(scores, _checked_scores_mask(scores, attn_mask, valid_lens))
+    empty, guarded, plain, weights = _guarded_softmax(z)
+    return MaskedSoftmaxSteps(z, empty, guarded, plain, weights.to(scores.dtype))
 
 
 def softmax_jacobian(weights: torch.Tensor) -> torch.Tensor:

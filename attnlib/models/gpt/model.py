@@ -31,7 +31,7 @@ from torch import nn
 
 from attnlib.core.attention import dot_product_attention
 from attnlib.core.masks import causal_mask
-from attnlib.core.multihead import check_head_mask_type
+from attnlib.core.multihead import check_layer_head_mask
 from attnlib.core.positional import sinusoidal_encoding
 from attnlib.core.transformer import FeedForward, layer_norm
 from attnlib.models.gpt.cache import KVCache
@@ -459,20 +459,6 @@ class GPT(nn.Module):
             )
         return cache.length
 
-    def _check_head_mask(self, head_mask, batch: int) -> None:
-        check_head_mask_type(head_mask)
-        shape = (self.config.num_layers, self.config.num_heads)
-        if tuple(head_mask.shape) not in (shape, (batch, *shape)):
-            raise ValueError(
-                f"head_mask must have shape (num_layers, num_heads) = {shape} or "
-                f"(B, num_layers, num_heads) = {(batch, *shape)}, one factor per head, "
-                f"got {tuple(head_mask.shape)}"
-            )
-        if head_mask.device != self.device:
-            raise ValueError(
-                f"head_mask is on {head_mask.device} but the model is on {self.device}"
-            )
-
     def _check_inputs(self, ids, head_mask, cache) -> int:
         """Check a forward's arguments with one host read (the ids' bounds); return the number
         of cached tokens."""
@@ -481,7 +467,14 @@ class GPT(nn.Module):
         past = 0 if cache is None else self._check_cache(cache, ids.shape[0])
         self._check_ids(ids, past)
         if head_mask is not None:
-            self._check_head_mask(head_mask, ids.shape[0])
+            check_layer_head_mask(
+                head_mask,
+                batch=ids.shape[0],
+                num_layers=self.config.num_layers,
+                num_heads=self.config.num_heads,
+                device=self.device,
+                where="the model is on",
+            )
         (bounds,) = read_bounds(ids)  # the one transfer
         vocab = self.config.vocab_size
         if bounds is not None and (bounds[0] < 0 or bounds[1] >= vocab):

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnlib.core.masks import _padding_mask, valid_lens_mask
-from attnlib.core.multihead import check_head_mask_type
+from attnlib.core.multihead import check_layer_head_mask
 from attnlib.core.transformer import EncoderBlock, layer_norm
 from attnlib.models.minilm.config import MiniLMConfig
 from attnlib.models.minilm.files import (
@@ -273,18 +273,6 @@ class MiniLMEncoder(nn.Module):
             hidden = out.hidden  # (B, L, D)
             return F.normalize(mean_pool(hidden, batch.valid_lens), dim=-1)  # (B, D)
 
-    def _check_head_mask(self, head_mask, batch: int, device: torch.device) -> None:
-        check_head_mask_type(head_mask)
-        shape = (self.config.num_layers, self.config.num_heads)
-        if tuple(head_mask.shape) not in (shape, (batch, *shape)):
-            raise ValueError(
-                f"head_mask must have shape (num_layers, num_heads) = {shape} or "
-                f"(B, num_layers, num_heads) = {(batch, *shape)}, one factor per head, "
-                f"got {tuple(head_mask.shape)}"
-            )
-        if head_mask.device != device:
-            raise ValueError(f"head_mask is on {head_mask.device} but ids are on {device}")
-
     def _check_inputs(self, ids, valid_lens, head_mask) -> torch.Tensor | None:
         """Check a forward's arguments with ONE host read (the ids' and the lengths' bounds);
         return the ``(B, 1, 1, L)`` padding mask of ``valid_lens`` (None without)."""
@@ -295,7 +283,14 @@ class MiniLMEncoder(nn.Module):
                 valid_lens, (batch,), None, ids.device, per_query=False, where="ids"
             )
         if head_mask is not None:
-            self._check_head_mask(head_mask, batch, ids.device)
+            check_layer_head_mask(
+                head_mask,
+                batch=batch,
+                num_layers=self.config.num_layers,
+                num_heads=self.config.num_heads,
+                device=ids.device,
+                where="ids are on",
+            )
         bounds, lens = read_bounds(ids, valid_lens)  # the one transfer
         if bounds is not None and (bounds[0] < 0 or bounds[1] >= self.config.vocab_size):
             lo, hi = bounds
