@@ -91,6 +91,7 @@ SLOW_MODULES = {
     "test_figures_decoding.py": "figures",
     "test_notebook_pairs.py": "notebooks",  # jupytext on every notebook
     "test_light_install.py": "packaging",  # a fresh interpreter
+    "test_require_all.py": "packaging",  # pytest in fresh interpreters
     "test_site.py": "browser",  # builds the static site, opens every page in Chromium
 }
 #: Single tests outside the fast tier: measurements over long sequences, and the sweeps that
