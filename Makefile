@@ -58,7 +58,9 @@ test-fast: $(STAMP)
 # this CPU's AVX2/AVX-512) and MKL, which does the matrix products (MKL_ENABLE_INSTRUCTIONS=SSE4_2,
 # AVX, AVX2 or AVX512 caps its path on an Intel CPU; MKL ignores it on AMD, where MKL_CBWR=COMPATIBLE
 # is the one setting that changes its path). Each entry of the matrix is one environment
-# (comma-separated assignments); the first runs every unit test, the others the fast tier
+# (comma-separated assignments); the first runs every unit test but the browser-driving ones
+# (-m "not browser": tests/test_site.py already ran in test-unit, and Chromium's pixels do not
+# take MKL's or ATen's CPU path), the others the fast tier
 # (-m "not slow", which leaves out the pretrained model's reference runs and training) to keep
 # `make test` within CI's time; .github/workflows/test.yml runs every entry in full.
 # Pick one combination, run in full: `make test-unit-other-cpu MKL=AVX2 CPU_CAPABILITY=default`
@@ -78,7 +80,8 @@ test-unit-other-cpu: $(STAMP)
 		vars=$$(echo "$$combo" | tr , ' '); \
 		if [ $$first = 1 ]; then \
 			echo "== every unit test under $$vars"; \
-			env $$vars $(BIN)/pytest tests --ignore=tests/browser -q -rs -p no:cacheprovider; \
+			env $$vars $(BIN)/pytest tests --ignore=tests/browser -q -rs -m "not browser" \
+				-p no:cacheprovider; \
 		else \
 			echo "== the fast unit tests under $$vars"; \
 			env $$vars OMP_NUM_THREADS=1 $(BIN)/pytest tests --ignore=tests/browser -q -rs \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 import torch
@@ -90,6 +91,7 @@ SLOW_MODULES = {
     "test_figures_decoding.py": "figures",
     "test_notebook_pairs.py": "notebooks",  # jupytext on every notebook
     "test_light_install.py": "packaging",  # a fresh interpreter
+    "test_require_all.py": "packaging",  # pytest in fresh interpreters
     "test_site.py": "browser",  # builds the static site, opens every page in Chromium
 }
 #: Single tests outside the fast tier: measurements over long sequences, and the sweeps that
@@ -129,3 +131,44 @@ def pytest_collection_modifyitems(config, items):
             or f"{name}::{item.originalname}" in SLOW_TESTS
         ):
             item.add_marker(pytest.mark.slow)
+
+
+# ----- REQUIRE_ALL=1 (set by .ci/run): a missing package or browser fails instead of skipping ---
+#: The reasons a skip gives when a package, the MiniLM model package, playwright, Chromium or a
+#: tool is missing: pytest.importorskip's "could not import 'x'", the model_dir fixture's "is not
+#: installed", tests/browser/harness.py's missing_browser() ("is missing", "not found at").
+#: Skips for absent hardware (CUDA, MPS) name none of these and stay skips.
+MISSING = re.compile(r"could not import|No module named|not installed|is missing|not found at")
+
+
+def require_all() -> bool:
+    """Whether this run must have every package and the browser (REQUIRE_ALL=1; the narrower
+    REQUIRE_BROWSER=1 of tests/browser/conftest.py still asks for Chromium alone)."""
+    return os.environ.get("REQUIRE_ALL") == "1"
+
+
+def _as_failure(report) -> None:
+    """Turn a skip report whose reason names something missing into a failure (REQUIRE_ALL=1)."""
+    if not (report.skipped and require_all()) or hasattr(report, "wasxfail"):
+        return
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    if MISSING.search(reason):
+        report.outcome = "failed"
+        report.longrepr = f"REQUIRE_ALL=1, so this skip is a failure: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Every skip raised in a test, a fixture (model_dir, the MiniLM rows of test_bad_inputs, the
+    # browser fixtures) or a skipif mark (test_site.py's missing browser) passes through here.
+    outcome = yield
+    _as_failure(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    # Module-level pytest.importorskip (test_gpt_parity's transformers, test_widgets_head_view's
+    # MiniLM package) skips the whole module at collection.
+    outcome = yield
+    _as_failure(outcome.get_result())

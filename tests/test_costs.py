@@ -27,11 +27,9 @@ from attnlib.course.memory import (
     largest_tensor_bytes,
 )
 
-SEED = (
-    next(iter(sorted(Path("/work/shared/seeds").glob("004_*.txt"))), None)
-    if Path("/work/shared/seeds").is_dir()
-    else None
-)
+# The lines of the course seed text that the table test reads (section 9.7), committed so the
+# test asserts on every machine; the header names the source file.
+SEED = Path(__file__).parent / "data" / "seeds" / "004_excerpt.txt"
 
 
 def _flops(fn) -> int:
@@ -98,7 +96,6 @@ def test_c41_longest_path_column_matches_gradients():
     assert rows["self-attention"]["longest_path"] == "O(1)" and g[0, 0].abs().sum() > 0
 
 
-@pytest.mark.skipif(SEED is None, reason="the course seed texts are not in this checkout")
 def test_c41_complexity_table_is_the_seed_table():
     # The seed's §9.7 table (compute and longest path verbatim; its middle column counts positions
     # computable in parallel, O(n) exactly where ours says O(1) sequential steps, and vice versa).
