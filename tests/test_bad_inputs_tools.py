@@ -64,3 +64,51 @@ def test_figures_cli_writes_the_named_figure_into_out(tmp_path):
         f"{name}.{fmt}" for fmt in FORMATS[name]
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def _explorer(layer_error: bool | None):
+    """A one-slider explorer: no layer (None), a layer, or a layer whose builder raises."""
+    import numpy as np
+    import torch
+
+    from attnlib.widgets.framework.artists import Bars, Heatmap
+    from attnlib.widgets.framework.controls import dropdown, float_slider
+    from attnlib.widgets.framework.explorer import Explorer
+    from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
+
+    def layer(which):
+        if layer_error and which == "b":
+            raise ValueError("surface must be square (the builder's own check)")
+        return {"surface": np.eye(3)}
+
+    def compute(x, which):
+        w = torch.softmax(torch.tensor([x, 0.0, -x], dtype=torch.float64), 0)
+        return Frame(arrays={"w": w}, readout={"w": w})
+
+    controls = {
+        "x": float_slider("x", -1.0, 1.0, 0.0, step=0.5),
+        "which": dropdown("m", ["a", "b"]),
+    }
+    panels = [Panel([Bars("w")], xlim=(-0.6, 2.6), ylim=(0, 1))]
+    if layer_error is not None:
+        panels.insert(0, Panel([Heatmap("surface")], **cells(3, 3)))
+    scene = Scene(panels, cols=len(panels))
+    return Explorer(controls, compute, scene, layer=None if layer_error is None else layer)
+
+
+def test_has_layer_and_the_site_lets_a_layers_error_through():
+    from tools import site_state
+
+    assert _explorer(None).has_layer is False
+    with pytest.raises(ValueError, match="has no layer"):
+        _explorer(None).layer()
+    assert site_state._layer_arrays(_explorer(None)) == ({}, {})
+    good = _explorer(False)
+    assert good.has_layer is True
+    arrays, shapes = site_state._layer_arrays(good)
+    assert shapes == {"surface": [3, 3]}
+    bad = _explorer(True)
+    assert bad.has_layer is True
+    bad.controls["which"].value = "b"  # the layer's builder raises for "b" only
+    with pytest.raises(ValueError, match="surface must be square"):
+        site_state._layer_arrays(bad)
