@@ -112,3 +112,24 @@ def test_has_layer_and_the_site_lets_a_layers_error_through():
     bad.controls["which"].value = "b"  # the layer's builder raises for "b" only
     with pytest.raises(ValueError, match="surface must be square"):
         site_state._layer_arrays(bad)
+
+
+def test_site_build_refuses_an_out_that_is_a_file_before_computing_frames(tmp_path):
+    out = tmp_path / "site.txt"
+    out.write_text("keep me")
+    r = _run("-m", "tools.site", "build", "--out", str(out), "05_masking")
+    assert r.returncode == 2
+    assert f"--out {out}" in r.stderr and "is a file" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert out.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.txt"]
+
+
+def test_site_build_refuses_a_notebook_outside_notebooks(tmp_path):
+    copy = tmp_path / "66_copy.ipynb"
+    copy.write_bytes((ROOT / "notebooks" / "05_masking.ipynb").read_bytes())
+    r = _run("-m", "tools.site", "build", "--out", str(tmp_path / "site"), str(copy))
+    assert r.returncode == 2
+    assert "not a notebook of notebooks/" in r.stderr and "66_copy.ipynb" in r.stderr
+    assert "make translations" not in r.stderr
+    assert not (tmp_path / "site").exists()

@@ -561,6 +561,7 @@ def build(
     t0 = time.perf_counter()
     every = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     paths = notebooks or every
+    _check_sources(out, paths, langs)  # before any frame is computed (minutes of work)
     explorers = {p.stem: explorer_outputs(p) for p in paths}
     work = [
         (p.stem, key, (x["builder"], x["args"]))
@@ -585,6 +586,23 @@ def build(
     report["total"] = sum(report["pages"].values())
     report["seconds"] = time.perf_counter() - t0
     return report
+
+
+def _check_sources(out: Path, paths: list[Path], langs: tuple[str, ...]) -> None:
+    """Refuse (SiteError) an ``out`` that is or lies under a file, a notebook that is not
+    ``notebooks/NN_name.ipynb`` (its pages would be built from another file of the same name),
+    and a missing translation of one."""
+    for q in (Path(out), *Path(out).parents):
+        if q.exists():
+            if not q.is_dir():
+                raise SiteError(f"--out {out}: {q} is a file, not a folder")
+            break
+    for p in paths:
+        path = Path(p).resolve()
+        if path.parent != NOTEBOOKS.resolve() or not re.fullmatch(r"\d\d_.+\.ipynb", path.name):
+            raise SiteError(f"{p}: not a notebook of notebooks/ (NN_name.ipynb)")
+        for lang in langs:
+            _language_path(path, lang)
 
 
 def _language_path(path: Path, lang: str) -> Path:
