@@ -87,3 +87,15 @@ def test_a_glossary_line_with_the_wrong_fields_names_its_line(tmp_path):
     g.write_text("english\tchinese\tseed\nquery\t查询\t§1\nkey\t键\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"glossary\.tsv:3: .*got 2"):
         i18n.read_glossary(g)
+
+
+def test_a_translation_that_adds_html_or_an_attribute_fails_the_check():
+    msgid = "The weights sum to 1."
+    bad = "权重之和为 1。<img src=x onerror=alert(1)><script>alert(2)</script>"
+    found = i18n.markup_problems(msgid, bad)
+    assert any("HTML tags" in p and "img onerror src" in p and "script" in p for p in found)
+    summary = "<summary>Answer</summary>"
+    assert i18n.markup_problems(summary, "<summary>答案</summary>") == []
+    assert i18n.markup_problems(summary, '<summary onclick="x()">答案</summary>') != []
+    # A tag inside a code span is text, not HTML.
+    assert i18n.markup_problems("Use `<s>`.", "使用 `<s>`。") == []

@@ -532,6 +532,26 @@ def markup(text: str) -> dict[str, int]:
     return counts
 
 
+_RAW_TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
+_ATTR = re.compile(r"([^\s=/>\"']+)(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?")
+
+
+def html_tags(text: str) -> list[str]:
+    """The raw HTML tags Markdown passes through in ``text`` (as rendered, not escaped), each as
+    its name and sorted attribute names (``img onerror src``), sorted."""
+    raw = []
+    for tok in _markdown().parse(text):
+        if tok.type == "html_block":
+            raw.append(tok.content)
+        raw += [c.content for c in tok.children or [] if c.type == "html_inline"]
+    tags = []
+    for chunk in raw:
+        for m in _RAW_TAG.finditer(chunk):
+            attrs = sorted(a.group(1).lower() for a in _ATTR.finditer(m.group(3)))
+            tags.append(" ".join([m.group(1) + m.group(2).lower(), *attrs]))
+    return sorted(tags)
+
+
 def markup_problems(msgid: str, msgstr: str) -> list[str]:
     """Spans of the English the Chinese lost. The usual cause: a bold span that starts or ends
     with full-width punctuation next to a Chinese character (**注意力分数（attention score）**如何),
@@ -547,11 +567,18 @@ def markup_problems(msgid: str, msgstr: str) -> list[str]:
     if short > 0 and 0 <= extra_bold <= short <= extra_bold + msgstr.count("《"):
         got["em_open"] = want["em_open"]
         got["strong_open"] = want["strong_open"]
-    return [
+    found = [
         f"markup: {want[k]} {names[k]} span(s) in the English, {got[k]} in the Chinese"
         for k in _MARKUP
         if got[k] != want[k]
     ]
+    # Raw HTML reaches the site as it is: a translation may not add a tag or an attribute.
+    if html_tags(msgstr) != html_tags(msgid):
+        found.append(
+            f"markup: HTML tags {html_tags(msgid)} in the English, {html_tags(msgstr)} in the "
+            "Chinese (a translation keeps the English's HTML, no more)"
+        )
+    return found
 
 
 _KIND = re.compile(r"\), (heading|paragraph|list item|table|math|html|alt) \d+$")
