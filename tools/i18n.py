@@ -38,6 +38,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a file (python tools/i18n.py): the root holds tools/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools.nbtext import cell_alts, course_notebooks  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 LANG = "zh_CN"
@@ -49,7 +54,7 @@ FUZZY_RATIO = 0.6
 
 
 def all_notebooks() -> list[Path]:
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    return course_notebooks(NOTEBOOKS)
 
 
 class I18nError(ValueError):
@@ -182,13 +187,6 @@ def blocks(source: str) -> list[Block]:
         out.append(Block(kind, start, end, prefix, rest, "\n".join(text), tuple(own)))
     # Nested paragraphs are inside their list item's lines, never overlapping another leaf.
     return out
-
-
-def cell_alts(cell: dict) -> list[str]:
-    alt = cell.get("metadata", {}).get("alt")
-    if alt is None:
-        return []
-    return [alt] if isinstance(alt, str) else list(alt)
 
 
 @dataclass(frozen=True)

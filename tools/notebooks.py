@@ -21,6 +21,11 @@ import re
 import sys
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a file (python tools/notebooks.py): the root holds tools/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools.nbtext import course_notebooks  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 FORMAT = "py:percent"
@@ -33,7 +38,7 @@ TIMEOUT_S = 300
 
 
 def all_notebooks() -> list[Path]:
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    return course_notebooks(NOTEBOOKS)
 
 
 def pair_path(nb_path: Path) -> Path:
@@ -142,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     for p in args.notebooks:
         # A folder or file given is used as given: only no argument at all means every notebook.
         if p.is_dir():
-            found = sorted(p.glob("[0-9][0-9]_*.ipynb"))
+            found = course_notebooks(p)
             if not found:
                 parser.error(f"no NN_*.ipynb notebook in the folder {p}")
             paths += [q.resolve() for q in found]

@@ -44,6 +44,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file (python tools/site.py): the root holds tools/
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tools.nbtext import cell_alts as _alts  # noqa: E402  (one reader, shared with i18n)
+from tools.nbtext import course_notebooks  # noqa: E402
 from tools.site_state import (  # noqa: E402
     EXPLORER_BUDGET,
     MAX_FRAMES,
@@ -346,13 +348,6 @@ def notebook_info(path: Path, lang: str = "en", ids: list[str] | None = None) ->
     }
 
 
-def _alts(cell) -> list[str]:
-    alt = cell.get("metadata", {}).get("alt")
-    if alt is None:
-        return []
-    return [alt] if isinstance(alt, str) else list(alt)
-
-
 class SiteError(ValueError):
     """A notebook the site cannot show as it is (an explorer it cannot rebuild)."""
 
@@ -559,7 +554,7 @@ def build(
     """Write the site into ``out`` (the Chinese pages into ``out/zh``); return a report (per page
     and explorer: bytes, seconds). Each explorer's frames are computed once, for every language."""
     t0 = time.perf_counter()
-    every = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    every = course_notebooks(NOTEBOOKS)
     paths = notebooks or every
     _check_sources(out, paths, langs)  # before any frame is computed (minutes of work)
     explorers = {p.stem: explorer_outputs(p) for p in paths}
