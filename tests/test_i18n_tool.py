@@ -99,3 +99,15 @@ def test_a_translation_that_adds_html_or_an_attribute_fails_the_check():
     assert i18n.markup_problems(summary, '<summary onclick="x()">答案</summary>') != []
     # A tag inside a code span is text, not HTML.
     assert i18n.markup_problems("Use `<s>`.", "使用 `<s>`。") == []
+
+
+def test_the_catalogs_split_prose_with_the_sites_parser():
+    from tools import mdparse, site
+
+    text = "# T\n\n- a $x$ ~~b~~\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n$$y$$\n\n<details>\n"
+
+    def shape(md):
+        return [(t.type, t.map) for t in md.parse(text)]
+
+    assert shape(i18n._markdown()) == shape(site._markdown()) == shape(mdparse.parser())
+    assert "table" in i18n._markdown().get_active_rules()["block"]

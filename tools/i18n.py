@@ -123,12 +123,9 @@ _TAG = re.compile(r"<[^>]*>")
 def _markdown():
     global _MD
     if _MD is None:
-        from markdown_it import MarkdownIt
-        from mdit_py_plugins.dollarmath import dollarmath_plugin
+        from tools.mdparse import parser
 
-        # The parser tools/site.py renders with (commonmark, tables, $ and $$ math).
-        _MD = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
-        dollarmath_plugin(_MD, allow_space=True, allow_digits=True, double_inline=True)
+        _MD = parser()  # the parser tools/site.py renders with
     return _MD
 
 

@@ -201,18 +201,9 @@ def _mathml(tex: str, display: bool) -> str:
 
 
 def _markdown():
-    from markdown_it import MarkdownIt
-    from mdit_py_plugins.dollarmath import dollarmath_plugin
+    from tools.mdparse import parser
 
-    md = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
-    dollarmath_plugin(
-        md,
-        allow_space=True,
-        allow_digits=True,
-        double_inline=True,
-        renderer=lambda content, opts: _mathml(content, opts.get("display_mode", False)),
-    )
-    return md
+    return parser(lambda content, opts: _mathml(content, opts.get("display_mode", False)))
 
 
 _MD = None
