@@ -38,6 +38,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a file (python tools/i18n.py): the root holds tools/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools.nbtext import cell_alts, course_notebooks  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 LANG = "zh_CN"
@@ -49,7 +54,31 @@ FUZZY_RATIO = 0.6
 
 
 def all_notebooks() -> list[Path]:
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    return course_notebooks(NOTEBOOKS)
+
+
+class I18nError(ValueError):
+    """A command given an input it must refuse (a non-English notebook, a merge losing work)."""
+
+
+def english_notebook(nb_path: Path, notebooks: Path = NOTEBOOKS) -> Path:
+    """``nb_path`` resolved, when it is an English notebook ``notebooks/NN_name.ipynb``.
+
+    A Chinese notebook (notebooks/zh/, or any with ``metadata.attnlib.language``) or a copy kept
+    elsewhere would make a catalog of the wrong prose under the same stem: refused."""
+    path = Path(nb_path).resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"no notebook {nb_path}")
+    if path.parent != Path(notebooks).resolve() or not re.fullmatch(r"\d\d_.+\.ipynb", path.name):
+        raise I18nError(
+            f"{nb_path}: not an English notebook {Path(notebooks).name}/NN_name.ipynb "
+            "(the catalogs are made from the English notebooks only)"
+        )
+    if "language" in read_notebook(path).get("metadata", {}).get("attnlib", {}):
+        raise I18nError(
+            f"{nb_path}: a translated notebook (metadata.attnlib.language), not English"
+        )
+    return path
 
 
 def catalog_path(nb_path: Path, catalogs: Path = CATALOGS) -> Path:
@@ -94,12 +123,9 @@ _TAG = re.compile(r"<[^>]*>")
 def _markdown():
     global _MD
     if _MD is None:
-        from markdown_it import MarkdownIt
-        from mdit_py_plugins.dollarmath import dollarmath_plugin
+        from tools.mdparse import parser
 
-        # The parser tools/site.py renders with (commonmark, tables, $ and $$ math).
-        _MD = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
-        dollarmath_plugin(_MD, allow_space=True, allow_digits=True, double_inline=True)
+        _MD = parser()  # the parser tools/site.py renders with
     return _MD
 
 
@@ -158,13 +184,6 @@ def blocks(source: str) -> list[Block]:
         out.append(Block(kind, start, end, prefix, rest, "\n".join(text), tuple(own)))
     # Nested paragraphs are inside their list item's lines, never overlapping another leaf.
     return out
-
-
-def cell_alts(cell: dict) -> list[str]:
-    alt = cell.get("metadata", {}).get("alt")
-    if alt is None:
-        return []
-    return [alt] if isinstance(alt, str) else list(alt)
 
 
 @dataclass(frozen=True)
@@ -228,6 +247,11 @@ def _new_catalog(nb_path: Path):
 def read_catalog(path: Path):
     import polib
 
+    if not Path(path).is_file():
+        raise FileNotFoundError(
+            f"no catalog {path} (make it with `python -m tools.i18n extract "
+            f"notebooks/{Path(path).stem}.ipynb`, or `make translations`)"
+        )
     return polib.pofile(str(path), wrapwidth=0)
 
 
@@ -283,10 +307,32 @@ def merge(nb_path: Path, old=None):
     return po
 
 
-def extract(nb_path: Path, catalogs: Path = CATALOGS) -> Path:
+def kept_translations(old, po) -> tuple[int, int]:
+    """(N, M): of the M translated entries of ``old``, the N whose translation ``po`` still holds
+    (same English, or taken as the fuzzy translation of a changed one)."""
+    if old is None:
+        return 0, 0
+    held = {e.msgid for e in po} | {e.previous_msgid for e in po if e.previous_msgid}
+    done = [e for e in old if e.msgstr and not e.obsolete]
+    return sum(1 for e in done if e.msgid in held), len(done)
+
+
+def extract(
+    nb_path: Path, catalogs: Path = CATALOGS, *, notebooks: Path = NOTEBOOKS, force: bool = False
+) -> Path:
+    """Merge the English notebook ``nb_path``'s messages into its catalog. Refuses (I18nError,
+    nothing written) a notebook that is not ``notebooks/NN_name.ipynb`` in English, and a merge
+    that would drop translated entries unless ``force``."""
+    nb_path = english_notebook(nb_path, notebooks)
     path = catalog_path(nb_path, catalogs)
     old = read_catalog(path) if path.exists() else None
     po = merge(nb_path, old)
+    n, m = kept_translations(old, po)
+    if n < m and not force:
+        raise I18nError(
+            f"{path.name}: kept {n} of {m} translations; the English of the others left "
+            f"{nb_path.name} (check, then run again with --force to drop them)"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(str(po) + "\n", encoding="utf-8")
     return path
@@ -454,10 +500,16 @@ def read_glossary(path: Path = GLOSSARY) -> list[Term]:
     """The glossary (TSV: english, chinese, seed section; a header row; # lines are comments)."""
     terms = []
     lines = path.read_text(encoding="utf-8").splitlines()
-    for line in lines[1:]:
+    for n, line in enumerate(lines[1:], start=2):
         if not line.strip() or line.startswith("#"):
             continue
-        english, chinese, seed = line.split("\t")
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise ValueError(
+                f"{path}:{n}: a glossary line is 3 tab-separated fields (english, chinese, seed), "
+                f"got {len(fields)}: {line!r}"
+            )
+        english, chinese, seed = fields
         terms.append(Term(english.strip(), chinese.strip(), seed.strip()))
     return terms
 
@@ -475,6 +527,26 @@ def markup(text: str) -> dict[str, int]:
     return counts
 
 
+_RAW_TAG = re.compile(r"<(/?)([A-Za-z][\w-]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>")
+_ATTR = re.compile(r"([^\s=/>\"']+)(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?")
+
+
+def html_tags(text: str) -> list[str]:
+    """The raw HTML tags Markdown passes through in ``text`` (as rendered, not escaped), each as
+    its name and sorted attribute names (``img onerror src``), sorted."""
+    raw = []
+    for tok in _markdown().parse(text):
+        if tok.type == "html_block":
+            raw.append(tok.content)
+        raw += [c.content for c in tok.children or [] if c.type == "html_inline"]
+    tags = []
+    for chunk in raw:
+        for m in _RAW_TAG.finditer(chunk):
+            attrs = sorted(a.group(1).lower() for a in _ATTR.finditer(m.group(3)))
+            tags.append(" ".join([m.group(1) + m.group(2).lower(), *attrs]))
+    return sorted(tags)
+
+
 def markup_problems(msgid: str, msgstr: str) -> list[str]:
     """Spans of the English the Chinese lost. The usual cause: a bold span that starts or ends
     with full-width punctuation next to a Chinese character (**注意力分数（attention score）**如何),
@@ -490,11 +562,18 @@ def markup_problems(msgid: str, msgstr: str) -> list[str]:
     if short > 0 and 0 <= extra_bold <= short <= extra_bold + msgstr.count("《"):
         got["em_open"] = want["em_open"]
         got["strong_open"] = want["strong_open"]
-    return [
+    found = [
         f"markup: {want[k]} {names[k]} span(s) in the English, {got[k]} in the Chinese"
         for k in _MARKUP
         if got[k] != want[k]
     ]
+    # Raw HTML reaches the site as it is: a translation may not add a tag or an attribute.
+    if html_tags(msgstr) != html_tags(msgid):
+        found.append(
+            f"markup: HTML tags {html_tags(msgid)} in the English, {html_tags(msgstr)} in the "
+            "Chinese (a translation keeps the English's HTML, no more)"
+        )
+    return found
 
 
 _KIND = re.compile(r"\), (heading|paragraph|list item|table|math|html|alt) \d+$")
@@ -565,12 +644,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=["extract", "generate", "check", "stats"])
     parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument(
+        "--force", action="store_true", help="extract: drop translations whose English left"
+    )
     args = parser.parse_args(argv)
-    paths = [p.resolve() for p in args.notebooks] or all_notebooks()
+    try:
+        return _run(args)
+    except (I18nError, FileNotFoundError) as e:
+        print(f"i18n {args.command}: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
+    paths = [english_notebook(p) for p in args.notebooks] or all_notebooks()
     status = 0
     for p in paths:
         if args.command == "extract":
-            print(extract(p).relative_to(ROOT))
+            print(extract(p, force=args.force).relative_to(ROOT))
         elif args.command == "generate":
             print(generate(p).relative_to(ROOT))
         elif args.command == "check":

@@ -7,6 +7,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+#: The course's notebooks in a folder: ``NN_name.ipynb`` (one pattern for every tool).
+NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
+
+
+def course_notebooks(folder: Path) -> list[Path]:
+    """The course notebooks ``NN_name.ipynb`` of ``folder``, in order."""
+    return sorted(Path(folder).glob(NOTEBOOK_GLOB))
+
+
+def cell_alts(cell: dict) -> list[str]:
+    """A code cell's alt texts (``metadata.alt``: a str or a list of str), one per picture."""
+    alt = cell.get("metadata", {}).get("alt")
+    if alt is None:
+        return []
+    return [alt] if isinstance(alt, str) else list(alt)
+
 
 def cells(path: Path) -> list[dict]:
     """The cells of an ``.ipynb``, each ``{"cell_type": ..., "source": str}``."""

@@ -21,6 +21,11 @@ import re
 import sys
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a file (python tools/notebooks.py): the root holds tools/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools.nbtext import course_notebooks  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 FORMAT = "py:percent"
@@ -33,7 +38,7 @@ TIMEOUT_S = 300
 
 
 def all_notebooks() -> list[Path]:
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    return course_notebooks(NOTEBOOKS)
 
 
 def pair_path(nb_path: Path) -> Path:
@@ -92,7 +97,6 @@ def problems(nb_path: Path) -> list[str]:
     import nbformat
 
     found = []
-    nb = nbformat.read(nb_path, as_version=4)
     raw = nbformat.read(nb_path, as_version=4)
     if clean(raw):
         found.append(
@@ -107,7 +111,6 @@ def problems(nb_path: Path) -> list[str]:
             f"{nb_path.name}: {pair.name} is out of step with the notebook "
             "(edit the .ipynb, then run `make notebooks-sync`)"
         )
-    del nb
     return found
 
 
@@ -140,11 +143,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["run", "sync", "check", "booleans"])
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
-    paths = [
-        q.resolve()
-        for p in args.notebooks
-        for q in (sorted(p.glob("[0-9][0-9]_*.ipynb")) if p.is_dir() else [p])
-    ] or all_notebooks()
+    paths = []
+    for p in args.notebooks:
+        # A folder or file given is used as given: only no argument at all means every notebook.
+        if p.is_dir():
+            found = course_notebooks(p)
+            if not found:
+                parser.error(f"no NN_*.ipynb notebook in the folder {p}")
+            paths += [q.resolve() for q in found]
+        elif p.is_file():
+            paths.append(p.resolve())
+        else:
+            parser.error(f"no notebook {p}")
+    paths = paths or all_notebooks()
     if args.command == "run":
         if not args.notebooks:
             parser.error("run needs the notebooks to execute")

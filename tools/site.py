@@ -44,6 +44,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file (python tools/site.py): the root holds tools/
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tools.nbtext import cell_alts as _alts  # noqa: E402  (one reader, shared with i18n)
+from tools.nbtext import course_notebooks  # noqa: E402
 from tools.site_state import (  # noqa: E402
     EXPLORER_BUDGET,
     MAX_FRAMES,
@@ -199,18 +201,9 @@ def _mathml(tex: str, display: bool) -> str:
 
 
 def _markdown():
-    from markdown_it import MarkdownIt
-    from mdit_py_plugins.dollarmath import dollarmath_plugin
+    from tools.mdparse import parser
 
-    md = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
-    dollarmath_plugin(
-        md,
-        allow_space=True,
-        allow_digits=True,
-        double_inline=True,
-        renderer=lambda content, opts: _mathml(content, opts.get("display_mode", False)),
-    )
-    return md
+    return parser(lambda content, opts: _mathml(content, opts.get("display_mode", False)))
 
 
 _MD = None
@@ -344,13 +337,6 @@ def notebook_info(path: Path, lang: str = "en", ids: list[str] | None = None) ->
         "learn": learn,
         "time": t.group(1).strip() if t else "",
     }
-
-
-def _alts(cell) -> list[str]:
-    alt = cell.get("metadata", {}).get("alt")
-    if alt is None:
-        return []
-    return [alt] if isinstance(alt, str) else list(alt)
 
 
 class SiteError(ValueError):
@@ -559,8 +545,9 @@ def build(
     """Write the site into ``out`` (the Chinese pages into ``out/zh``); return a report (per page
     and explorer: bytes, seconds). Each explorer's frames are computed once, for every language."""
     t0 = time.perf_counter()
-    every = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    every = course_notebooks(NOTEBOOKS)
     paths = notebooks or every
+    _check_sources(out, paths, langs)  # before any frame is computed (minutes of work)
     explorers = {p.stem: explorer_outputs(p) for p in paths}
     work = [
         (p.stem, key, (x["builder"], x["args"]))
@@ -585,6 +572,23 @@ def build(
     report["total"] = sum(report["pages"].values())
     report["seconds"] = time.perf_counter() - t0
     return report
+
+
+def _check_sources(out: Path, paths: list[Path], langs: tuple[str, ...]) -> None:
+    """Refuse (SiteError) an ``out`` that is or lies under a file, a notebook that is not
+    ``notebooks/NN_name.ipynb`` (its pages would be built from another file of the same name),
+    and a missing translation of one."""
+    for q in (Path(out), *Path(out).parents):
+        if q.exists():
+            if not q.is_dir():
+                raise SiteError(f"--out {out}: {q} is a file, not a folder")
+            break
+    for p in paths:
+        path = Path(p).resolve()
+        if path.parent != NOTEBOOKS.resolve() or not re.fullmatch(r"\d\d_.+\.ipynb", path.name):
+            raise SiteError(f"{p}: not a notebook of notebooks/ (NN_name.ipynb)")
+        for lang in langs:
+            _language_path(path, lang)
 
 
 def _language_path(path: Path, lang: str) -> Path:

@@ -244,10 +244,10 @@ def _ids(rows, table: dict[bytes, int]):
 def _layer_arrays(ex) -> tuple[dict[str, bytes], dict[str, list[int]]]:
     """The explorer's layer at its current values (arrays that depend only on slow controls), as
     ``({key: float32 bytes}, {key: shape})``; empty when it has none."""
-    try:
-        message, (b32,) = ex.layer()
-    except ValueError:  # no layer
+    if not ex.has_layer:
         return {}, {}
+    # No except: an error computing a real layer must fail the build, not drop its arrays.
+    message, (b32,) = ex.layer()
     flat, out, o = np.frombuffer(b32, dtype=np.float32), {}, 0
     for k in sorted(message["arrays"]):  # the buffer holds the arrays in sorted key order
         size = math.prod(message["arrays"][k])

@@ -1,9 +1,9 @@
 """Each notebook's key picture, drawn from attnlib's plotting functions and saved deterministically.
 
-``python -m attnlib.figures [outdir]`` (default ``figures/``) writes every registered figure to
-``outdir/NAME.png`` (and ``NAME.svg`` where registered). A figure module registers a function that
-takes no arguments and returns a ``matplotlib.figure.Figure`` (made with ``Figure(...)``, not
-pyplot)::
+``python -m attnlib.figures [--out DIR] [NAME ...]`` (default: every figure, into ``figures/``)
+writes the registered figures to ``DIR/NAME.png`` (and ``NAME.svg`` where registered). A figure
+module registers a function that takes no arguments and returns a ``matplotlib.figure.Figure``
+(made with ``Figure(...)``, not pyplot)::
 
     from attnlib.figures import register_figure
 

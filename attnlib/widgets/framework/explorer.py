@@ -301,9 +301,15 @@ class Explorer(FrameSync):
         _, message, buffers = self._set_for(group)
         return message, buffers
 
+    @property
+    def has_layer(self) -> bool:
+        """Whether the explorer has a layer (arrays of its slow controls): see :meth:`layer`."""
+        return self._layer is not None
+
     def layer(self) -> tuple[dict, list[bytes]]:
-        """The layer at the current values, as sent: ``(layer message, [f32])`` (``None`` when
-        the explorer has no layer)."""
+        """The layer at the current values, as sent: ``(layer message, [f32])``.
+
+        Raises ``ValueError`` when the explorer has no layer (check :attr:`has_layer` first)."""
         if self._layer is None:
             raise ValueError(f"{self.name or 'this explorer'} has no layer")
         token, _, shapes, b32 = self._layer_at(self.values())
