@@ -31,7 +31,7 @@ def _committed(ext: str) -> set[str]:
 
 def test_every_committed_figure_has_a_generator_and_vice_versa():
     assert _committed("png") == set(FIGURES), (
-        "figures/*.png and attnlib.figures.FIGURES differ; run `python -m attnlib.figures figures`"
+        "figures/*.png and attnlib.figures.FIGURES differ; run `python -m attnlib.figures --out figures`"
     )
     assert _committed("svg") == {n for n, f in FORMATS.items() if "svg" in f}
 
@@ -72,7 +72,7 @@ def test_register_figure_records_the_opt_out():
 def test_figure_matches_the_committed_png(name, tmp_path):
     committed = FIGURES_DIR / f"{name}.png"
     if not committed.exists():
-        pytest.fail(f"{committed} is missing; run `python -m attnlib.figures figures`")
+        pytest.fail(f"{committed} is missing; run `python -m attnlib.figures --out figures`")
     paths = write_figures(str(tmp_path), [name])
     fresh = tmp_path / f"{name}.png"
     assert str(fresh) in paths
