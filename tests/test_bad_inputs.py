@@ -369,3 +369,41 @@ def test_float64_inputs_of_a_float64_module_and_an_empty_query_set_still_work():
     blk = EncoderBlock(8, 2, 16, norm_first=True, bias=False, eps=1e-6).double()
     assert blk(x)[0].dtype == torch.float64
     assert math.isfinite(layer_norm(torch.zeros(2, 4), eps=1e-5).abs().max().item())
+
+
+# ----- further bad inputs, each described by the call it makes ----------------------------------
+# Each once failed far from the call (inside torch, as a NaN, or by truncating a value); now it is
+# a TypeError or ValueError that names the argument.
+
+T_, V_ = TypeError, ValueError
+
+
+def _masking(**kw):
+    from attnlib.widgets.explorers.masking import masking_explorer
+
+    return masking_explorer(**kw)
+
+
+def _query(**kw):
+    from attnlib.widgets.explorers.query import query_explorer
+
+    return query_explorer(**kw)
+
+
+MORE_CASES = [
+    ("cosine_score float32 q with float64 k", lambda: cosine_score(torch.randn(3, 4), torch.randn(5, 4, dtype=torch.float64)), (T_, r"q has dtype torch.float32 but k has dtype torch.float64")),
+    ("dot_score float32 q with float64 k", lambda: __import__("attnlib").dot_score(torch.randn(3, 4), torch.randn(5, 4, dtype=torch.float64)), (T_, r"q has dtype torch.float32 but k has dtype torch.float64")),
+    ("gaussian_score float32 q with float64 k", lambda: gaussian_score(torch.randn(3, 4), torch.randn(5, 4, dtype=torch.float64)), (T_, r"q has dtype torch.float32 but k has dtype torch.float64")),
+    ("batch_norm_tokens with eps=-1", lambda: __import__("attnlib.core.normalization", fromlist=["x"]).batch_norm_tokens(torch.randn(2, 3, 4), eps=-1.0), (V_, r"eps must be a finite number > 0, got -1")),
+    ("rotary_embedding with a NaN position", lambda: rotary_embedding(torch.randn(3, 4), torch.tensor([0.0, nan, 2.0])), (V_, r"positions must be finite")),
+    ("masking_explorer with valid_lens=(1.7, 2, 3)", lambda: _masking(valid_lens=(1.7, 2, 3)), (T_, r"valid_lens must hold ints, got float \(1.7\)")),
+    ("masking_explorer with num_tokens='5'", lambda: _masking(num_tokens="5"), (T_, r"num_tokens must be an int, got str")),
+    ("query_explorer with key_length=0", lambda: _query(key_length=0), (V_, r"key_length must lie in \[0.25, 3\], got 0")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", MORE_CASES, ids=lambda c: c[0])
+def test_further_bad_input_gives_a_clear_error(case):
+    _, call, (exc, pattern) = case
+    with pytest.raises(exc, match=pattern):
+        call()

@@ -225,6 +225,8 @@ def rotary_embedding(
         if positions.numel() != length or positions.is_complex():
             raise ValueError(f"positions must hold {length} real numbers, got {positions.numel()}")
         pos = positions.detach().to(device="cpu", dtype=torch.float64)  # (L,)
+        if not bool(torch.isfinite(pos).all()):
+            raise ValueError(f"positions must be finite, got {positions.tolist()}")
     omega = sinusoidal_frequencies(width, base=base, dtype=torch.float64)  # (D/2,)
     angles = pos[:, None] * omega[None]  # (L, D/2)
     cos = torch.cos(angles).to(device=x.device, dtype=x.dtype)  # (L, D/2)

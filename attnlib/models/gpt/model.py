@@ -376,7 +376,8 @@ class GPT(nn.Module):
         """Greedy decoding: append the most likely next token ``max_new_tokens`` times.
 
         With the cache, the prompt is run once and then each new token alone; without it, the
-        whole sequence so far is recomputed at every step. Both give the same tokens and logits.
+        whole sequence so far is recomputed at every step. Both give the same tokens and logits:
+        the loop runs in eval mode (no dropout) and restores the model's mode afterwards.
 
         Args:
             ids: ``(B, T)`` the prompt.
@@ -400,13 +401,20 @@ class GPT(nn.Module):
         steps = []
         cache: KVCache | None = None
         feed = ids
-        for _ in range(max_new_tokens):
-            out = self(feed, cache=cache, use_cache=use_cache)
-            last = out.logits[:, -1]  # (B, V)
-            steps.append(last)
-            token = last.argmax(dim=-1, keepdim=True)  # (B, 1)
-            ids = torch.cat([ids, token], dim=1)
-            cache, feed = (out.cache, token) if use_cache else (None, ids)
+        # Dropout would draw different masks with and without the cache, so the promise that
+        # both give the same logits holds only in eval mode; the caller's mode comes back after.
+        was_training = self.training
+        self.eval()
+        try:
+            for _ in range(max_new_tokens):
+                out = self(feed, cache=cache, use_cache=use_cache)
+                last = out.logits[:, -1]  # (B, V)
+                steps.append(last)
+                token = last.argmax(dim=-1, keepdim=True)  # (B, 1)
+                ids = torch.cat([ids, token], dim=1)
+                cache, feed = (out.cache, token) if use_cache else (None, ids)
+        finally:
+            self.train(was_training)
         return ids, torch.stack(steps, dim=1)  # (B, T + n), (B, n, V)
 
     # ----- checks: once per call, at the boundary -------------------------------------------
