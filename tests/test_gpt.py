@@ -237,7 +237,7 @@ def test_tied_and_untied_unembedding_and_sinusoidal_positions():
     assert untied.unembedding().shape == (64, 64)
     assert untied.unembedding().data_ptr() == untied.unembed.weight.data_ptr()
     sin = GPT(GPTConfig(positions="sinusoidal", max_len=20, d_model=8, num_heads=2))
-    assert torch.equal(sin.pos_emb.weight, sinusoidal_encoding(20, 8))
+    assert torch.equal(sin.pos_emb.weight, sinusoidal_encoding(20, 8, dtype=torch.float64))
     assert "pos_emb.weight" not in sin.state_dict()  # a constant, not a parameter
     assert sin(torch.zeros(1, 20, dtype=torch.int64)).logits.shape == (1, 20, 64)
 
@@ -430,3 +430,8 @@ def test_generate_runs_in_eval_mode_and_restores_the_mode():
     reference = copy.deepcopy(model).eval().generate(ids, 5, use_cache=False)
     assert_close(cached[1], reference[1])
     assert not model.eval().generate(ids, 1)[0].requires_grad and not model.training
+
+
+def test_sinusoidal_positions_of_a_float64_model_are_exact():
+    sin = GPT(GPTConfig(positions="sinusoidal", max_len=20, d_model=8, num_heads=2)).double()
+    assert torch.equal(sin.pos_emb.weight, sinusoidal_encoding(20, 8, dtype=torch.float64))

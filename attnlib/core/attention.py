@@ -29,6 +29,9 @@ def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     check_same_device(q=q, k=k, v=v)
     check_same_dtype(q=q, k=k, v=v)
     check_last_dim_match("q", q, "k", k, "d_k")
+    if q.shape[-1] == 0:
+        # The default scale 1/sqrt(d_k) would divide by zero; a query with no features is a bug.
+        raise ValueError(f"q and k must have d_k >= 1 features, got q {tuple(q.shape)}")
     check_last_dim_match("k", k, "v", v, "S (number of keys)", dim_a=-2, dim_b=-2)
     check_has_keys("k", k, q=q, v=v)
     try:

@@ -147,9 +147,13 @@ class PositionalEncoding(nn.Module):
         self.d_model = d_model
         self.max_positions = max_positions
         self.dropout = nn.Dropout(dropout)
-        # A constant, not a parameter: non-persistent so state_dicts stay small.
+        # A constant, not a parameter: non-persistent so state_dicts stay small. Built in
+        # float64 and cast in forward, so a .double() module gets exact positions, not float32
+        # values widened.
         self.register_buffer(
-            "pe", sinusoidal_encoding(max_positions, d_model, base=base), persistent=False
+            "pe",
+            sinusoidal_encoding(max_positions, d_model, base=base, dtype=torch.float64),
+            persistent=False,
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -224,7 +224,7 @@ class GPTBlock(nn.Module):
         a, weights, k, v = self.attn(_norm(self.ln1, x), past, keep)
         x = x + self.dropout(a)
         if self.ffn is not None:
-            x = x + self.dropout(self.ffn(_norm(cast(nn.LayerNorm, self.ln2), x)))
+            x = x + self.dropout(self.ffn._forward(_norm(cast(nn.LayerNorm, self.ln2), x)))
         return x, weights, k, v
 
 
@@ -236,7 +236,10 @@ class SinusoidalPositions(nn.Module):
 
     def __init__(self, max_len: int, d_model: int):
         super().__init__()
-        self.register_buffer("weight", sinusoidal_encoding(max_len, d_model), persistent=False)
+        # float64, cast in GPT.forward: a .double() model then gets exact positions.
+        self.register_buffer(
+            "weight", sinusoidal_encoding(max_len, d_model, dtype=torch.float64), persistent=False
+        )
 
 
 class GPT(nn.Module):
