@@ -416,6 +416,18 @@ MORE_CASES += [
 ]  # fmt: skip
 
 
+def _memory(**kw):
+    return torch.randn(1, 3, Seq2SeqConfig().d_model, **kw)
+
+
+MORE_CASES += [
+    ("Seq2SeqTransformer.decode given a list of ids", lambda: _seq2seq().decode([[1, 3]], _memory()), (T_, r"tgt_in must be a torch.Tensor, got list")),
+    ("greedy_decode given a list of ids", lambda: greedy_decode(_seq2seq(), [[3, 4, 5]]), (T_, r"src must be a torch.Tensor, got list")),
+    ("Seq2SeqTransformer.decode with a float64 memory", lambda: _seq2seq().decode(torch.tensor([[1, 3]]), _memory(dtype=torch.float64)), (T_, r"memory has dtype torch.float64 but the Seq2SeqTransformer's parameters are torch.float32")),
+    ("Seq2SeqTransformer.decode with a memory on the meta device", lambda: _seq2seq().decode(torch.tensor([[1, 3]]), _memory(device="meta")), (V_, r"memory is on meta but the Seq2SeqTransformer's parameters are on cpu")),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("case", MORE_CASES, ids=lambda c: c[0])
 def test_further_bad_input_gives_a_clear_error(case):
     _, call, (exc, pattern) = case
