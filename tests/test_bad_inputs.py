@@ -428,6 +428,17 @@ MORE_CASES += [
 ]  # fmt: skip
 
 
+def _steps_without_next():
+    from attnlib.core.blockwise import blockwise_attention_steps
+
+    blockwise_attention_steps(torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 2), block_size=0)
+
+
+MORE_CASES += [
+    ("blockwise_attention_steps with block_size=0, before any next()", _steps_without_next, (V_, r"block_size")),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("case", MORE_CASES, ids=lambda c: c[0])
 def test_further_bad_input_gives_a_clear_error(case):
     _, call, (exc, pattern) = case

@@ -207,8 +207,10 @@ def blockwise_attention_steps(
         A :class:`BlockwiseStep` after each block of keys. The tensors of a step are not
         modified by later steps, so steps can be collected in a list.
     """
+    # A plain function that returns the generator, so bad arguments raise at the call, not at
+    # the first next() (possibly far away).
     scale, attn_mask, lens = _prepare(q, k, v, block_size, attn_mask, valid_lens, is_causal, scale)
-    yield from _online_blocks(
+    return _online_blocks(
         q,
         k,
         v,
