@@ -439,6 +439,25 @@ MORE_CASES += [
 ]  # fmt: skip
 
 
+def _head_maps(x_shape, w_shape):
+    from attnlib.core.multihead import head_weight_maps
+
+    return head_weight_maps(torch.randn(*x_shape), torch.randn(*w_shape), torch.randn(8, 8), 2)
+
+
+def _head_projection():
+    from attnlib.core.multihead import head_projection
+
+    return head_projection("w_q", 0, 2)
+
+
+MORE_CASES += [
+    ("head_weight_maps with an (8, 6) w_q", lambda: _head_maps((1, 3, 8), (8, 6)), (V_, r"w_q must be \(D, D\) = \(8, 8\) for x \(1, 3, 8\), got \(8, 6\)")),
+    ("head_weight_maps with two sequences", lambda: _head_maps((2, 3, 8), (8, 8)), (V_, r"x must be \(1, L, D\), one sequence, got \(2, 3, 8\)")),
+    ("head_projection given a name instead of a layer", _head_projection, (T_, r"linear must be an nn.Linear \(e.g. mha.w_q\), got str")),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("case", MORE_CASES, ids=lambda c: c[0])
 def test_further_bad_input_gives_a_clear_error(case):
     _, call, (exc, pattern) = case
