@@ -410,7 +410,7 @@ def _feed_forward():
 
 
 MORE_CASES += [
-    ("FeedForward(8, 16) on a width-5 input", lambda: _feed_forward()(torch.randn(2, 3, 5)), (V_, r"x must have d_model=8 features in its last dimension, got \(2, 3, 5\)")),
+    ("FeedForward(8, 16) on a width-5 input", lambda: _feed_forward()(torch.randn(2, 3, 5)), (V_, r"x must have d_model=8 features last, got \(2, 3, 5\)")),
     ("FeedForward(8, 16) on a float64 input", lambda: _feed_forward()(torch.randn(2, 3, 8, dtype=torch.float64)), (T_, r"x has dtype torch.float64 but the FeedForward's parameters are torch.float32")),
     ("dot_product_attention with a key width of zero", lambda: dot_product_attention(torch.randn(3, 0), torch.randn(5, 0), torch.randn(5, 2)), (V_, r"d_k >= 1")),
 ]  # fmt: skip

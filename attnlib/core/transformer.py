@@ -125,12 +125,8 @@ class FeedForward(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, L, D)`` -> ``(B, L, D)``; checked (the blocks call the unchecked ``_forward``)."""
         check_tensor("x", x, ndim_min=1)
-        d_model = self.linear1.in_features
-        if x.shape[-1] != d_model:
-            raise ValueError(
-                f"x must have d_model={d_model} features in its last dimension, got "
-                f"{tuple(x.shape)}"
-            )
+        if x.shape[-1] != (d := self.linear1.in_features):
+            raise ValueError(f"x must have d_model={d} features last, got {tuple(x.shape)}")
         check_matches_parameters("FeedForward", self.linear1.weight, x=x)
         return self._forward(x)
 
