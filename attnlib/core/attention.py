@@ -64,6 +64,8 @@ def dot_product_attention(
             float (added to the scores).
         valid_lens: optional integer ``(B,)`` or ``(B, L)``: keys past the length are padding.
         is_causal: hide keys j > i (top-left aligned, as ``F.scaled_dot_product_attention``).
+            Combined with ``attn_mask`` (both hide), where SDPA refuses the pair; a float mask
+            of another float dtype is also accepted, which SDPA rejects.
         scale: multiplies the scores; ``None`` means ``1/sqrt(Dk)``; any number is used as given
             (``scale=1.0`` is the unscaled dot product).
         dropout_p: dropout probability applied to the weights before they mix the values.
