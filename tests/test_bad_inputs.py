@@ -369,3 +369,97 @@ def test_float64_inputs_of_a_float64_module_and_an_empty_query_set_still_work():
     blk = EncoderBlock(8, 2, 16, norm_first=True, bias=False, eps=1e-6).double()
     assert blk(x)[0].dtype == torch.float64
     assert math.isfinite(layer_norm(torch.zeros(2, 4), eps=1e-5).abs().max().item())
+
+
+# ----- further bad inputs, each described by the call it makes ----------------------------------
+# Each once failed far from the call (inside torch, as a NaN, or by truncating a value); now it is
+# a TypeError or ValueError that names the argument.
+
+T_, V_ = TypeError, ValueError
+
+
+def _masking(**kw):
+    from attnlib.widgets.explorers.masking import masking_explorer
+
+    return masking_explorer(**kw)
+
+
+def _query(**kw):
+    from attnlib.widgets.explorers.query import query_explorer
+
+    return query_explorer(**kw)
+
+
+MORE_CASES = [
+    ("cosine_score float32 q with float64 k", lambda: cosine_score(torch.randn(3, 4), torch.randn(5, 4, dtype=torch.float64)), (T_, r"q has dtype torch.float32 but k has dtype torch.float64")),
+    ("dot_score float32 q with float64 k", lambda: __import__("attnlib").dot_score(torch.randn(3, 4), torch.randn(5, 4, dtype=torch.float64)), (T_, r"q has dtype torch.float32 but k has dtype torch.float64")),
+    ("gaussian_score float32 q with float64 k", lambda: gaussian_score(torch.randn(3, 4), torch.randn(5, 4, dtype=torch.float64)), (T_, r"q has dtype torch.float32 but k has dtype torch.float64")),
+    ("batch_norm_tokens with eps=-1", lambda: __import__("attnlib.core.normalization", fromlist=["x"]).batch_norm_tokens(torch.randn(2, 3, 4), eps=-1.0), (V_, r"eps must be a finite number > 0, got -1")),
+    ("rotary_embedding with a NaN position", lambda: rotary_embedding(torch.randn(3, 4), torch.tensor([0.0, nan, 2.0])), (V_, r"positions must be finite")),
+    ("masking_explorer with valid_lens=(1.7, 2, 3)", lambda: _masking(valid_lens=(1.7, 2, 3)), (T_, r"valid_lens must hold ints, got float \(1.7\)")),
+    ("masking_explorer with num_tokens='5'", lambda: _masking(num_tokens="5"), (T_, r"num_tokens must be an int, got str")),
+    ("query_explorer with key_length=0", lambda: _query(key_length=0), (V_, r"key_length must lie in \[0.25, 3\], got 0")),
+]  # fmt: skip
+
+
+def _feed_forward():
+    from attnlib.core.transformer import FeedForward
+
+    torch.manual_seed(0)
+    return FeedForward(8, 16)
+
+
+MORE_CASES += [
+    ("FeedForward(8, 16) on a width-5 input", lambda: _feed_forward()(torch.randn(2, 3, 5)), (V_, r"x must have d_model=8 features last, got \(2, 3, 5\)")),
+    ("FeedForward(8, 16) on a float64 input", lambda: _feed_forward()(torch.randn(2, 3, 8, dtype=torch.float64)), (T_, r"x has dtype torch.float64 but the FeedForward's parameters are torch.float32")),
+    ("dot_product_attention with a key width of zero", lambda: dot_product_attention(torch.randn(3, 0), torch.randn(5, 0), torch.randn(5, 2)), (V_, r"d_k >= 1")),
+]  # fmt: skip
+
+
+def _memory(**kw):
+    return torch.randn(1, 3, Seq2SeqConfig().d_model, **kw)
+
+
+MORE_CASES += [
+    ("Seq2SeqTransformer.decode given a list of ids", lambda: _seq2seq().decode([[1, 3]], _memory()), (T_, r"tgt_in must be a torch.Tensor, got list")),
+    ("greedy_decode given a list of ids", lambda: greedy_decode(_seq2seq(), [[3, 4, 5]]), (T_, r"src must be a torch.Tensor, got list")),
+    ("Seq2SeqTransformer.decode with a float64 memory", lambda: _seq2seq().decode(torch.tensor([[1, 3]]), _memory(dtype=torch.float64)), (T_, r"memory has dtype torch.float64 but the Seq2SeqTransformer's parameters are torch.float32")),
+    ("Seq2SeqTransformer.decode with a memory on the meta device", lambda: _seq2seq().decode(torch.tensor([[1, 3]]), _memory(device="meta")), (V_, r"memory is on meta but the Seq2SeqTransformer's parameters are on cpu")),
+]  # fmt: skip
+
+
+def _steps_without_next():
+    from attnlib.core.blockwise import blockwise_attention_steps
+
+    blockwise_attention_steps(torch.randn(3, 4), torch.randn(5, 4), torch.randn(5, 2), block_size=0)
+
+
+MORE_CASES += [
+    ("blockwise_attention_steps with block_size=0, before any next()", _steps_without_next, (V_, r"block_size")),
+]  # fmt: skip
+
+
+def _head_maps(x_shape, w_shape):
+    from attnlib.core.multihead import head_weight_maps
+
+    return head_weight_maps(torch.randn(*x_shape), torch.randn(*w_shape), torch.randn(8, 8), 2)
+
+
+def _head_projection():
+    from attnlib.core.multihead import head_projection
+
+    return head_projection("w_q", 0, 2)
+
+
+MORE_CASES += [
+    ("head_weight_maps with an (8, 6) w_q", lambda: _head_maps((1, 3, 8), (8, 6)), (V_, r"w_q must be \(D, D\) = \(8, 8\) for x \(1, 3, 8\), got \(8, 6\)")),
+    ("head_weight_maps with two sequences", lambda: _head_maps((2, 3, 8), (8, 8)), (V_, r"x must be \(1, L, D\), one sequence, got \(2, 3, 8\)")),
+    ("head_projection given a name instead of a layer", _head_projection, (T_, r"linear must be an nn.Linear \(e.g. mha.w_q\), got str")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", MORE_CASES, ids=lambda c: c[0])
+def test_further_bad_input_gives_a_clear_error(case):
+    _, call, (exc, pattern) = case
+    with pytest.raises(exc, match=pattern):
+        call()

@@ -48,3 +48,24 @@ def test_c15_bad_grad_out_shape():
     _, w = dot_product_attention(q, k, v)
     with pytest.raises(ValueError, match=r"grad_out must be \(\.\.\., L, Dv\)"):
         attention_backward(q, k, v, w, torch.randn(4, 3))
+
+
+@pytest.mark.parametrize(
+    "q_shape, k_shape, v_shape",
+    [
+        ((1, 3, 4), (2, 5, 4), (2, 5, 6)),  # q broadcast over the batch
+        ((3, 4), (2, 5, 4), (2, 5, 6)),  # q without a batch axis
+        ((2, 1, 3, 4), (1, 3, 5, 4), (2, 3, 5, 6)),  # each input broadcast on another axis
+    ],
+)
+def test_c15_backward_reduces_every_broadcast_input(device, q_shape, k_shape, v_shape):
+    q = torch.randn(q_shape, device=device, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(k_shape, device=device, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(v_shape, device=device, dtype=torch.float64, requires_grad=True)
+    out, weights = dot_product_attention(q, k, v)
+    g = torch.randn_like(out)
+    refs = torch.autograd.grad(out, (q, k, v), g)
+    mine = attention_backward(q.detach(), k.detach(), v.detach(), weights.detach(), g)
+    for a, b in zip(mine, refs):
+        assert a.shape == b.shape
+        assert_close(a, b)

@@ -237,7 +237,7 @@ def test_tied_and_untied_unembedding_and_sinusoidal_positions():
     assert untied.unembedding().shape == (64, 64)
     assert untied.unembedding().data_ptr() == untied.unembed.weight.data_ptr()
     sin = GPT(GPTConfig(positions="sinusoidal", max_len=20, d_model=8, num_heads=2))
-    assert torch.equal(sin.pos_emb.weight, sinusoidal_encoding(20, 8))
+    assert torch.equal(sin.pos_emb.weight, sinusoidal_encoding(20, 8, dtype=torch.float64))
     assert "pos_emb.weight" not in sin.state_dict()  # a constant, not a parameter
     assert sin(torch.zeros(1, 20, dtype=torch.int64)).logits.shape == (1, 20, 64)
 
@@ -410,3 +410,28 @@ def test_the_gpt_imports_no_other_model_and_nothing_above_models():
                 assert parts[1] in ("util", "core", "models"), f"{path.name}: {node.module}"
                 if parts[1] == "models":
                     assert parts[2] == "gpt", f"{path.name} imports {node.module}"
+
+
+def test_generate_runs_in_eval_mode_and_restores_the_mode():
+    # With dropout 0.5 in training mode the two paths would draw different dropout masks; the
+    # reference is the same model in eval mode, where dropout is the identity.
+    torch.manual_seed(0)
+    cfg = GPTConfig(vocab_size=11, max_len=16, d_model=12, num_heads=3, num_layers=2, dropout=0.5)
+    model = GPT(cfg).train()
+    ids = torch.randint(0, 11, (2, 4))
+    torch.manual_seed(1)
+    cached = model.generate(ids, 5, use_cache=True)
+    assert model.training
+    torch.manual_seed(2)
+    full = model.generate(ids, 5, use_cache=False)
+    assert model.training
+    assert torch.equal(cached[0], full[0])
+    assert_close(cached[1], full[1])
+    reference = copy.deepcopy(model).eval().generate(ids, 5, use_cache=False)
+    assert_close(cached[1], reference[1])
+    assert not model.eval().generate(ids, 1)[0].requires_grad and not model.training
+
+
+def test_sinusoidal_positions_of_a_float64_model_are_exact():
+    sin = GPT(GPTConfig(positions="sinusoidal", max_len=20, d_model=8, num_heads=2)).double()
+    assert torch.equal(sin.pos_emb.weight, sinusoidal_encoding(20, 8, dtype=torch.float64))

@@ -200,3 +200,11 @@ def test_rotary_embedding_bad_input():
         rotary_embedding(torch.zeros(4, 6), [0, 1, 2, 3])
     with pytest.raises(TypeError, match="floating-point"):
         rotary_embedding(torch.zeros(4, 6, dtype=torch.long))
+
+
+def test_positional_encoding_of_a_float64_module_is_exact():
+    # The table is built in float64, so .double() does not widen float32-rounded values.
+    pe = PositionalEncoding(64, 2048).double()
+    assert torch.equal(pe.pe, sinusoidal_encoding(2048, 64, dtype=torch.float64))
+    x = torch.zeros(1, 2048, 64, dtype=torch.float64)
+    assert torch.equal(pe(x)[0], sinusoidal_encoding(2048, 64, dtype=torch.float64))

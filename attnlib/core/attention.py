@@ -29,6 +29,9 @@ def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     check_same_device(q=q, k=k, v=v)
     check_same_dtype(q=q, k=k, v=v)
     check_last_dim_match("q", q, "k", k, "d_k")
+    if q.shape[-1] == 0:
+        # The default scale 1/sqrt(d_k) would divide by zero; a query with no features is a bug.
+        raise ValueError(f"q and k must have d_k >= 1 features, got q {tuple(q.shape)}")
     check_last_dim_match("k", k, "v", v, "S (number of keys)", dim_a=-2, dim_b=-2)
     check_has_keys("k", k, q=q, v=v)
     try:
@@ -61,6 +64,8 @@ def dot_product_attention(
             float (added to the scores).
         valid_lens: optional integer ``(B,)`` or ``(B, L)``: keys past the length are padding.
         is_causal: hide keys j > i (top-left aligned, as ``F.scaled_dot_product_attention``).
+            Combined with ``attn_mask`` (both hide), where SDPA refuses the pair; a float mask
+            of another float dtype is also accepted, which SDPA rejects.
         scale: multiplies the scores; ``None`` means ``1/sqrt(Dk)``; any number is used as given
             (``scale=1.0`` is the unscaled dot product).
         dropout_p: dropout probability applied to the weights before they mix the values.

@@ -59,7 +59,7 @@ def attention_backward(
     dz = weights * (da - (da * weights).sum(-1, keepdim=True))  # (..., L, S): softmax backward
     dq = (dz @ k) * scale  # (..., L, Dk)
     dk = (dz.transpose(-2, -1) @ q) * scale  # (..., S, Dk)
-    return dq, _sum_to(dk, k.shape), _sum_to(dv, v.shape)
+    return _sum_to(dq, q.shape), _sum_to(dk, k.shape), _sum_to(dv, v.shape)
 
 
 def _broadcasts(x: torch.Tensor, shape: tuple) -> bool:

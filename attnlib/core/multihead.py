@@ -12,16 +12,21 @@ the full width is a different model (C17).
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from attnlib.core.attention import _attention, dot_product_attention
+from attnlib.core.attention import _attention
+from attnlib.core.head_views import (
+    head_projection,
+    head_weight_maps,
+    multihead_by_separate_heads,
+    one_wide_head,
+)
+from attnlib.core.heads import _merge_heads, _split_heads, merge_heads, split_heads
 from attnlib.core.masks import checked_attention_mask
 from attnlib.core.scoring import default_scale
 from attnlib.util._checks import (
     check_bool,
     check_has_keys,
-    check_int,
     check_matches_parameters,
     check_positive_int,
     check_probability,
@@ -37,50 +42,6 @@ __all__ = [
     "one_wide_head",
     "head_weight_maps",
 ]
-
-
-def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """Reshape ``(B, L, D)`` into ``(B, H, L, Dh)``: head r gets features ``r*Dh : (r+1)*Dh``.
-
-    Args:
-        x: ``(B, L, D)`` with D divisible by ``num_heads``.
-        num_heads: H.
-
-    Returns:
-        ``(B, H, L, Dh)``, a view when possible.
-    """
-    check_tensor("x", x, ndim=3, floating=False)
-    check_positive_int("num_heads", num_heads)
-    batch, length, width = x.shape
-    if width % num_heads:
-        raise ValueError(
-            f"the width D={width} of x (shape {tuple(x.shape)}) is not divisible by "
-            f"num_heads={num_heads}"
-        )
-    return _split_heads(x, num_heads)
-
-
-def _split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    batch, length, width = x.shape
-    return x.reshape(batch, length, num_heads, width // num_heads).transpose(1, 2)  # (B, H, L, Dh)
-
-
-def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """Inverse of :func:`split_heads`: ``(B, H, L, Dh)`` -> ``(B, L, H*Dh)`` (the concatenation).
-
-    Args:
-        x: ``(B, H, L, Dh)``.
-
-    Returns:
-        ``(B, L, D)`` with ``D = H * Dh``; head r occupies features ``r*Dh : (r+1)*Dh``.
-    """
-    check_tensor("x", x, ndim=4, floating=False)
-    return _merge_heads(x)
-
-
-def _merge_heads(x: torch.Tensor) -> torch.Tensor:
-    batch, heads, length, head_dim = x.shape
-    return x.transpose(1, 2).reshape(batch, length, heads * head_dim)  # (B, L, D)
 
 
 def check_head_mask_type(head_mask) -> torch.Tensor:
@@ -329,114 +290,3 @@ class MultiHeadAttention(nn.Module):
             if bias:
                 new.w_o.bias.copy_(m.out_proj.bias)
         return new.train(m.training)
-
-
-def head_projection(
-    linear: nn.Linear,
-    head: int,
-    num_heads: int,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Head r's own projection cut out of a full ``(D, D)`` projection.
-
-    Args:
-        linear: ``nn.Linear(D, D)`` (e.g. ``mha.w_q``).
-        head: r in ``[0, num_heads)``.
-        num_heads: H.
-
-    Returns:
-        ``(weight (Dh, D), bias (Dh,) or None)``: ``F.linear(x, weight, bias)`` is head r's
-        ``x W^(r)``.
-    """
-    check_positive_int("num_heads", num_heads)
-    check_int("head", head, min=0, max=num_heads - 1)
-    width = linear.out_features
-    if width % num_heads:
-        raise ValueError(f"out_features={width} is not divisible by num_heads={num_heads}")
-    head_dim = width // num_heads
-    rows = slice(head * head_dim, (head + 1) * head_dim)
-    bias = None if linear.bias is None else linear.bias[rows]
-    return linear.weight[rows], bias
-
-
-def multihead_by_separate_heads(
-    mha: MultiHeadAttention,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    attn_mask: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Multi-head attention computed head by head with h separate small projections (C16).
-
-    Each head r projects with its own ``(D, Dh)`` matrices, attends on its own, and the h
-    outputs are concatenated and mixed by W_O. Equal to ``mha(query, key, value, attn_mask)``,
-    which uses one big projection reshaped into heads.
-
-    Args:
-        mha: the module whose weights to use.
-        query: ``(B, L, D)``; key, value: ``(B, S, D)``.
-        attn_mask: optional, broadcastable to ``(B, L, S)`` (boolean True = may attend, or float).
-
-    Returns:
-        ``(out (B, L, D), weights (B, H, L, S))``.
-    """
-    mha._check_inputs(query, key, value)
-    outs, weights = [], []
-    for r in range(mha.num_heads):
-        q = F.linear(query, *head_projection(mha.w_q, r, mha.num_heads))  # (B, L, Dh)
-        k = F.linear(key, *head_projection(mha.w_k, r, mha.num_heads))  # (B, S, Dh)
-        v = F.linear(value, *head_projection(mha.w_v, r, mha.num_heads))  # (B, S, Dh)
-        out_r, w_r = dot_product_attention(q, k, v, attn_mask)  # (B, L, Dh), (B, L, S)
-        outs.append(out_r)
-        weights.append(w_r)
-    concat = torch.cat(outs, dim=-1)  # (B, L, D)
-    return mha.w_o(concat), torch.stack(weights, dim=1)  # (B, L, D), (B, H, L, S)
-
-
-def one_wide_head(
-    mha: MultiHeadAttention,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    attn_mask: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The same projections used as ONE head of width D instead of H heads of width D/H (C17).
-
-    Same parameter count, but each query gets a single row of weights (scale ``1/sqrt(D)``)
-    where H heads give it H rows, each computed from its own slice of the features.
-
-    Args:
-        mha: the module whose weights to use.
-        query: ``(B, L, D)``; key, value: ``(B, S, D)``.
-        attn_mask: optional, broadcastable to ``(B, L, S)``.
-
-    Returns:
-        ``(out (B, L, D), weights (B, L, S))``.
-    """
-    mha._check_inputs(query, key, value)
-    q, k, v = mha.w_q(query), mha.w_k(key), mha.w_v(value)  # (B, L, D), (B, S, D), (B, S, D)
-    out, weights = dot_product_attention(q, k, v, attn_mask, scale=default_scale(mha.d_model))
-    return mha.w_o(out), weights  # (B, L, D), (B, L, S)
-
-
-def head_weight_maps(
-    x: torch.Tensor,
-    w_q: torch.Tensor,
-    w_k: torch.Tensor,
-    num_heads: int,
-) -> torch.Tensor:
-    """Each head's self-attention weights when x W_Q and x W_K are cut into heads (C16, C17).
-
-    Args:
-        x: ``(1, L, D)`` input.
-        w_q, w_k: ``(D, D)`` projections in ``nn.Linear`` layout (``F.linear(x, w)`` = x Wᵀ).
-        num_heads: H, dividing D.
-
-    Returns:
-        ``(H, L, L)`` weights, head r from features ``r*Dh:(r+1)*Dh`` (scale ``1/sqrt(Dh)``).
-    """
-    check_tensor("x", x, ndim=3)
-    check_positive_int("num_heads", num_heads)
-    q = split_heads(F.linear(x, w_q), num_heads)  # (1, H, L, Dh)
-    k = split_heads(F.linear(x, w_k), num_heads)  # (1, H, S, Dh)
-    _, w = dot_product_attention(q, k, k)  # values do not change the weights
-    return w[0]  # (H, L, S)

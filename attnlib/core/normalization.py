@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from attnlib.core.transformer import layer_norm
-from attnlib.util._checks import check_tensor
+from attnlib.util._checks import check_number_above, check_tensor
 
 __all__ = [
     "NormContextChange",
@@ -44,6 +44,7 @@ def batch_norm_tokens(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
         ``(B, L, D)``.
     """
     check_tensor("x", x, ndim=3)
+    eps = check_number_above("eps", eps, 0)
     flat = x.reshape(-1, x.shape[-1])  # (B*L, D)
     mean = flat.mean(dim=0)  # (D,)
     var = ((flat - mean) ** 2).mean(dim=0)  # (D,), biased as BatchNorm normalises with it

@@ -147,9 +147,13 @@ class PositionalEncoding(nn.Module):
         self.d_model = d_model
         self.max_positions = max_positions
         self.dropout = nn.Dropout(dropout)
-        # A constant, not a parameter: non-persistent so state_dicts stay small.
+        # A constant, not a parameter: non-persistent so state_dicts stay small. Built in
+        # float64 and cast in forward, so a .double() module gets exact positions, not float32
+        # values widened.
         self.register_buffer(
-            "pe", sinusoidal_encoding(max_positions, d_model, base=base), persistent=False
+            "pe",
+            sinusoidal_encoding(max_positions, d_model, base=base, dtype=torch.float64),
+            persistent=False,
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -225,6 +229,8 @@ def rotary_embedding(
         if positions.numel() != length or positions.is_complex():
             raise ValueError(f"positions must hold {length} real numbers, got {positions.numel()}")
         pos = positions.detach().to(device="cpu", dtype=torch.float64)  # (L,)
+        if not bool(torch.isfinite(pos).all()):
+            raise ValueError(f"positions must be finite, got {positions.tolist()}")
     omega = sinusoidal_frequencies(width, base=base, dtype=torch.float64)  # (D/2,)
     angles = pos[:, None] * omega[None]  # (L, D/2)
     cos = torch.cos(angles).to(device=x.device, dtype=x.dtype)  # (L, D/2)

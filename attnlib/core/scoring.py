@@ -12,6 +12,7 @@ from attnlib.util._checks import (
     check_last_dim_match,
     check_number_above,
     check_same_device,
+    check_same_dtype,
     check_scale,
     check_tensor,
 )
@@ -60,6 +61,7 @@ def _check_pair(q: torch.Tensor, k: torch.Tensor) -> None:
     check_tensor("q", q, ndim_min=2)
     check_tensor("k", k, ndim_min=2)
     check_same_device(q=q, k=k)
+    check_same_dtype(q=q, k=k)
     check_last_dim_match("q", q, "k", k, "d_k")
 
 

@@ -30,7 +30,8 @@ def masked_softmax(
 
     Hidden positions get weight exactly 0, and a row with nothing visible gets all-zero weights
     (not NaN, not a uniform row), in every float dtype. The row max is subtracted first, so
-    logits of any size are safe; float16/bfloat16 inputs are computed in float32 and cast back.
+    any finite logits are safe (a +inf logit gives a NaN row, as torch.softmax); float16 and
+    bfloat16 inputs are computed in float32 and cast back.
     The input is never modified.
 
     Args:

@@ -123,7 +123,14 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, L, D)`` -> ``(B, L, D)``."""
+        """``(B, L, D)`` -> ``(B, L, D)``; checked (the blocks call the unchecked ``_forward``)."""
+        check_tensor("x", x, ndim_min=1)
+        if x.shape[-1] != (d := self.linear1.in_features):
+            raise ValueError(f"x must have d_model={d} features last, got {tuple(x.shape)}")
+        check_matches_parameters("FeedForward", self.linear1.weight, x=x)
+        return self._forward(x)
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
         act = _ACTIVATIONS[self.activation]
         return self.linear2(self.dropout(act(self.linear1(x))))  # (B, L, D)
 
@@ -262,11 +269,11 @@ class EncoderBlock(_Block):
             h = _apply_norm(self.norm1, x)
             a, weights = attend(h, h, h, mask, keep, rows_may_be_empty=rows_may_be_empty)
             x = x + self.dropout1(a)
-            x = x + self.dropout2(self.ffn(_apply_norm(self.norm2, x)))
+            x = x + self.dropout2(self.ffn._forward(_apply_norm(self.norm2, x)))
         else:
             a, weights = attend(x, x, x, mask, keep, rows_may_be_empty=rows_may_be_empty)
             x = _apply_norm(self.norm1, x + self.dropout1(a))
-            x = _apply_norm(self.norm2, x + self.dropout2(self.ffn(x)))
+            x = _apply_norm(self.norm2, x + self.dropout2(self.ffn._forward(x)))
         return x, weights  # (B, L, D), (B, H, L, L)
 
     @classmethod
@@ -363,13 +370,13 @@ class DecoderBlock(_Block):
             h = _apply_norm(self.norm2, x)
             c, cross_w = cross_attend(h, memory, memory, cross_mask, rows_may_be_empty=empty)
             x = x + self.dropout2(c)
-            x = x + self.dropout3(self.ffn(_apply_norm(self.norm3, x)))
+            x = x + self.dropout3(self.ffn._forward(_apply_norm(self.norm3, x)))
         else:
             a, self_w = self_attend(x, x, x, causal, rows_may_be_empty=False)
             x = _apply_norm(self.norm1, x + self.dropout1(a))
             c, cross_w = cross_attend(x, memory, memory, cross_mask, rows_may_be_empty=empty)
             x = _apply_norm(self.norm2, x + self.dropout2(c))
-            x = _apply_norm(self.norm3, x + self.dropout3(self.ffn(x)))
+            x = _apply_norm(self.norm3, x + self.dropout3(self.ffn._forward(x)))
         return DecoderOutput(x, self_w, cross_w)  # (B, T, D), (B, H, T, T), (B, H, T, S)
 
     @classmethod

@@ -23,6 +23,7 @@ from attnlib.core.transformer import DecoderBlock, EncoderBlock
 from attnlib.models.seq2seq.config import Seq2SeqConfig
 from attnlib.models.seq2seq.toy_tasks import BOS, EOS, PAD
 from attnlib.util._checks import (
+    check_matches_parameters,
     check_positive_int,
     check_tensor,
     check_valid_lens_range,
@@ -184,7 +185,11 @@ class Seq2SeqTransformer(nn.Module):
     ) -> DecodeOutput:
         """``tgt_in (B, T)`` and ``memory (B, S, D)`` -> a :class:`DecodeOutput`: ``logits
         (B, T, V)`` and, per layer, the self- and cross-attention weights."""
-        check_tensor("memory", memory, ndim=3)  # what each decoder block would check
+        # Checked here, before any .shape is read: the blocks' _forward checks nothing, so the
+        # dtype and device of memory must be compared with the parameters here too.
+        check_tensor("tgt_in", tgt_in, ndim=2, floating=False)
+        check_tensor("memory", memory, ndim=3)
+        check_matches_parameters("Seq2SeqTransformer", self.output.weight, memory=memory)
         if memory.shape[-1] != self.d_model:
             raise ValueError(
                 f"memory has width {memory.shape[-1]} but the block has d_model={self.d_model} "
@@ -257,6 +262,7 @@ def greedy_decode(
     """
     if not isinstance(model, Seq2SeqTransformer):
         raise TypeError(f"model must be a Seq2SeqTransformer, got {type(model).__name__}")
+    check_tensor("src", src, ndim=2, floating=False)
     max_len = src.shape[1] + 1 if max_len is None else check_positive_int("max_len", max_len)
     if max_len > model.max_positions:
         raise ValueError(

@@ -14,6 +14,8 @@ square.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import torch
 
@@ -101,9 +103,19 @@ def masking_explorer(
         query rows and the largest gap between the rows' weights and the exact masked softmax
         (float64).
     """
+    if isinstance(valid_lens, (str, bytes)) or not hasattr(valid_lens, "__iter__"):
+        raise TypeError(f"valid_lens must be a sequence of 3 ints, got {valid_lens!r}")
+    # int() would truncate 1.7 to 1 without a word, so each length must already be an integer.
+    for n in valid_lens:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise TypeError(f"valid_lens must hold ints, got {type(n).__name__} ({n!r})")
     lens = tuple(int(n) for n in valid_lens)
     if len(lens) != 3:
         raise ValueError(f"valid_lens must give 3 lengths (one per batch row), got {valid_lens!r}")
+    if isinstance(num_tokens, bool) or not isinstance(num_tokens, numbers.Integral):
+        raise TypeError(
+            f"num_tokens must be an int, got {type(num_tokens).__name__} ({num_tokens!r})"
+        )
     if not 2 <= num_tokens <= 10:
         raise ValueError(f"num_tokens must be in [2, 10], got {num_tokens}")
     if any(not 0 <= n <= num_tokens for n in lens):

@@ -136,6 +136,11 @@ def query_explorer(
         raise ValueError(f"key_labels has {len(labels)} names for S={S} keys")
     check_int("stretch_key", stretch_key, min=0, max=S - 1)
     lo, hi, step = KEY_LENGTHS
+    # Checked here so the message names the argument, not the slider's label.
+    if isinstance(key_length, bool) or not isinstance(key_length, (int, float)):
+        raise TypeError(f"key_length must be a number, got {type(key_length).__name__}")
+    if not lo <= key_length <= hi:
+        raise ValueError(f"key_length must lie in [{lo:g}, {hi:g}], got {key_length}")
     controls = {
         "x": float_slider(
             "query x", -3.0, 3.0, float(query[0]), step=STEP, readout_format=".1f", width="260px"
