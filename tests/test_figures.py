@@ -31,7 +31,7 @@ def _committed(ext: str) -> set[str]:
 
 def test_every_committed_figure_has_a_generator_and_vice_versa():
     assert _committed("png") == set(FIGURES), (
-        "figures/*.png and attnlib.figures.FIGURES differ; run `python -m attnlib.figures --out figures`"
+        "figures/*.png and attnlib.figures.FIGURES differ; run `make figures`"
     )
     assert _committed("svg") == {n for n, f in FORMATS.items() if "svg" in f}
 
