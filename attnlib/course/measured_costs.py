@@ -115,6 +115,16 @@ def _fill(module: _M) -> _M:
     return module
 
 
+def _check_sizes(ns: Sequence[int], d_model: int, kernel_size: int) -> None:
+    """The sizes :func:`layer_costs` and :func:`counted_macs` both build their layers from."""
+    check_positive_int("d_model", d_model)
+    check_positive_int("kernel_size", kernel_size)
+    if not ns:
+        raise ValueError("ns must hold at least one sequence length")
+    for n in ns:
+        check_positive_int("n", n)
+
+
 def layer_costs(
     ns: Sequence[int],
     *,
@@ -144,13 +154,8 @@ def layer_costs(
     Returns:
         A list of :class:`CostRow`, three per n (attention, RNN, CNN).
     """
-    check_positive_int("d_model", d_model)
-    check_positive_int("kernel_size", kernel_size)
+    _check_sizes(ns, d_model, kernel_size)
     check_positive_int("batch_size", batch_size)
-    if not ns:
-        raise ValueError("ns must hold at least one sequence length")
-    for n in ns:
-        check_positive_int("n", n)
     device = torch.device(device)
     size = torch.finfo(dtype).bits // 8
     # Built on the CPU inside fork_rng (the caller's random state is restored afterwards),
@@ -206,12 +211,7 @@ def counted_macs(
     """
     from torch.utils.flop_counter import FlopCounterMode
 
-    check_positive_int("d_model", d_model)
-    check_positive_int("kernel_size", kernel_size)
-    if not ns:
-        raise ValueError("ns must hold at least one sequence length")
-    for n in ns:
-        check_positive_int("n", n)
+    _check_sizes(ns, d_model, kernel_size)
     d = d_model
     with torch.random.fork_rng(devices=[]):  # the weights do not matter for a count
         cnn = nn.Conv1d(d, d, kernel_size, padding=kernel_size // 2)

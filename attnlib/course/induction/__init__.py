@@ -23,59 +23,12 @@ pooled over the batch's tokens (with per-row lengths, a row counts as many times
 tokens to predict).
 """
 
-from attnlib.course.induction.analysis import (
-    ablation_table,
-    composition_scores,
-    copying_scores,
-    head_scores,
-    induction_scores,
-    key_path_induction,
-    lookback_profile,
-    match_profile,
-    previous_token_scores,
-    random_composition_baseline,
-)
-from attnlib.course.induction.data import RepeatBatch, RepeatTask, occurrence_losses, repeat_batch
-from attnlib.course.induction.records import (
-    RUN_FILE,
-    load_run,
-    phase_change,
-    save_runs,
-    snapshot_model,
-)
-from attnlib.course.induction.training import (
-    FIXED_LENGTH,
-    SHIPPED,
-    TrainRun,
-    TrainSetup,
-    induction_model,
-    train_induction,
-)
+# Every public name of the four modules, so `from attnlib.course.induction import X` and
+# `ind.X` keep working; each module's own __all__ says what it holds.
+from attnlib.course.induction import analysis, data, records, training
+from attnlib.course.induction.analysis import *  # noqa: F403
+from attnlib.course.induction.data import *  # noqa: F403
+from attnlib.course.induction.records import *  # noqa: F403
+from attnlib.course.induction.training import *  # noqa: F403
 
-__all__ = [
-    "RepeatTask",
-    "RepeatBatch",
-    "TrainSetup",
-    "TrainRun",
-    "repeat_batch",
-    "occurrence_losses",
-    "previous_token_scores",
-    "induction_scores",
-    "lookback_profile",
-    "match_profile",
-    "copying_scores",
-    "composition_scores",
-    "random_composition_baseline",
-    "key_path_induction",
-    "ablation_table",
-    "head_scores",
-    "train_induction",
-    "induction_model",
-    "load_run",
-    "RUN_FILE",
-    "FIXED_LENGTH",
-    "SHIPPED",
-    "save_runs",
-    "snapshot_model",
-    "phase_change",
-]
+__all__ = [*data.__all__, *analysis.__all__, *training.__all__, *records.__all__]
