@@ -8,6 +8,7 @@ and checks what must hold on any CPU.
 from __future__ import annotations
 
 import dataclasses
+from importlib import resources
 
 import pytest
 import torch
@@ -37,7 +38,7 @@ def test_the_shipped_runs_are_the_current_setups_and_small(two, one):
     assert two[1].setup == ind.SHIPPED["two_layer"] == ind.TrainSetup()
     assert one[1].setup == ind.SHIPPED["one_layer"]
     assert len(two[1].snapshots) >= 20 and len(two[1].losses) == two[1].setup.steps
-    path = ind.resources.files("attnlib").joinpath(ind.RUN_FILE)
+    path = resources.files("attnlib").joinpath(ind.RUN_FILE)
     assert path.stat().st_size < 3_000_000  # the package stays small
     with pytest.raises(ValueError, match="name must be one of"):
         ind.load_run("three_layer")

@@ -5,8 +5,9 @@ counts): the entropy of each head's rows, the share of weight on chosen keys ([C
 punctuation), the weight on the previous or the next token, how far a head looks (mean |i - j|),
 how different the heads of one layer are, and Var(q·k)/d_k of the trained projections. Two more
 functions compare position tables: cosine similarity by distance, and how far a fixed offset is
-from a rotation. And an ablation: how far each sentence vector moves when one head's output is
-zeroed before W_O (:func:`ablation_effect`, built on :func:`head_mask_without`).
+from a rotation (:mod:`attnlib.course.position_tables`). And an ablation: how far each sentence
+vector moves when one head's output is zeroed before W_O (:func:`ablation_effect`, built on
+:func:`head_mask_without`; :mod:`attnlib.course.head_ablation`). Both are re-exported here.
 
 ``attentions`` everywhere is what :class:`~attnlib.models.minilm.MiniLMEncoder` returns: a
 sequence of ``num_layers`` tensors ``(B, H, L, L)`` (or one stacked ``(layers, B, H, L, L)``).
@@ -24,9 +25,10 @@ import torch.nn.functional as F
 from attnlib.core.masks import _padding_mask
 from attnlib.core.multihead import split_heads
 from attnlib.core.scoring import scaled_scores
+from attnlib.course.head_ablation import ablation_effect, head_mask_without
+from attnlib.course.position_tables import rotation_residual, similarity_by_distance
 from attnlib.course.scaling import entropy
-from attnlib.models.minilm import mean_pool
-from attnlib.util._checks import check_positive_int, check_tensor, check_valid_lens
+from attnlib.util._checks import check_tensor, check_valid_lens
 
 __all__ = [
     "HeadView",
@@ -327,49 +329,6 @@ def weighted_values(
     return WeightedValues(weights, transformed)
 
 
-def similarity_by_distance(table: torch.Tensor, max_distance: int) -> torch.Tensor:
-    """Mean cosine similarity of position vectors ``k`` apart: ``(max_distance + 1,)``.
-
-    ``out[k] = mean_i cos(P[i], P[i + k])`` (so ``out[0] = 1``), computed in float64.
-
-    Args:
-        table: ``(P, D)`` position vectors (learned or sinusoidal).
-        max_distance: the largest k, ``< P``.
-    """
-    check_tensor("table", table, ndim=2)
-    check_positive_int("max_distance", max_distance)
-    if max_distance >= table.shape[0]:
-        raise ValueError(f"max_distance={max_distance} must be < the {table.shape[0]} positions")
-    unit = F.normalize(table.double(), dim=-1)  # (P, D)
-    cos = unit @ unit.T  # (P, P)
-    return torch.stack([torch.diagonal(cos, k).mean() for k in range(max_distance + 1)])
-
-
-def rotation_residual(table: torch.Tensor, offset: int) -> torch.Tensor:
-    """How far moving ``offset`` positions is from one rotation of the whole table.
-
-    Finds the orthogonal R minimising ``||P[:-k] R - P[k:]||`` (Procrustes, via an SVD) and
-    returns that residual relative to ``||P[k:]||`` (Frobenius norms, float64): 0 when one
-    rotation maps every position to the one k later, as for sinusoids (notebook 07).
-
-    Args:
-        table: ``(P, D)``.
-        offset: k in ``[1, P)``.
-
-    Returns:
-        A 0-d float64 tensor.
-    """
-    check_tensor("table", table, ndim=2)
-    check_positive_int("offset", offset)
-    if offset >= table.shape[0]:
-        raise ValueError(f"offset={offset} must be < the {table.shape[0]} positions")
-    p = table.double()
-    a, b = p[:-offset], p[offset:]  # (P-k, D)
-    u, _, vh = torch.linalg.svd(a.T @ b)  # (D, D)
-    rotation = u @ vh  # (D, D), orthogonal
-    return torch.linalg.norm(a @ rotation - b) / torch.linalg.norm(b)
-
-
 @dataclass(frozen=True)
 class HeadView:
     """What a head-view explorer shows for one sentence.
@@ -393,67 +352,3 @@ def head_view(encoder, text: str) -> HeadView:
         out = encoder(batch.ids, valid_lens=batch.valid_lens)
     weights = stack_attentions(out.attentions)[:, 0]  # (layers, H, L, L)
     return HeadView(tuple(batch.tokens[0]), weights.to(device="cpu", dtype=torch.float32))
-
-
-def head_mask_without(encoder, heads) -> torch.Tensor:
-    """A ``head_mask`` for :meth:`~attnlib.models.minilm.MiniLMEncoder.forward` that removes heads.
-
-    Args:
-        encoder: a MiniLMEncoder (for its sizes and device).
-        heads: a list of ``(layer, head)`` pairs counted from 0, e.g. ``[(4, 5)]``; may be empty.
-
-    Returns:
-        ``(num_layers, num_heads)`` float32 on the encoder's device: 1 everywhere, 0 at ``heads``.
-    """
-    layers, num_heads = encoder.config.num_layers, encoder.config.num_heads
-    if isinstance(heads, tuple) and len(heads) == 2 and all(isinstance(i, int) for i in heads):
-        raise TypeError(f"heads must be a list of (layer, head) pairs; wrap one pair: [{heads!r}]")
-    keep = torch.ones(layers, num_heads, device=encoder.device)  # (layers, H)
-    for pair in heads:
-        if (
-            not isinstance(pair, (tuple, list))
-            or len(pair) != 2
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)
-        ):
-            raise TypeError(
-                f"each entry of heads must be a (layer, head) pair of ints, got {pair!r}"
-            )
-        layer, head = pair
-        if not (0 <= layer < layers and 0 <= head < num_heads):
-            raise ValueError(
-                f"head ({layer}, {head}) does not exist: layers are 0..{layers - 1}, "
-                f"heads 0..{num_heads - 1}"
-            )
-        keep[layer, head] = 0.0
-    return keep
-
-
-def ablation_effect(encoder, texts: list[str]) -> torch.Tensor:
-    """How far removing one head moves each sentence vector, for every head (C48).
-
-    Head h of layer l is removed by zeroing its output before W_O
-    (``head_mask_without(encoder, [(l, h)])``); the effect is ``1 - cos`` between the sentence
-    vector with all heads and the one without that head.
-
-    Args:
-        encoder: a MiniLMEncoder.
-        texts: a non-empty list of strings.
-
-    Returns:
-        ``(num_layers, num_heads, len(texts))`` float64 on the CPU: 0 when the head changes
-        nothing, up to 2.
-    """
-    batch = encoder.tokenize(texts)
-    layers, num_heads = encoder.config.num_layers, encoder.config.num_heads
-    n, many = len(texts), layers * num_heads
-    keep = torch.ones(many, layers, num_heads, device=encoder.device)  # (72, layers, H)
-    keep.view(many, many)[torch.arange(many), torch.arange(many)] = 0.0  # row c: head c removed
-    keep = keep.repeat_interleave(n, dim=0)  # (72 * B, layers, H), B rows per removed head
-    ids = torch.cat([batch.ids, batch.ids.repeat(many, 1)])  # (B + 72 * B, L): full, then cut
-    lens = torch.cat([batch.valid_lens, batch.valid_lens.repeat(many)])  # (B + 72 * B,)
-    keep = torch.cat([torch.ones(n, layers, num_heads, device=encoder.device), keep])
-    with torch.no_grad():
-        hidden = encoder(ids, valid_lens=lens, head_mask=keep).hidden  # (B + 72 B, L, D)
-    vectors = F.normalize(mean_pool(hidden.double(), lens), dim=-1)  # (B + 72 B, D)
-    full, cut = vectors[:n], vectors[n:].view(layers, num_heads, n, -1)  # (B, D), (l, H, B, D)
-    return (1.0 - (cut * full).sum(-1)).cpu()  # (layers, H, B)

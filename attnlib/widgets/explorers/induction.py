@@ -60,12 +60,7 @@ def replay_data(example: int = 1) -> dict:
     profile = match_profile(att, batch, offsets)[-1].mean(0)  # (offsets,) last layer, mean of heads
     return dict(
         steps=run.snapshot_steps.numpy(),
-        loss=m["loss"],
-        in_context=m["in_context"],
-        copy_acc=m["copy_acc"],
-        previous=m["previous"],
-        induction=m["induction"],
-        copying=m["copying"],
+        **{k: m[k] for k in ("loss", "in_context", "copy_acc", "previous", "induction", "copying")},
         curve_steps=run.eval_steps.double().numpy(),
         curve_loss=run.metrics["loss"].double().numpy(),
         curve_in_context=run.metrics["in_context"].double().numpy(),
