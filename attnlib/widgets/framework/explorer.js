@@ -629,6 +629,18 @@ function describe(spec, texts) {
   return parts.join("; ");
 }
 
+// ipywidgets' sliders (noUiSlider) give their handle role="slider" but no name (WCAG 4.1.2): in
+// JupyterLab each handle of this explorer is named by its slider's own label.
+function nameSliders(root) {
+  const box = root.closest(".attnlib-explorer");
+  if (!box) return;
+  for (const s of box.querySelectorAll(".widget-slider")) {
+    const h = s.querySelector(".noUi-handle:not([aria-label])"),
+      label = s.querySelector(".widget-label")?.textContent.trim();
+    if (h && label) h.setAttribute("aria-label", label);
+  }
+}
+
 const SETTLE_MS = 400; // announce once the picture has stopped changing this long (not per frame)
 const HIDDEN =
   "position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0";
@@ -738,6 +750,7 @@ function makePainter(root, scene, meta, words = WORDS) {
     settle = setTimeout(() => {
       const text = describe(last.spec, shown.texts);
       if (text !== spoken) live.textContent = spoken = text;
+      nameSliders(root);
     }, SETTLE_MS);
   }
 
