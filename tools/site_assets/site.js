@@ -172,12 +172,17 @@ const WORDS = document.documentElement.lang.startsWith("zh")
       fixed: "在本页固定：在 JupyterLab 里可以改动它（make lab）",
       greyed: "灰色的控件在本页固定（它们的帧放不进本页）；用 make lab 运行笔记本就能改动它们。",
       failed: "这个交互演示未能启动：",
+      sr: { name: "{name} 交互演示：{panels}", described: "图中的数值见旁边的表格。" },
     }
   : {
       fixed: "fixed on this page: change it live in JupyterLab (make lab)",
       greyed:
         "Greyed controls are fixed on this page (their frames would not fit it); run the notebook with make lab to move them.",
       failed: "This explorer could not start: ",
+      sr: {
+        name: "{name} explorer: {panels}",
+        described: "The numbers are in the table beside the picture.",
+      },
     };
 
 async function mount(host, explorer) {
@@ -194,7 +199,12 @@ async function mount(host, explorer) {
     },
   };
   host.append(controlsUI(host, spec, ui), el); // in the page first: its width picks the layout
-  view = explorer.renderStatic({ el, traits: spec.traits, frameAt: frameSource(spec, buffer) });
+  view = explorer.renderStatic({
+    el,
+    traits: spec.traits,
+    frameAt: frameSource(spec, buffer),
+    words: WORDS.sr,
+  });
   host.querySelector(".site-fallback")?.remove();
   view.show({ ...cur });
   host.dataset.ready = "1";

@@ -603,12 +603,65 @@ function layoutOf(scene, width) {
   return n && width > 0 && width < scene.width * n.below ? "narrow" : "wide";
 }
 
-function makePainter(root, scene, meta) {
+// The words for a screen reader: English in JupyterLab; the site passes its page's language.
+const WORDS = {
+  name: "{name} explorer: {panels}",
+  described: "The numbers are in the table beside the picture.",
+};
+
+function nameOf(scene, meta, words) {
+  const panels = scene.panels.map((p) => p.title).filter(Boolean);
+  return words.name
+    .replace("{name}", meta.builder || "")
+    .replace("{panels}", panels.join(", "))
+    .trim();
+}
+
+// The readout as one sentence ("weights: 0.75, 0.25; nan: 0"), numbers as the table shows them.
+function describe(spec, texts) {
+  const parts = [];
+  let i = 0;
+  for (const s of spec) {
+    const n = s.kind === "s" ? 1 : s.shape.reduce((a, b) => a * b, 1);
+    parts.push(`${s.label}: ${texts.slice(i, i + n).join(", ")}`);
+    i += n;
+  }
+  return parts.join("; ");
+}
+
+// ipywidgets' sliders (noUiSlider) give their handle role="slider" but no name (WCAG 4.1.2): in
+// JupyterLab each handle of this explorer is named by its slider's own label.
+function nameSliders(root) {
+  const box = root.closest(".attnlib-explorer");
+  if (!box) return;
+  for (const s of box.querySelectorAll(".widget-slider")) {
+    const h = s.querySelector(".noUi-handle:not([aria-label])"),
+      label = s.querySelector(".widget-label")?.textContent.trim();
+    if (h && label) h.setAttribute("aria-label", label);
+  }
+}
+
+const SETTLE_MS = 400; // announce once the picture has stopped changing this long (not per frame)
+const HIDDEN =
+  "position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0";
+
+function makePainter(root, scene, meta, words = WORDS) {
   const canvas = document.createElement("canvas");
+  // a picture with words (WCAG 1.1.1): its name says what it shows; the live region below says
+  // what it shows now, politely, once per settled change
+  canvas.setAttribute("role", "img");
+  canvas.setAttribute("aria-label", `${nameOf(scene, meta, words)}. ${words.described}`);
+  const live = document.createElement("div");
+  live.className = "attnlib-live";
+  live.setAttribute("aria-live", "polite");
+  live.setAttribute("aria-atomic", "true");
+  live.style.cssText = HIDDEN;
   const readout = document.createElement("div");
   readout.className = "attnlib-readout";
   readout.style.cssText = "font-size:11px;line-height:1.25;max-width:100%";
-  root.append(canvas, readout);
+  root.append(canvas, readout, live);
+  let settle = null,
+    spoken = null;
   // the readout's table rules come from the view's CSS (view.py)
   const ctx = canvas.getContext("2d"),
     dynamic = scene.panels.map((p) => p.artists.filter(isDynamic));
@@ -692,43 +745,46 @@ function makePainter(root, scene, meta) {
     });
     shown.texts = texts;
     last = { fr, values, spec };
+    // the text is built only when the moves have settled: drawing never waits on it
+    clearTimeout(settle);
+    settle = setTimeout(() => {
+      const text = describe(last.spec, shown.texts);
+      if (text !== spoken) live.textContent = spoken = text;
+      nameSliders(root);
+    }, SETTLE_MS);
   }
 
+  let mq = null,
+    observer = null;
   function followPixelRatio() {
     // Zoom, or another monitor, changes the ratio: matchMedia fires once this ratio stops
     // matching, and a zoom also fires resize. Either way the canvas is redone and the last frame
-    // drawn again. (The listeners go when the explorer leaves the page.)
-    let mq = null;
-    const watch = () => {
-      mq?.removeEventListener("change", check);
-      mq = window.matchMedia?.(`(resolution: ${dpr}dppx)`);
-      mq?.addEventListener("change", check);
-    };
-    function check() {
-      if (!root.isConnected && last) {
-        mq?.removeEventListener("change", check);
-        window.removeEventListener("resize", check);
-        return;
-      }
-      if ((window.devicePixelRatio || 1) === dpr) return;
-      setup();
-      if (last) paint(last.fr, last.values, last.spec);
-      watch();
-    }
-    watch();
+    // drawn again (check, below). The listeners go in destroy().
+    mq = window.matchMedia?.(`(resolution: ${dpr}dppx)`);
+    mq?.addEventListener("change", check);
     window.addEventListener("resize", check);
   }
 
   function followWidth() {
     // the space the explorer is given: reflow when the layout it calls for changes
     if (typeof ResizeObserver === "undefined" || !root.parentElement) return;
-    new ResizeObserver(() => {
+    observer = new ResizeObserver(() => {
       const next = layoutOf(scene, root.parentElement.clientWidth);
       if (next === layout) return;
       layout = next;
       setup();
       if (last) paint(last.fr, last.values, last.spec);
-    }).observe(root.parentElement);
+    });
+    observer.observe(root.parentElement);
+  }
+
+  function check() {
+    if ((window.devicePixelRatio || 1) === dpr) return;
+    setup();
+    if (last) paint(last.fr, last.values, last.spec);
+    mq?.removeEventListener("change", check);
+    mq = window.matchMedia?.(`(resolution: ${dpr}dppx)`);
+    mq?.addEventListener("change", check);
   }
 
   setup();
@@ -736,6 +792,13 @@ function makePainter(root, scene, meta) {
   followWidth();
   return {
     paint,
+    destroy() {
+      // the view leaves the page (JS-1): nothing keeps watching the window or the parent
+      observer?.disconnect();
+      mq?.removeEventListener("change", check);
+      window.removeEventListener("resize", check);
+      clearTimeout(settle);
+    },
     snapshot: () =>
       last && {
         values: last.values,
@@ -751,7 +814,7 @@ function makePainter(root, scene, meta) {
 // ---------------------------------------------------------------- the frame player
 // Paints, once per animation frame, the frame its source gives now ([frame, values, readout
 // spec], or null: nothing to draw yet); stale frames are never drawn, only the latest.
-function makePlayer(el, scene, meta, source) {
+function makePlayer(el, scene, meta, source, words) {
   const root = document.createElement("div");
   root.className = "attnlib-canvas";
   // The readout beside the picture where the width allows (below it otherwise), compact, so
@@ -761,7 +824,7 @@ function makePlayer(el, scene, meta, source) {
   root.dataset.args = JSON.stringify(meta.args || {});
   root.dataset.frames = "0";
   el.append(root);
-  const painter = makePainter(root, scene, meta);
+  const painter = makePainter(root, scene, meta, words);
   let pending = false,
     painted = 0;
   function paint() {
@@ -775,6 +838,7 @@ function makePlayer(el, scene, meta, source) {
   }
   root.__attnlib = { snapshot: painter.snapshot };
   return {
+    destroy: painter.destroy,
     schedule() {
       if (!pending) {
         pending = true;
@@ -863,14 +927,17 @@ function render({ model, el }) {
   const source = kernelSource(model);
   const player = makePlayer(el, model.get("scene"), model.get("meta"), source);
   source.start(player.schedule);
+  return player.destroy; // anywidget calls it when the view is disposed
 }
 
-// On a static page: the page's frames. traits: {scene, meta}; frameAt(values) as above. Returns
+// On a static page: the page's frames. traits: {scene, meta}; frameAt(values) as above; words:
+// the page's language's screen-reader words (WORDS's keys). Returns
 // show(values): draw the frame at these values (on the next animation frame).
-function renderStatic({ el, traits, frameAt }) {
+function renderStatic({ el, traits, frameAt, words }) {
   const source = staticSource(frameAt);
-  const player = makePlayer(el, traits.scene, traits.meta, source);
+  const player = makePlayer(el, traits.scene, traits.meta, source, { ...WORDS, ...words });
   return {
+    destroy: player.destroy,
     show(values) {
       source.show(values);
       player.schedule();
