@@ -93,6 +93,7 @@ SLOW_MODULES = {
     "test_light_install.py": "packaging",  # a fresh interpreter
     "test_require_all.py": "packaging",  # pytest in fresh interpreters
     "test_site.py": "browser",  # builds the static site, opens every page in Chromium
+    "test_site_accessibility.py": "browser",  # axe-core and the keyboard on every page
 }
 #: Single tests outside the fast tier: measurements over long sequences, and the sweeps that
 #: move every control of every explorer (each explorer's own test file stays in the fast tier).
@@ -172,3 +173,27 @@ def pytest_make_collect_report(collector):
     # MiniLM package) skips the whole module at collection.
     outcome = yield
     _as_failure(outcome.get_result())
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """The static site, built once for the session's site tests (tests/test_site*.py).
+
+    ``ATTNLIB_SITE_DIR=site`` checks a site built already instead;
+    ``ATTNLIB_SITE_PAGES=03_softmax_gradient,04_worked_example`` builds those pages only.
+    """
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if os.environ.get("ATTNLIB_SITE_DIR"):
+        return Path(os.environ["ATTNLIB_SITE_DIR"]).resolve()
+    only = [p for p in os.environ.get("ATTNLIB_SITE_PAGES", "").split(",") if p]
+    out = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "tools.site", "build", "--out", str(out), *only],
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    return out

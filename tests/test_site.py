@@ -22,7 +22,6 @@ import html
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -50,21 +49,6 @@ HASH = """(c) => { const d = new Uint32Array(c.getContext('2d')
   .getImageData(0, 0, c.width, c.height).data.buffer);
   let h = 2166136261; for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 16777619);
   return h >>> 0; }"""
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The site, built now (``ATTNLIB_SITE_DIR=site`` checks one built already instead)."""
-    if os.environ.get("ATTNLIB_SITE_DIR"):
-        return Path(os.environ["ATTNLIB_SITE_DIR"]).resolve()
-    out = tmp_path_factory.mktemp("site")
-    subprocess.run(
-        [sys.executable, "-m", "tools.site", "build", "--out", str(out), *ONLY],
-        check=True,
-        cwd=ROOT,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    return out
 
 
 @pytest.fixture(scope="module", autouse=True)

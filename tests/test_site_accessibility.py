@@ -11,7 +11,6 @@ the readout and, once the move has settled, the polite live description, in the 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -41,21 +40,6 @@ def _chromium():
         if os.environ.get("REQUIRE_BROWSER") == "1":
             pytest.fail(msg + " (REQUIRE_BROWSER=1)", pytrace=False)
         pytest.skip(msg)
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The site, built now (``ATTNLIB_SITE_DIR=site`` checks one built already instead)."""
-    if os.environ.get("ATTNLIB_SITE_DIR"):
-        return Path(os.environ["ATTNLIB_SITE_DIR"]).resolve()
-    out = tmp_path_factory.mktemp("site")
-    subprocess.run(
-        [sys.executable, "-m", "tools.site", "build", "--out", str(out), *ONLY],
-        check=True,
-        cwd=ROOT,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    return out
 
 
 @pytest.fixture(scope="module")
