@@ -122,7 +122,7 @@ def test_extraction_makes_one_empty_entry_per_message_naming_its_cell():
     assert alt.occurrences == [("99_fixture.ipynb", "1")]
 
 
-def test_merging_keeps_translations_marks_changed_ones_fuzzy_and_drops_removed(tmp_path):
+def test_merging_keeps_translations_marks_changed_ones_fuzzy_and_removed_ones_obsolete(tmp_path):
     nb, catalogs = _fixture_copy(tmp_path)
     old = i18n.read_catalog(catalogs / "99_fixture.po")
     # Change one block a little, remove another, add a new one.
@@ -137,7 +137,9 @@ def test_merging_keeps_translations_marks_changed_ones_fuzzy_and_drops_removed(t
     assert changed.previous_msgid == "The output is a weighted sum of the values."
     assert new["A brand new paragraph."].msgstr == ""
     assert new["A brand new paragraph."].flags == []
-    assert "**What you will learn**" not in new
+    removed = new["**What you will learn**"]  # kept, as msgmerge does: its English may come back
+    assert removed.obsolete and removed.msgstr == old.find("**What you will learn**").msgstr
+    assert not [e for e in new.values() if e.obsolete and e is not removed]
     kept = new["1. The output"]
     assert (kept.msgstr, kept.flags) == ("1. 输出", [])
 

@@ -1,5 +1,6 @@
 """tools/i18n.py's input handling (I18N-1, I18N-2, I18N-4): only English notebooks are extracted,
-a merge that loses translations is refused, a missing catalog or glossary fault is named."""
+a translation whose English left is kept as an obsolete entry, a missing catalog or glossary fault
+is named."""
 
 from __future__ import annotations
 
@@ -48,26 +49,84 @@ def test_extract_refuses_a_translated_notebook_inside_the_notebooks_folder(tmp_p
         i18n.extract(folder / ZH.name, _catalogs(tmp_path), notebooks=folder)
 
 
-def test_a_merge_that_drops_translations_is_refused_unless_forced(tmp_path):
+def _without_prose(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of 05_masking with every markdown cell removed (no English is left for any of its
+    translations but the alt texts'), in a notebooks/ folder of its own."""
     folder = tmp_path / "notebooks"
     folder.mkdir()
     nb = folder / NB.name
-    shutil.copy(NB, nb)
-    catalogs = _catalogs(tmp_path)
-    po = i18n.read_catalog(catalogs / "05_masking.po")
-    m = sum(1 for e in po if e.msgstr)
-    # Remove every markdown cell: no English is left for any translation.
-    raw = i18n.read_notebook(nb)
+    raw = i18n.read_notebook(NB)
     raw["cells"] = [c for c in raw["cells"] if c["cell_type"] != "markdown"]
     nb.write_text(i18n.notebook_text(raw), encoding="utf-8")
-    n = sum(1 for e in i18n.merge(nb, po) if e.msgstr)
-    assert n < m
-    before = (catalogs / "05_masking.po").read_bytes()
-    with pytest.raises(i18n.I18nError, match=rf"kept \d+ of {m} translations"):
-        i18n.extract(nb, catalogs, notebooks=folder)
-    assert (catalogs / "05_masking.po").read_bytes() == before
+    return folder, nb
+
+
+def test_translations_whose_english_left_are_kept_as_obsolete_entries(tmp_path):
+    folder, nb = _without_prose(tmp_path)
+    catalogs = _catalogs(tmp_path)
+    po = i18n.read_catalog(catalogs / "05_masking.po")
+    done = {e.msgid: e.msgstr for e in po if e.msgstr}
+    live = {m.msgid for m in i18n.messages(i18n.read_notebook(nb))}
+    assert set(done) - live  # some English did leave
+
+    i18n.extract(nb, catalogs, notebooks=folder)
+    after = i18n.read_catalog(catalogs / "05_masking.po")
+    assert {e.msgid for e in after if not e.obsolete} == live
+    assert {e.msgid: e.msgstr for e in after.obsolete_entries()} == {
+        k: v for k, v in done.items() if k not in live
+    }
+    assert "\n#~ msgid " in (catalogs / "05_masking.po").read_text(encoding="utf-8")
+    # generate, check and stats see only the live entries.
+    assert set(i18n.translations(after)) <= live
+    assert sum(i18n.stats(after)) == len(live)
+    assert not [p for p in i18n.problems(nb, catalogs) if "out of step" in p]
+    # A second extract writes the same bytes; the English coming back takes its translation back.
+    once = (catalogs / "05_masking.po").read_bytes()
+    i18n.extract(nb, catalogs, notebooks=folder)
+    assert (catalogs / "05_masking.po").read_bytes() == once
+    shutil.copy(NB, nb)
+    i18n.extract(nb, catalogs, notebooks=folder)
+    back = i18n.read_catalog(catalogs / "05_masking.po")
+    assert not back.obsolete_entries()
+    assert {e.msgid: e.msgstr for e in back if e.msgstr} == done
+
+
+def test_force_drops_the_obsolete_entries(tmp_path):
+    folder, nb = _without_prose(tmp_path)
+    catalogs = _catalogs(tmp_path)
+    i18n.extract(nb, catalogs, notebooks=folder)
+    assert i18n.read_catalog(catalogs / "05_masking.po").obsolete_entries()
     i18n.extract(nb, catalogs, notebooks=folder, force=True)
-    assert (catalogs / "05_masking.po").read_bytes() != before
+    po = i18n.read_catalog(catalogs / "05_masking.po")
+    assert not po.obsolete_entries()
+    assert {e.msgid for e in po} == {m.msgid for m in i18n.messages(i18n.read_notebook(nb))}
+
+
+def test_a_changed_message_takes_an_obsolete_translation_as_fuzzy(tmp_path):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    nb = folder / "01_x.ipynb"
+    cell = {"cell_type": "markdown", "id": "a", "metadata": {}, "source": []}
+    raw = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+    def write(prose: str) -> None:
+        cell["source"] = [prose]
+        nb.write_text(i18n.notebook_text(raw), encoding="utf-8")
+
+    catalogs = tmp_path / "LC_MESSAGES"
+    write("The weights of each row sum to one.\n\nA second paragraph.")
+    path = i18n.extract(nb, catalogs, notebooks=folder)
+    po = i18n.read_catalog(path)
+    po.find("The weights of each row sum to one.").msgstr = "每一行的权重之和为一。"
+    path.write_text(str(po) + "\n", encoding="utf-8")
+    write("A second paragraph.")  # the sentence leaves: obsolete
+    i18n.extract(nb, catalogs, notebooks=folder)
+    write("The weights of every row sum to one.\n\nA second paragraph.")  # back, changed
+    i18n.extract(nb, catalogs, notebooks=folder)
+    po = i18n.read_catalog(path)
+    entry = po.find("The weights of every row sum to one.")
+    assert (entry.msgstr, entry.flags) == ("每一行的权重之和为一。", ["fuzzy"])
+    assert not po.obsolete_entries()  # taken by the new message, as msgmerge does
 
 
 def test_an_unchanged_notebook_extracts_to_the_same_catalog(tmp_path):

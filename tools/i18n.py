@@ -17,7 +17,9 @@ Steps, each with one reader and one writer:
    A code cell's ``alt`` metadata (str or list of str) gives one message per text.
 2. **extract** (``merge``): the messages become a catalog (polib). An entry already there keeps its
    translation; a new message takes, marked ``fuzzy``, the translation of the closest message that
-   left (difflib ratio >= 0.6, as msgmerge does), or none; an entry whose English left is dropped.
+   left (difflib ratio >= 0.6, as msgmerge does; an obsolete entry counts), or none. A translated
+   entry whose English left, and that no new message took, is kept as an obsolete entry (``#~``,
+   as msgmerge does), so the work comes back if the English does; ``--force`` drops them.
 3. **generate** (``translated_notebook``): the English notebook with each block and alt text
    replaced by its translation (the English where it has none yet). Code cells, their outputs and
    their metadata stay as they are, byte for byte, except ``alt``.
@@ -275,7 +277,7 @@ def merge(nb_path: Path, old=None):
     po = _new_catalog(nb_path)
     if old is not None:
         po.metadata.update({k: v for k, v in old.metadata.items() if k not in po.metadata})
-    previous = {e.msgid: e for e in old} if old is not None else {}
+    previous = {e.msgid: e for e in old} if old is not None else {}  # obsolete entries too
     entries: dict[str, polib.POEntry] = {}
     for m in messages(read_notebook(nb_path)):
         if m.msgid in entries:  # the same English twice: one entry, two places (as Sphinx)
@@ -294,6 +296,7 @@ def merge(nb_path: Path, old=None):
         entries[m.msgid] = entry
     # New English: the translation of the closest English that left, marked fuzzy.
     gone = {k: e for k, e in previous.items() if k not in entries and e.msgstr}
+    taken: set[str] = set()  # the English whose translation a new message took (as msgmerge)
     for entry in entries.values():
         if entry.msgid in previous or not gone:
             continue
@@ -303,30 +306,52 @@ def merge(nb_path: Path, old=None):
             entry.flags = ["fuzzy"]
             entry.previous_msgid = near.msgid
             entry.tcomment = near.tcomment
+            taken.add(near.msgid)
     po.extend(entries.values())
+    po.extend(_obsolete(e) for k, e in gone.items() if k not in taken)
     return po
 
 
+def _obsolete(entry):
+    """``entry`` as an obsolete (``#~``) entry: its English, translation, translator's comment
+    and fuzzy flag. No place or previous English: polib reads neither back from a ``#~`` entry,
+    and a second extract must write the same bytes."""
+    import polib
+
+    return polib.POEntry(
+        msgid=entry.msgid,
+        msgstr=entry.msgstr,
+        tcomment=entry.tcomment,
+        flags=[f for f in entry.flags if f == "fuzzy"],
+        obsolete=True,
+    )
+
+
 def kept_translations(old, po) -> tuple[int, int]:
-    """(N, M): of the M translated entries of ``old``, the N whose translation ``po`` still holds
-    (same English, or taken as the fuzzy translation of a changed one)."""
+    """(N, M): of the M translated entries of ``old`` (obsolete ones too), the N whose translation
+    ``po`` still holds (same English, obsolete or not, or taken as the fuzzy translation of a
+    changed one)."""
     if old is None:
         return 0, 0
-    held = {e.msgid for e in po} | {e.previous_msgid for e in po if e.previous_msgid}
-    done = [e for e in old if e.msgstr and not e.obsolete]
+    held = {e.msgid for e in po if e.msgstr} | {e.previous_msgid for e in po if e.previous_msgid}
+    done = [e for e in old if e.msgstr]
     return sum(1 for e in done if e.msgid in held), len(done)
 
 
 def extract(
     nb_path: Path, catalogs: Path = CATALOGS, *, notebooks: Path = NOTEBOOKS, force: bool = False
 ) -> Path:
-    """Merge the English notebook ``nb_path``'s messages into its catalog. Refuses (I18nError,
+    """Merge the English notebook ``nb_path``'s messages into its catalog; translations whose
+    English left are kept as obsolete entries, or dropped with ``force``. Refuses (I18nError,
     nothing written) a notebook that is not ``notebooks/NN_name.ipynb`` in English, and a merge
-    that would drop translated entries unless ``force``."""
+    that would lose a translation unless ``force``."""
     nb_path = english_notebook(nb_path, notebooks)
     path = catalog_path(nb_path, catalogs)
     old = read_catalog(path) if path.exists() else None
     po = merge(nb_path, old)
+    if force:
+        for entry in po.obsolete_entries():
+            po.remove(entry)
     n, m = kept_translations(old, po)
     if n < m and not force:
         raise I18nError(
@@ -342,8 +367,8 @@ def extract(
 
 
 def translations(po) -> dict[str, str]:
-    """msgid -> msgstr for the entries that are translated and not fuzzy."""
-    return {e.msgid: e.msgstr for e in po if e.msgstr and "fuzzy" not in e.flags}
+    """msgid -> msgstr for the entries that are translated, not fuzzy and not obsolete."""
+    return {e.msgid: e.msgstr for e in po if e.msgstr and "fuzzy" not in e.flags and not e.obsolete}
 
 
 def translate_markdown(source: str, table: dict[str, str]) -> str:
@@ -623,10 +648,12 @@ def problems(nb_path: Path, catalogs: Path = CATALOGS, glossary_path: Path = GLO
     glossary = read_glossary(glossary_path)
     out = []
     expected = {m.msgid for m in messages(read_notebook(nb_path))}
-    have = {e.msgid for e in po}
+    have = {e.msgid for e in po if not e.obsolete}  # an obsolete entry waits, unchecked
     if expected != have:
         out.append(f"{name}: {path.name} is out of step with it (run `make translations`)")
     for entry in po:
+        if entry.obsolete:
+            continue
         for problem in entry_problems(entry, glossary):
             english = entry.msgid if len(entry.msgid) <= 120 else entry.msgid[:117] + "..."
             out.append(f"{entry.comment.splitlines()[0]}: {problem}\n    English: {english!r}")
@@ -634,10 +661,11 @@ def problems(nb_path: Path, catalogs: Path = CATALOGS, glossary_path: Path = GLO
 
 
 def stats(po) -> tuple[int, int, int]:
-    """(translated, fuzzy, untranslated) entries."""
-    fuzzy = sum(1 for e in po if e.msgstr and "fuzzy" in e.flags)
-    done = sum(1 for e in po if e.msgstr and "fuzzy" not in e.flags)
-    return done, fuzzy, len(po) - done - fuzzy
+    """(translated, fuzzy, untranslated) entries, obsolete ones left out."""
+    live = [e for e in po if not e.obsolete]
+    fuzzy = sum(1 for e in live if e.msgstr and "fuzzy" in e.flags)
+    done = sum(1 for e in live if e.msgstr and "fuzzy" not in e.flags)
+    return done, fuzzy, len(live) - done - fuzzy
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -645,7 +673,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["extract", "generate", "check", "stats"])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument(
-        "--force", action="store_true", help="extract: drop translations whose English left"
+        "--force",
+        action="store_true",
+        help="extract: drop the obsolete entries (translations whose English left)",
     )
     args = parser.parse_args(argv)
     try:

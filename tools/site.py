@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import gzip
 import html
 import json
@@ -191,12 +192,20 @@ def explorer_frames(name: str, args: dict) -> tuple[tuple[str, str], dict]:
 
 
 # ---------------------------------------------------------------- markdown, math, code
+#: Formulas that may be shown as TeX code (latex2mathml cannot convert them); any other formula
+#: that falls back fails the build (:func:`tex_problems`).
+TEX_FALLBACK_ALLOWED: frozenset[str] = frozenset()
+#: Every formula shown as TeX code so far, in order (the build reads it page by page).
+TEX_FALLBACKS: list[str] = []
+
+
 def _mathml(tex: str, display: bool) -> str:
     import latex2mathml.converter
 
     try:
         return latex2mathml.converter.convert(tex, display="block" if display else "inline")
     except Exception:  # noqa: BLE001 - an unsupported command: show the TeX as code, no $
+        TEX_FALLBACKS.append(tex)  # counted: a silent fallback would ship unreadable math
         return f'<code class="tex">{html.escape(tex)}</code>'
 
 
@@ -207,21 +216,71 @@ def _markdown():
 
 
 _MD = None
+_TAG = re.compile(r"<[^<>]*>")
 
 
-def markdown_html(text: str) -> str:
+def _parser():
     global _MD
     if _MD is None:
         _MD = _markdown()
-    return _MD.render(text)
+    return _MD
 
 
-def inline_html(text: str) -> str:
-    """One line of markdown (a title) as inline HTML, its math as MathML."""
-    global _MD
-    if _MD is None:
-        _MD = _markdown()
-    return _MD.renderInline(text)
+def english_html(folder: Path | None = None) -> frozenset[str]:
+    """The raw HTML the English notebooks of ``folder`` (default ``notebooks/``) hold, exactly as
+    written: each HTML block, and each tag (inline, or inside a block)."""
+    return _english_html((folder or NOTEBOOKS).resolve())
+
+
+@functools.lru_cache(maxsize=4)
+def _english_html(folder: Path) -> frozenset[str]:
+    found: set[str] = set()
+    for path in course_notebooks(folder):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "markdown":
+                continue
+            for tok in _parser().parse(_text(cell["source"])):
+                if tok.type == "html_block":
+                    found.add(tok.content)
+                    found.update(_TAG.findall(tok.content))
+                found.update(c.content for c in tok.children or [] if c.type == "html_inline")
+    return frozenset(found)
+
+
+def _foreign_html_escaped(tokens, allowed: frozenset[str]):
+    """``tokens`` with each raw HTML token not made of ``allowed`` HTML shown as text: a
+    translation may only repeat the English's HTML, never add a tag or an attribute (I18N-3)."""
+    for tok in tokens:
+        if tok.type == "html_block" and tok.content not in allowed:
+            rest = tok.content
+            for tag in sorted(allowed, key=len, reverse=True):
+                rest = rest.replace(tag, "")
+            if "<" in rest:  # a tag the English lacks, or a broken one the browser would finish
+                tok.content = html.escape(tok.content)
+        for child in tok.children or []:
+            if child.type == "html_inline" and child.content not in allowed:
+                child.type = "text"  # rendered escaped
+    return tokens
+
+
+def markdown_html(text: str, allowed: frozenset[str] | None = None) -> str:
+    """Markdown as HTML, its math as MathML. Raw HTML passes only as the English notebooks have it
+    (``allowed``: :func:`english_html`); any other is shown as text. English prose is trusted; a
+    translation comes from a catalog anyone may contribute to."""
+    md, env = _parser(), {}
+    tokens = _foreign_html_escaped(
+        md.parse(text, env), english_html() if allowed is None else allowed
+    )
+    return md.renderer.render(tokens, md.options, env)
+
+
+def inline_html(text: str, allowed: frozenset[str] | None = None) -> str:
+    """One line of markdown (a title) as inline HTML, its math as MathML (raw HTML as in
+    :func:`markdown_html`)."""
+    md, env = _parser(), {}
+    tokens = md.parseInline(text, env)
+    _foreign_html_escaped(tokens, english_html() if allowed is None else allowed)
+    return md.renderer.render(tokens, md.options, env)
 
 
 def plain_title(text: str) -> str:
@@ -637,12 +696,35 @@ def _write_language(out, lang, paths, every, explorers, frames, ids, report) -> 
         i = stems.index(p.stem)
         prev = infos[i - 1] if i > 0 else None
         nxt = infos[i + 1] if i + 1 < len(infos) else None
+        seen = len(TEX_FALLBACKS)
         text = page_html(src, infos[i], prev, nxt, blocks, lang, ids[p.stem])
+        _tex_fallbacks(report, prefix + p.stem, seen)
         (folder / f"{p.stem}.html").write_text(text)
         report["pages"][prefix + p.stem] = len(text.encode())
+    seen = len(TEX_FALLBACKS)
     index = index_html(infos, lang)
+    _tex_fallbacks(report, prefix + "index", seen)
     (folder / "index.html").write_text(index)
     report["pages"][prefix + "index"] = len(index.encode())
+
+
+def _tex_fallbacks(report: dict, page: str, seen: int) -> None:
+    """Note in ``report["tex_fallbacks"]`` (formula -> pages) the formulas ``page`` showed as TeX
+    code: those of :data:`TEX_FALLBACKS` after its first ``seen``."""
+    where = report.setdefault("tex_fallbacks", {})
+    for tex in TEX_FALLBACKS[seen:]:
+        pages = where.setdefault(tex, [])
+        if page not in pages:
+            pages.append(page)
+
+
+def tex_problems(report: dict) -> list[str]:
+    """The formulas of the build shown as TeX code and not in :data:`TEX_FALLBACK_ALLOWED`."""
+    return [
+        f"{', '.join(pages)}: cannot convert ${tex}$ to MathML (shown as TeX code)"
+        for tex, pages in report.get("tex_fallbacks", {}).items()
+        if tex not in TEX_FALLBACK_ALLOWED
+    ]
 
 
 def _cost_guess(name: str) -> int:
@@ -664,6 +746,11 @@ def _table(report: dict) -> str:
     lines.append(
         f"site: {len(report['pages'])} pages, {report['total'] / 1e6:.1f} MB "
         f"(largest {big[1]} {big[0] / 1e6:.1f} MB) in {report['seconds']:.0f} s"
+    )
+    fallbacks = report.get("tex_fallbacks", {})
+    lines.append(
+        f"TeX shown as code: {len(fallbacks)} formula(s), "
+        f"{len(tex_problems(report))} not allowed (TEX_FALLBACK_ALLOWED)"
     )
     return "\n".join(lines)
 
@@ -701,11 +788,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(_table(report))
     (a.out / "report.json").write_text(json.dumps(report, indent=1))
+    for problem in tex_problems(report):
+        print(f"site: {problem}", file=sys.stderr)
     over = [k for k, v in report["pages"].items() if v > PAGE_BUDGET]
     if over or report["total"] > SITE_BUDGET:
         print(f"over budget: pages {over}, total {report['total'] / 1e6:.1f} MB", file=sys.stderr)
         return 1
-    return 0
+    return 1 if tex_problems(report) else 0
 
 
 if __name__ == "__main__":
