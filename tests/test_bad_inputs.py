@@ -480,6 +480,8 @@ MORE_CASES += [
     ("permute_tokens with a long non-permutation prints its first entries only", lambda: permute_tokens(torch.randn(8192, 2), torch.zeros(8192, dtype=torch.long)), (V_, r"perm must be a permutation of 0\.\.8191, got \[0, 0, 0, 0, 0, 0, 0, 0, \.\.\.\] \(8192 entries\)$")),
     ("offset_rotation with a str offset", lambda: _offset_rotation("a", 1.0), (T_, r"k must be a real number or a tensor, got str")),
     ("offset_rotation with a str frequency", lambda: _offset_rotation(1.0, "w"), (T_, r"omega must be a real number or a tensor, got str")),
+    ("Seq2SeqConfig with norm_first='yes'", lambda: Seq2SeqConfig(norm_first="yes"), (T_, r"norm_first must be True or False, got str \('yes'\)")),
+    ("Seq2SeqConfig with dropout='0.1'", lambda: Seq2SeqConfig(dropout="0.1"), (T_, r"dropout must be a number, got str \('0.1'\)")),
     ("block_gradient_norms with a str target", _block_gradient_norms_target_str, (T_, r"target must be a torch.Tensor, got str")),
     ("load_minilm on a device torch does not know", lambda: _minilm(device="bogus", model_dir=NO_FILES), (V_, r"device='bogus' is not a torch device name")),
     pytest.param(("load_minilm on cuda in a CPU-only build", lambda: _minilm(device="cuda", model_dir=NO_FILES), (V_, r"device='cuda' but CUDA is not available here")), marks=NO_CUDA),
