@@ -99,8 +99,8 @@ class CacheShape:
     head_dim: int
 
     def __post_init__(self):
-        for field in ("num_layers", "num_heads", "num_kv_heads", "head_dim"):
-            check_positive_int(field, getattr(self, field))
+        for name in ("num_layers", "num_heads", "num_kv_heads", "head_dim"):
+            check_positive_int(name, getattr(self, name))
         if self.num_heads % self.num_kv_heads:
             raise ValueError(
                 f"num_kv_heads={self.num_kv_heads} must divide num_heads={self.num_heads}"

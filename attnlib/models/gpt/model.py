@@ -32,7 +32,12 @@ from torch import nn
 from attnlib.core.multihead import check_layer_head_mask
 from attnlib.core.positional import sinusoidal_encoding
 from attnlib.core.transformer import FeedForward, layer_norm
-from attnlib.models.gpt.attention import CausalSelfAttention
+from attnlib.models.gpt.attention import (
+    CausalSelfAttention,
+    HeadKeep,
+    LayerPast,
+    LayerStep,
+)
 from attnlib.models.gpt.cache import KVCache
 from attnlib.models.gpt.config import GPTConfig
 from attnlib.util._checks import check_bool, check_int, read_bounds
@@ -103,12 +108,7 @@ class GPTBlock(nn.Module):
             )
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        past: tuple[torch.Tensor, torch.Tensor] | None = None,
-        keep: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, past: LayerPast = None, keep: HeadKeep = None) -> LayerStep:
         """``x (B, T, D)`` -> ``(x (B, T, D), weights (B, H, T, S), keys, values)`` (see
         :meth:`CausalSelfAttention.forward`); unchecked."""
         a, weights, k, v = self.attn(_norm(self.ln1, x), past, keep)
