@@ -230,7 +230,7 @@ CASES = [
     (49, "C", lambda c: blockwise_attention(c.q, c.k, c.v, block_size=0), (V, r"block_size must be >= 1, got 0")),
     (50, "C", lambda c: blockwise_attention(c.q, c.k, c.v, block_size=2.5), (T, r"block_size must be an int, got float \(2.5\)")),
     (51, "C", lambda c: EncoderBlock(8, 2, 0), (V, r"d_ff must be >= 1, got 0")),
-    (52, "C", lambda c: EncoderBlock(8, 2, 16, activation="tanh"), (V, r"activation must be one of \['gelu', 'relu'\], got 'tanh'")),
+    (52, "C", lambda c: EncoderBlock(8, 2, 16, activation="tanh"), (V, r"activation must be one of \['gelu', 'gelu_tanh', 'relu'\], got 'tanh'")),
     (53, "S", lambda c: EncoderBlock(8, 2, 16, norm_first="yes"), (T, r"norm_first must be True or False, got str \('yes'\)")),
     (54, "C", lambda c: EncoderBlock(8, 2, 16)(torch.randn(3, 8)), (V, r"x must have 3 dimension\(s\), got shape \(3, 8\)")),
     (55, "H", lambda c: EncoderBlock(8, 2, 16)(torch.randn(2, 3, 8), valid_lens=torch.tensor([[1, 2, 3], [1, 1, 1]])), shape_is(2, 3, 8)),
@@ -455,6 +455,36 @@ MORE_CASES += [
     ("head_weight_maps with an (8, 6) w_q", lambda: _head_maps((1, 3, 8), (8, 6)), (V_, r"w_q must be \(D, D\) = \(8, 8\) for x \(1, 3, 8\), got \(8, 6\)")),
     ("head_weight_maps with two sequences", lambda: _head_maps((2, 3, 8), (8, 8)), (V_, r"x must be \(1, L, D\), one sequence, got \(2, 3, 8\)")),
     ("head_projection given a name instead of a layer", _head_projection, (T_, r"linear must be an nn.Linear \(e.g. mha.w_q\), got str")),
+]  # fmt: skip
+
+
+def _block_gradient_norms_target_str():
+    from attnlib.core.normalization import block_gradient_norms
+
+    torch.manual_seed(0)
+    return block_gradient_norms([EncoderBlock(8, 2, 16)], torch.randn(2, 3, 8), "target")
+
+
+def _offset_rotation(*a):
+    from attnlib.core.positional import offset_rotation
+
+    return offset_rotation(*a)
+
+
+NO_FILES = "/nonexistent/minilm"  # the device is checked before any file is looked at
+NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+
+MORE_CASES += [
+    ("causal_mask on a device torch does not know", lambda: causal_mask(3, device="nonsense"), (V_, r"device='nonsense' is not a torch device name")),
+    ("permute_tokens with a bool perm", lambda: permute_tokens(torch.randn(3, 4), torch.tensor([True, False, True])), (T_, r"perm must be a 1-D integer tensor, got dtype torch.bool")),
+    ("permute_tokens with a long non-permutation prints its first entries only", lambda: permute_tokens(torch.randn(8192, 2), torch.zeros(8192, dtype=torch.long)), (V_, r"perm must be a permutation of 0\.\.8191, got \[0, 0, 0, 0, 0, 0, 0, 0, \.\.\.\] \(8192 entries\)$")),
+    ("offset_rotation with a str offset", lambda: _offset_rotation("a", 1.0), (T_, r"k must be a real number or a tensor, got str")),
+    ("offset_rotation with a str frequency", lambda: _offset_rotation(1.0, "w"), (T_, r"omega must be a real number or a tensor, got str")),
+    ("Seq2SeqConfig with norm_first='yes'", lambda: Seq2SeqConfig(norm_first="yes"), (T_, r"norm_first must be True or False, got str \('yes'\)")),
+    ("Seq2SeqConfig with dropout='0.1'", lambda: Seq2SeqConfig(dropout="0.1"), (T_, r"dropout must be a number, got str \('0.1'\)")),
+    ("block_gradient_norms with a str target", _block_gradient_norms_target_str, (T_, r"target must be a torch.Tensor, got str")),
+    ("load_minilm on a device torch does not know", lambda: _minilm(device="bogus", model_dir=NO_FILES), (V_, r"device='bogus' is not a torch device name")),
+    pytest.param(("load_minilm on cuda in a CPU-only build", lambda: _minilm(device="cuda", model_dir=NO_FILES), (V_, r"device='cuda' but CUDA is not available here")), marks=NO_CUDA),
 ]  # fmt: skip
 
 

@@ -237,6 +237,43 @@ def test_set_seed_repeats_and_validates():
         set_seed(1.5)
 
 
+def test_set_seed_seeds_numpy_too():
+    import numpy as np
+
+    set_seed(2**32 + 5)  # numpy takes the seed modulo 2**32
+    a = np.random.rand(3)
+    np.random.seed(5)
+    assert (a == np.random.rand(3)).all()
+
+
+def test_check_device_is_the_one_device_check():
+    from attnlib.util.device import check_device
+
+    assert check_device("device", "cpu") == torch.device("cpu")
+    assert check_device("device", torch.device("meta")) == torch.device("meta")
+    with pytest.raises(ValueError, match="device='nonsense' is not a torch device name"):
+        check_device("device", "nonsense")
+    with pytest.raises(TypeError, match="device must be a device name, an index or a torch.device"):
+        check_device("device", 1.5)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device='cuda:1' but CUDA is not available here"):
+            check_device("device", "cuda:1")
+    assert causal_mask(2, device="cpu").tolist() == [[True, False], [True, True]]
+
+
+def test_checks_all_lists_every_public_check():
+    import inspect
+
+    from attnlib.util import _checks
+
+    public = {
+        name
+        for name, f in vars(_checks).items()
+        if inspect.isfunction(f) and f.__module__ == _checks.__name__ and not name.startswith("_")
+    }
+    assert public == set(_checks.__all__)
+
+
 @given(
     L=st.integers(1, 5),
     S=st.integers(1, 5),

@@ -76,7 +76,7 @@ def test_configs_are_frozen_and_hold_what_notebook_08_says():
         (dict(d_ff=3.0), TypeError, "d_ff must be an int"),
         (dict(dropout=1.0), ValueError, "dropout must be in \\[0, 1\\)"),
         (dict(dropout="0"), TypeError, "dropout must be a number"),
-        (dict(norm_first=1), TypeError, "norm_first must be a bool"),
+        (dict(norm_first=1), TypeError, "norm_first must be True or False"),
     ],
 )
 def test_model_config_rejects_impossible_settings(kwargs, error, match):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import inspect
 import math
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from torch.testing import assert_close
 
 from attnlib import sinusoidal_encoding
 from attnlib.models.gpt import GPT, GPTConfig, GPTOutput, KVCache
+from attnlib.models.minilm import MiniLMEncoder
 
 CFG = GPTConfig(vocab_size=11, max_len=16, d_model=12, num_heads=3, num_layers=2)
 GQA = GPTConfig(vocab_size=11, max_len=16, d_model=16, num_heads=4, num_layers=2, num_kv_heads=2)
@@ -65,9 +67,28 @@ def test_forward_shapes_and_fields(device):
     assert out.attentions is not None and len(out.attentions) == CFG.num_layers
     assert all(w.shape == (2, CFG.num_heads, 7, 7) for w in out.attentions)
     assert out.cache is not None and out.cache.length == 7
-    plain = model(ids)
-    assert plain.attentions is None and plain.cache is None
+    plain = model(ids, output_attentions=False)
+    assert plain.attentions == () and plain.cache is None
     assert torch.equal(plain.logits, out.logits)
+
+
+def test_output_flags_match_minilms():
+    # Both models take output_attentions and output_hidden_states, both on by default; a field
+    # turned off is an empty tuple, and GPT's streams are also readable as hidden_states.
+    flags = ("output_attentions", "output_hidden_states")
+    gpt_sig = inspect.signature(GPT.forward).parameters
+    minilm_sig = inspect.signature(MiniLMEncoder.forward).parameters
+    assert {f: gpt_sig[f].default for f in flags} == {f: minilm_sig[f].default for f in flags}
+    assert all(gpt_sig[f].default is True for f in flags)
+    model, ids = _model(), _ids(length=5)
+    full = model(ids)
+    assert len(full.attentions) == CFG.num_layers
+    assert full.hidden_states is full.hidden and len(full.hidden) == CFG.num_layers + 1
+    lean = model(ids, output_attentions=False, output_hidden_states=False)
+    assert lean.attentions == () and lean.hidden == () and lean.hidden_states == ()
+    assert torch.equal(lean.logits, full.logits)
+    with pytest.raises(TypeError, match="output_hidden_states must be True or False"):
+        model(ids, output_hidden_states="no")
 
 
 def test_hidden_are_the_streams_entering_each_block_and_the_logits_their_unembedding():

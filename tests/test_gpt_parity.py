@@ -13,7 +13,7 @@ import torch
 from torch.testing import assert_close
 
 from attnlib.models.gpt import GPT, GPTConfig
-from attnlib.models.gpt.gpt2 import gpt2_config_kwargs, state_dict_from_gpt2
+from attnlib.models.gpt.gpt2 import activation_from_gpt2, gpt2_config_kwargs, state_dict_from_gpt2
 
 transformers = pytest.importorskip("transformers")
 
@@ -29,9 +29,14 @@ ATOL64 = 1e-10
 CFG = GPTConfig(vocab_size=37, max_len=24, d_model=32, num_heads=4, num_layers=2)
 
 
-def _pair(cfg: GPTConfig, *, zero_mlp: bool = False):
-    """A random ``GPT2LMHeadModel`` for ``cfg`` and our GPT loaded with its weights."""
+def _pair(cfg: GPTConfig, *, zero_mlp: bool = False, hf_activation: str | None = None):
+    """A random ``GPT2LMHeadModel`` for ``cfg`` and our GPT loaded with its weights.
+
+    ``hf_activation`` overrides the reference's ``activation_function`` (written by hand, so the
+    reference does not depend on our name mapping)."""
     kwargs = gpt2_config_kwargs(cfg)
+    if hf_activation is not None:
+        kwargs["activation_function"] = hf_activation
     hf_cfg = transformers.GPT2Config(**kwargs, attn_implementation="eager")
     hf = transformers.GPT2LMHeadModel(hf_cfg).double().eval()
     with torch.no_grad():
@@ -129,3 +134,32 @@ def test_conversion_refuses_what_gpt2_is_not():
     sinusoidal = GPTConfig(**{**CFG.__dict__, "positions": "sinusoidal", "bias": False})
     with pytest.raises(ValueError, match="differs in positions, bias"):
         state_dict_from_gpt2(hf.state_dict(), sinusoidal)
+
+
+@pytest.mark.parametrize("hf_activation", ["gelu_new", "gelu_pytorch_tanh"])
+def test_tanh_gelu_checkpoint_equals_gpt2_built_with_it(hf_activation):
+    # Real GPT-2 checkpoints use activation_function="gelu_new", the tanh approximation of GELU.
+    cfg = GPTConfig(**{**CFG.__dict__, "activation": activation_from_gpt2(hf_activation)})
+    assert cfg.activation == "gelu_tanh"
+    hf, ours = _pair(cfg, hf_activation=hf_activation)
+    ids = _ids()
+    with torch.no_grad():
+        ref = hf(ids).logits
+        assert_close(ours(ids).logits, ref, rtol=0, atol=ATOL64)
+        # the exact-GELU model with the same weights is another function: the test can tell
+        exact = GPT(CFG).double().eval()
+        exact.load_state_dict(state_dict_from_gpt2(hf.state_dict(), CFG), strict=True)
+        assert (exact(ids).logits - ref).abs().max() > 1e-4
+
+
+def test_conversion_refuses_a_checkpoint_of_another_activation():
+    hf, _ = _pair(CFG, hf_activation="gelu_new")
+    with pytest.raises(ValueError, match=r"activation_function='gelu_new' is our 'gelu_tanh'"):
+        state_dict_from_gpt2(
+            hf.state_dict(), CFG, activation_function=hf.config.activation_function
+        )
+    tanh = GPTConfig(**{**CFG.__dict__, "activation": "gelu_tanh"})
+    state_dict_from_gpt2(hf.state_dict(), tanh, activation_function="gelu_new")  # agrees: loads
+    assert gpt2_config_kwargs(tanh)["activation_function"] == "gelu_new"
+    with pytest.raises(ValueError, match=r"activation_function='gelu_fast' has no GPT activation"):
+        activation_from_gpt2("gelu_fast")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from attnlib.util._checks import check_mask, check_positive_int, check_valid_lens
+from attnlib.util.device import check_device
 
 __all__ = ["padding_mask", "causal_mask"]
 
@@ -114,6 +115,8 @@ def causal_mask(
     """
     check_positive_int("num_queries", num_queries)
     num_keys = num_queries if num_keys is None else check_positive_int("num_keys", num_keys)
+    if device is not None:
+        device = check_device("device", device)
     return _causal_mask(num_queries, num_keys, device)
 
 

@@ -128,6 +128,7 @@ def block_gradient_norms(
         One float per block: the 2-norm of the gradient of all its counted parameters together.
     """
     check_tensor("x", x, ndim=3)
+    check_tensor("target", target)
     if target.shape != x.shape:
         raise ValueError(f"target must have x's shape {tuple(x.shape)}, got {tuple(target.shape)}")
     if len(blocks) == 0:

@@ -9,6 +9,7 @@ a table to the input.
 
 from __future__ import annotations
 
+import numbers
 from typing import cast
 
 import torch
@@ -102,8 +103,7 @@ def offset_rotation(k, omega) -> torch.Tensor:
     Returns:
         ``(..., 2, 2)`` (``(2, 2)`` for scalars), float64 unless a tensor argument says otherwise.
     """
-    k_t = k if isinstance(k, torch.Tensor) else torch.tensor(k, dtype=torch.float64)
-    w_t = omega if isinstance(omega, torch.Tensor) else torch.tensor(omega, dtype=torch.float64)
+    k_t, w_t = _real_tensor("k", k), _real_tensor("omega", omega)
     if k_t.is_complex() or w_t.is_complex():
         raise TypeError("k and omega must be real")
     dtype = torch.promote_types(k_t.dtype, w_t.dtype)
@@ -112,6 +112,15 @@ def offset_rotation(k, omega) -> torch.Tensor:
     angle = k_t.to(dtype) * w_t.to(device=k_t.device, dtype=dtype)  # (...)
     c, s = torch.cos(angle), torch.sin(angle)
     return torch.stack([torch.stack([c, s], -1), torch.stack([-s, c], -1)], -2)  # (..., 2, 2)
+
+
+def _real_tensor(name: str, x) -> torch.Tensor:
+    """``x`` as a tensor (numbers become float64), or a TypeError naming ``name``."""
+    if isinstance(x, torch.Tensor):
+        return x
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number or a tensor, got {type(x).__name__}")
+    return torch.tensor(x, dtype=torch.float64)
 
 
 def sinusoidal_pair(pos, omega) -> torch.Tensor:
@@ -190,12 +199,25 @@ def permute_tokens(x: torch.Tensor, perm: torch.Tensor, *, dim: int = -2) -> tor
         The permuted tensor (a new tensor).
     """
     check_tensor("x", x, ndim_min=1, floating=False)
-    if not isinstance(perm, torch.Tensor) or perm.dim() != 1 or perm.is_floating_point():
-        raise TypeError("perm must be a 1-D integer tensor")
+    if not isinstance(perm, torch.Tensor):
+        raise TypeError(f"perm must be a 1-D integer tensor, got {type(perm).__name__}")
+    if perm.dtype == torch.bool or perm.is_floating_point() or perm.is_complex():
+        raise TypeError(f"perm must be a 1-D integer tensor, got dtype {perm.dtype}")
+    if perm.dim() != 1:
+        raise TypeError(f"perm must be a 1-D integer tensor, got shape {tuple(perm.shape)}")
     length = x.shape[dim]
     if perm.numel() != length or not torch.equal(perm.sort().values.cpu(), torch.arange(length)):
-        raise ValueError(f"perm must be a permutation of 0..{length - 1}, got {perm.tolist()}")
+        raise ValueError(
+            f"perm must be a permutation of 0..{length - 1}, got {_preview(perm)} "
+            f"({perm.numel()} entries)"
+        )
     return x.index_select(dim, perm.to(x.device))
+
+
+def _preview(t: torch.Tensor, most: int = 8) -> str:
+    """The first entries of a 1-D tensor as a list, so an error never prints all L of them."""
+    head = t[:most].tolist()
+    return str(head) if t.numel() <= most else str(head)[:-1] + ", ...]"
 
 
 def rotary_embedding(

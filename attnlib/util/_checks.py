@@ -28,6 +28,9 @@ __all__ = [
     "check_probability",
     "check_matches_parameters",
     "check_float_dtype",
+    "check_bool",
+    "check_has_keys",
+    "check_config_sizes",
 ]
 
 

@@ -6,11 +6,12 @@ import os
 import random
 from contextlib import contextmanager
 
+import numpy as np
 import torch
 
 from attnlib.util._checks import check_positive_int
 
-__all__ = ["default_device", "set_seed", "num_threads"]
+__all__ = ["default_device", "check_device", "set_seed", "num_threads"]
 
 
 def default_device() -> torch.device:
@@ -21,15 +22,7 @@ def default_device() -> torch.device:
     """
     name = os.environ.get("ATTNLIB_DEVICE", "").strip()
     if name:
-        try:
-            device = torch.device(name)
-        except RuntimeError as exc:
-            raise ValueError(f"ATTNLIB_DEVICE={name!r} is not a torch device name") from exc
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"ATTNLIB_DEVICE={name!r} but CUDA is not available here")
-        if device.type == "mps" and not torch.backends.mps.is_available():
-            raise ValueError(f"ATTNLIB_DEVICE={name!r} but MPS is not available here")
-        return device
+        return check_device("ATTNLIB_DEVICE", name)
     if torch.cuda.is_available():
         return torch.device("cuda")
     if torch.backends.mps.is_available():
@@ -37,18 +30,42 @@ def default_device() -> torch.device:
     return torch.device("cpu")
 
 
+def check_device(name: str, device) -> torch.device:
+    """``device`` (a name such as ``"cuda:1"``, an index or a ``torch.device``) as a device.
+
+    One check for every argument that says where to compute, so a typo or a missing accelerator
+    fails at the call, naming ``name``, instead of deep inside torch (or after a large file is
+    read). ``"meta"`` and other devices torch knows pass; only CUDA and MPS are probed.
+    """
+    if isinstance(device, torch.device):
+        parsed = device
+    elif isinstance(device, str) or (isinstance(device, int) and not isinstance(device, bool)):
+        try:
+            parsed = torch.device(device)
+        except (RuntimeError, ValueError) as exc:
+            raise ValueError(
+                f"{name}={device!r} is not a torch device name (e.g. 'cpu', 'cuda', 'cuda:1', "
+                "'mps')"
+            ) from exc
+    else:
+        raise TypeError(
+            f"{name} must be a device name, an index or a torch.device, got {type(device).__name__}"
+        )
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{name}={device!r} but CUDA is not available here")
+    if parsed.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"{name}={device!r} but MPS is not available here")
+    return parsed
+
+
 def set_seed(seed: int) -> None:
-    """Seed Python's and torch's (all devices) generators; the caller seeds, never the library."""
+    """Seed Python's, numpy's and torch's (all devices) generators; the caller seeds, never the
+    library."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     random.seed(seed)
     torch.manual_seed(seed)
-    try:
-        import numpy as np
-
-        np.random.seed(seed % 2**32)
-    except ImportError:  # numpy is optional for the math
-        pass
+    np.random.seed(seed % 2**32)  # numpy takes 32-bit seeds only
 
 
 @contextmanager

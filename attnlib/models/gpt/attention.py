@@ -13,7 +13,15 @@ from attnlib.core.masks import causal_mask
 from attnlib.models.gpt.config import GPTConfig
 from attnlib.util._checks import check_int
 
-__all__ = ["CausalSelfAttention"]
+__all__ = ["CausalSelfAttention", "LayerPast", "HeadKeep", "LayerStep"]
+
+# The contract of one layer step, shared by the attention and the block around it, so it is
+# written once: the layer's cached (keys, values), each (B, Hkv, P, Dh), or None; the (H,) or
+# (B, H) factors on each head's output, or None; and what the step returns, (out (B, T, D),
+# weights (B, H, T, S), keys, values (B, Hkv, S, Dh)).
+LayerPast = tuple[torch.Tensor, torch.Tensor] | None
+HeadKeep = torch.Tensor | None
+LayerStep = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 class CausalSelfAttention(nn.Module):
@@ -83,12 +91,7 @@ class CausalSelfAttention(nn.Module):
     def _rows(self, head: int) -> slice:
         return slice(head * self.head_dim, (head + 1) * self.head_dim)
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        past: tuple[torch.Tensor, torch.Tensor] | None = None,
-        keep: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, past: LayerPast = None, keep: HeadKeep = None) -> LayerStep:
         """Attend from the new tokens to the cached and new ones (unchecked: :class:`GPT`
         checks its inputs once).
 

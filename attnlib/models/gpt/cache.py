@@ -8,13 +8,16 @@ head. The cache therefore holds ``2 · layers · tokens · kv_heads · Dh`` numb
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from attnlib.util._checks import check_int, check_positive_int
 
 __all__ = ["KVCache", "CacheShape", "LLAMA2_7B", "LLAMA3_8B", "kv_cache_numbers"]
+
+
+_SHAPE_NAMES = ("batch_size", "num_kv_heads", "length", "head_dim")  # (B, Hkv, S, Dh)
 
 
 @dataclass(frozen=True, eq=False)
@@ -27,10 +30,16 @@ class KVCache:
     Attributes:
         keys: per layer, ``(B, Hkv, S, Dh)``: the keys of the S tokens seen so far.
         values: per layer, ``(B, Hkv, S, Dh)``.
+        batch_size, num_kv_heads, length, head_dim: B, Hkv, S (the number of tokens held,
+            which is the next position) and Dh, read from the checked shape.
     """
 
     keys: tuple[torch.Tensor, ...]
     values: tuple[torch.Tensor, ...]
+    batch_size: int = field(init=False)
+    num_kv_heads: int = field(init=False)
+    length: int = field(init=False)
+    head_dim: int = field(init=False)
 
     def __post_init__(self):
         if not isinstance(self.keys, tuple) or not isinstance(self.values, tuple):
@@ -55,27 +64,12 @@ class KVCache:
                         f"but keys[0] has {tuple(first.shape)} ({first.dtype}, {first.device}); "
                         "every layer's keys and values must match"
                     )
+        for name, size in zip(_SHAPE_NAMES, first.shape, strict=True):
+            object.__setattr__(self, name, size)  # frozen: set once, from the checked shape
 
     @property
     def num_layers(self) -> int:
         return len(self.keys)
-
-    @property
-    def batch_size(self) -> int:
-        return self.keys[0].shape[0]
-
-    @property
-    def num_kv_heads(self) -> int:
-        return self.keys[0].shape[1]
-
-    @property
-    def length(self) -> int:
-        """S, the number of tokens whose keys and values are held (the next position)."""
-        return self.keys[0].shape[2]
-
-    @property
-    def head_dim(self) -> int:
-        return self.keys[0].shape[3]
 
     def numel(self) -> int:
         """How many numbers the cache holds: the sum of its tensors' ``numel``."""
@@ -105,8 +99,8 @@ class CacheShape:
     head_dim: int
 
     def __post_init__(self):
-        for field in ("num_layers", "num_heads", "num_kv_heads", "head_dim"):
-            check_positive_int(field, getattr(self, field))
+        for name in ("num_layers", "num_heads", "num_kv_heads", "head_dim"):
+            check_positive_int(name, getattr(self, name))
         if self.num_heads % self.num_kv_heads:
             raise ValueError(
                 f"num_kv_heads={self.num_kv_heads} must divide num_heads={self.num_heads}"

@@ -44,7 +44,8 @@ class GPTConfig:
         tie_embeddings: the unembedding is the token embedding transposed (GPT-2's choice).
         final_norm: a LayerNorm on the residual stream before the unembedding.
         positions: ``"learned"`` (a trained table, GPT-2's) or ``"sinusoidal"`` (fixed, as 07).
-        activation: the FFN's ``"gelu"`` (exact erf form) or ``"relu"``.
+        activation: the FFN's ``"gelu"`` (exact erf form), ``"gelu_tanh"`` (its tanh
+            approximation, GPT-2's checkpoints' ``"gelu_new"``) or ``"relu"``.
         layer_norm_eps: added to the variance in every LayerNorm.
         bias: biases in every linear layer and LayerNorm (the unembedding never has one).
         dropout: on the embeddings, the attention weights, inside the FFN and on each

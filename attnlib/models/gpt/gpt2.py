@@ -14,7 +14,37 @@ import torch
 
 from attnlib.models.gpt.config import GPTConfig
 
-__all__ = ["gpt2_config_kwargs", "state_dict_from_gpt2"]
+__all__ = ["gpt2_config_kwargs", "state_dict_from_gpt2", "activation_from_gpt2"]
+
+# transformers' names (GPT2Config.activation_function) for our FFN activations. GPT-2's own
+# checkpoints use "gelu_new", the tanh approximation; "gelu_pytorch_tanh" is the same function
+# computed by F.gelu(approximate="tanh").
+_TO_GPT2 = {"gelu": "gelu", "relu": "relu", "gelu_tanh": "gelu_new"}
+_FROM_GPT2 = {
+    "gelu": "gelu",
+    "relu": "relu",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+}
+
+
+def activation_from_gpt2(activation_function: str) -> str:
+    """Our ``GPTConfig.activation`` for transformers' ``GPT2Config.activation_function``.
+
+    ``"gelu_new"`` (GPT-2's checkpoints) and ``"gelu_pytorch_tanh"`` become ``"gelu_tanh"``;
+    any other name (``"gelu_fast"``, ``"silu"`` ...) is a ``ValueError``: loading such weights
+    into a model with another activation would change its outputs without a word.
+    """
+    if not isinstance(activation_function, str):
+        raise TypeError(
+            f"activation_function must be a str, got {type(activation_function).__name__}"
+        )
+    if activation_function not in _FROM_GPT2:
+        raise ValueError(
+            f"activation_function={activation_function!r} has no GPT activation; supported: "
+            f"{', '.join(sorted(_FROM_GPT2))}"
+        )
+    return _FROM_GPT2[activation_function]
 
 
 def _check_convertible(cfg: GPTConfig) -> None:
@@ -36,7 +66,8 @@ def _check_convertible(cfg: GPTConfig) -> None:
 
 def gpt2_config_kwargs(cfg: GPTConfig) -> dict[str, Any]:
     """Keyword arguments for ``transformers.GPT2Config`` describing the same model as ``cfg``
-    (dropout off; ``activation_function="gelu"``, the exact erf form, for ``activation="gelu"``).
+    (dropout off; ``activation_function="gelu"``, the exact erf form, for ``activation="gelu"``,
+    and GPT-2's ``"gelu_new"`` for ``"gelu_tanh"``).
 
     An attention-only ``cfg`` gets GPT-2 blocks whose MLP the caller zeroes
     (see :func:`state_dict_from_gpt2`).
@@ -49,7 +80,7 @@ def gpt2_config_kwargs(cfg: GPTConfig) -> dict[str, Any]:
         n_layer=cfg.num_layers,
         n_head=cfg.num_heads,
         n_inner=cfg.ffn_width,
-        activation_function=cfg.activation,
+        activation_function=_TO_GPT2[cfg.activation],
         layer_norm_epsilon=cfg.layer_norm_eps,
         resid_pdrop=0.0,
         embd_pdrop=0.0,
@@ -63,7 +94,9 @@ def gpt2_config_kwargs(cfg: GPTConfig) -> dict[str, Any]:
     )
 
 
-def state_dict_from_gpt2(state: dict[str, torch.Tensor], cfg: GPTConfig) -> dict[str, torch.Tensor]:
+def state_dict_from_gpt2(
+    state: dict[str, torch.Tensor], cfg: GPTConfig, *, activation_function: str | None = None
+) -> dict[str, torch.Tensor]:
     """GPT-2's state dict (``GPT2LMHeadModel.state_dict()``) renamed and transposed for
     ``GPT(cfg)`` (load it with ``strict=True``).
 
@@ -71,14 +104,29 @@ def state_dict_from_gpt2(state: dict[str, torch.Tensor], cfg: GPTConfig) -> dict
     only if the MLP's output is 0, so its ``c_proj`` weight and bias must be exactly 0 (else a
     ``ValueError``).
 
+    A state dict does not say which activation its MLP was trained with, so pass the source's
+    ``hf.config.activation_function``: a real GPT-2 checkpoint says ``"gelu_new"`` and needs
+    ``cfg.activation="gelu_tanh"``, and a mismatch is a ``ValueError`` instead of a model that
+    silently computes another function.
+
     Args:
         state: the tensors by transformers' names (``transformer.h.0.attn.c_attn.weight`` ...).
         cfg: the config of the model to load them into.
+        activation_function: the source's ``GPT2Config.activation_function``, checked against
+            ``cfg.activation`` (see :func:`activation_from_gpt2`); ``None`` skips the check.
 
     Returns:
         A new dict of tensors (transposes are copies, contiguous).
     """
     _check_convertible(cfg)
+    if activation_function is not None and not cfg.attention_only:
+        wanted = activation_from_gpt2(activation_function)
+        if wanted != cfg.activation:
+            raise ValueError(
+                f"the checkpoint's activation_function={activation_function!r} is our "
+                f"{wanted!r} but cfg.activation={cfg.activation!r}; build the GPTConfig with "
+                f"activation={wanted!r}"
+            )
     d = cfg.d_model
     out: dict[str, torch.Tensor] = {
         "tok_emb.weight": state["transformer.wte.weight"],

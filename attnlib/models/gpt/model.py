@@ -32,7 +32,12 @@ from torch import nn
 from attnlib.core.multihead import check_layer_head_mask
 from attnlib.core.positional import sinusoidal_encoding
 from attnlib.core.transformer import FeedForward, layer_norm
-from attnlib.models.gpt.attention import CausalSelfAttention
+from attnlib.models.gpt.attention import (
+    CausalSelfAttention,
+    HeadKeep,
+    LayerPast,
+    LayerStep,
+)
 from attnlib.models.gpt.cache import KVCache
 from attnlib.models.gpt.config import GPTConfig
 from attnlib.util._checks import check_bool, check_int, read_bounds
@@ -50,20 +55,30 @@ __all__ = [
 class GPTOutput:
     """What one :class:`GPT` forward pass returns.
 
+    The flags and fields match :class:`~attnlib.models.minilm.EncoderOutput`'s:
+    ``output_attentions`` and ``output_hidden_states``, both on by default, and an empty tuple
+    for a field turned off.
+
     Attributes:
         logits: ``(B, T, V)``: row t scores the token that follows position t.
         hidden: ``num_layers + 1`` tensors ``(B, T, D)``: the residual stream entering each
             block (``hidden[0]`` is the embeddings), then the stream after the last block
-            (before the final LayerNorm).
-        attentions: per layer ``(B, H, T, S)`` weights (``S`` = cached + new tokens), or
-            ``None`` unless ``output_attentions=True``.
+            (before the final LayerNorm); empty with ``output_hidden_states=False``. Also
+            readable as :attr:`hidden_states`, MiniLM's name.
+        attentions: per layer ``(B, H, T, S)`` weights (``S`` = cached + new tokens); empty
+            with ``output_attentions=False``.
         cache: the :class:`KVCache` after this call (``use_cache=True``), else ``None``.
     """
 
     logits: torch.Tensor
     hidden: tuple[torch.Tensor, ...]
-    attentions: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] = ()
     cache: KVCache | None = None
+
+    @property
+    def hidden_states(self) -> tuple[torch.Tensor, ...]:
+        """:attr:`hidden`, by the name MiniLM's :class:`EncoderOutput` uses for every layer."""
+        return self.hidden
 
 
 def _norm(norm: nn.LayerNorm, x: torch.Tensor) -> torch.Tensor:
@@ -93,12 +108,7 @@ class GPTBlock(nn.Module):
             )
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        past: tuple[torch.Tensor, torch.Tensor] | None = None,
-        keep: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, past: LayerPast = None, keep: HeadKeep = None) -> LayerStep:
         """``x (B, T, D)`` -> ``(x (B, T, D), weights (B, H, T, S), keys, values)`` (see
         :meth:`CausalSelfAttention.forward`); unchecked."""
         a, weights, k, v = self.attn(_norm(self.ln1, x), past, keep)
@@ -203,7 +213,8 @@ class GPT(nn.Module):
         head_mask: torch.Tensor | None = None,
         cache: KVCache | None = None,
         use_cache: bool = False,
-        output_attentions: bool = False,
+        output_attentions: bool = True,
+        output_hidden_states: bool = True,
     ) -> GPTOutput:
         """Next-token logits for every position of ``ids`` (after the cached tokens, if any).
 
@@ -217,13 +228,17 @@ class GPT(nn.Module):
             cache: a :class:`KVCache` of the earlier tokens (same batch), or None. It is not
                 changed.
             use_cache: return the cache extended by these tokens in ``out.cache``.
-            output_attentions: return every layer's weights in ``out.attentions``.
+            output_attentions, output_hidden_states: keep every layer's attention weights
+                (``out.attentions``) and residual streams (``out.hidden``) in the result, the
+                default, as MiniLM's ``forward``; ``False`` leaves that field an empty tuple, so
+                each layer's ``(B, H, T, S)`` weights are freed once the next layer has run.
 
         Returns:
             A :class:`GPTOutput`.
         """
         check_bool("use_cache", use_cache)
         check_bool("output_attentions", output_attentions)
+        check_bool("output_hidden_states", output_hidden_states)
         past = self._check_inputs(ids, head_mask, cache)
         batch, length = ids.shape
         positions = torch.arange(past, past + length, device=ids.device)  # (T,)
@@ -233,7 +248,8 @@ class GPT(nn.Module):
         for layer, block in enumerate(self.blocks):
             keep = None if head_mask is None else head_mask[..., layer, :]  # (H,) or (B, H)
             layer_past = None if cache is None else (cache.keys[layer], cache.values[layer])
-            hidden.append(x)
+            if output_hidden_states:
+                hidden.append(x)
             x, weights, k, v = block(x, layer_past, keep)
             if output_attentions:
                 attentions.append(weights)
@@ -241,14 +257,15 @@ class GPT(nn.Module):
                 keys.append(k)
                 values.append(v)
             del weights, k, v
-        hidden.append(x)
+        if output_hidden_states:
+            hidden.append(x)
         if self.ln_f is not None:
             x = _norm(self.ln_f, x)
         logits = x @ self.unembedding()  # (B, T, V)
         return GPTOutput(
             logits=logits,
             hidden=tuple(hidden),
-            attentions=tuple(attentions) if output_attentions else None,
+            attentions=tuple(attentions),
             cache=KVCache(tuple(keys), tuple(values)) if use_cache else None,
         )
 
@@ -290,7 +307,13 @@ class GPT(nn.Module):
         self.eval()
         try:
             for _ in range(max_new_tokens):
-                out = self(feed, cache=cache, use_cache=use_cache)
+                out = self(
+                    feed,
+                    cache=cache,
+                    use_cache=use_cache,
+                    output_attentions=False,
+                    output_hidden_states=False,
+                )
                 last = out.logits[:, -1]  # (B, V)
                 steps.append(last)
                 token = last.argmax(dim=-1, keepdim=True)  # (B, 1)

@@ -42,7 +42,7 @@ from attnlib.util._checks import (
     read_bounds,
 )
 from attnlib.util._extras import require
-from attnlib.util.device import default_device
+from attnlib.util.device import check_device, default_device
 
 __all__ = [
     "TokenBatch",
@@ -233,6 +233,7 @@ class MiniLMEncoder(nn.Module):
                 hidden states in the result (the default, what the course looks at); ``False``
                 leaves that field an empty tuple, so each layer's ``(B, H, L, L)`` weights are
                 freed as soon as the next layer has used them (as transformers' default does).
+                :meth:`attnlib.models.gpt.GPT.forward` takes the same two flags, same defaults.
 
         Returns:
             An :class:`EncoderOutput`.
@@ -340,14 +341,16 @@ def load_minilm(
         The encoder in eval mode with gradients off (``requires_grad_(True)`` turns them on).
 
     Raises:
-        ValueError: a file's hash is not the pinned one, or the checkpoint's tensors do not
+        ValueError: ``device`` is not a device name or is absent here (checked before any file
+            is read), a file's hash is not the pinned one, or the checkpoint's tensors do not
             match the encoder's parameters one to one, with the same shapes.
     """
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
     if not isinstance(check_hashes, bool):
         raise TypeError(f"check_hashes must be a bool, got {check_hashes!r}")
-    device = default_device() if device is None else torch.device(device)
+    # Before any file is read: a bad device must not cost hashing and loading 90 MB first.
+    device = default_device() if device is None else check_device("device", device)
     folder = minilm_dir() if model_dir is None else Path(model_dir)
     files = [folder / name for name in ("config.json", "model.safetensors", "tokenizer.json")]
     missing = [f.name for f in files if not f.is_file()]

@@ -7,7 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnlib.models.seq2seq.toy_tasks import NUM_SPECIAL, TASKS
-from attnlib.util._checks import check_config_sizes, check_number_above, check_positive_int
+from attnlib.util._checks import (
+    check_bool,
+    check_config_sizes,
+    check_number_above,
+    check_positive_int,
+    check_probability,
+)
 
 __all__ = ["Seq2SeqConfig", "TrainConfig"]
 
@@ -56,12 +62,8 @@ class Seq2SeqConfig:
                 f"vocab_size must be >= {NUM_SPECIAL + 2} (PAD, BOS, EOS and two "
                 f"symbols), got {self.vocab_size}"
             )
-        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)):
-            raise TypeError(f"dropout must be a number, got {type(self.dropout).__name__}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if not isinstance(self.norm_first, bool):
-            raise TypeError(f"norm_first must be a bool, got {type(self.norm_first).__name__}")
+        check_probability("dropout", self.dropout)
+        check_bool("norm_first", self.norm_first)
 
 
 @dataclass(frozen=True)
