@@ -30,19 +30,6 @@ def test_c15_backward_equals_autograd(device, scale, masked):
     assert_close(dv, dv_ref)
 
 
-def test_c15_backward_with_broadcast_keys(device):
-    q = torch.randn(3, 4, 5, device=device, dtype=torch.float64, requires_grad=True)
-    k = torch.randn(6, 5, device=device, dtype=torch.float64, requires_grad=True)
-    v = torch.randn(6, 2, device=device, dtype=torch.float64, requires_grad=True)
-    out, weights = dot_product_attention(q, k, v)
-    g = torch.randn_like(out)
-    refs = torch.autograd.grad(out, (q, k, v), g)
-    mine = attention_backward(q.detach(), k.detach(), v.detach(), weights.detach(), g)
-    for a, b in zip(mine, refs):
-        assert a.shape == b.shape
-        assert_close(a, b)
-
-
 def test_c15_bad_grad_out_shape():
     q, k, v = torch.randn(4, 3), torch.randn(5, 3), torch.randn(5, 2)
     _, w = dot_product_attention(q, k, v)
@@ -53,6 +40,7 @@ def test_c15_bad_grad_out_shape():
 @pytest.mark.parametrize(
     "q_shape, k_shape, v_shape",
     [
+        ((3, 4, 5), (6, 5), (6, 2)),  # k and v without a batch axis
         ((1, 3, 4), (2, 5, 4), (2, 5, 6)),  # q broadcast over the batch
         ((3, 4), (2, 5, 4), (2, 5, 6)),  # q without a batch axis
         ((2, 1, 3, 4), (1, 3, 5, 4), (2, 3, 5, 6)),  # each input broadcast on another axis

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import sys
 import time
@@ -32,23 +31,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
-from harness import chromium, missing_browser, offline_context  # noqa: E402
+from harness import (  # noqa: E402
+    ALL_PAGES,
+    BOTH,
+    CANVAS_HASH,
+    PAGES,
+    chromium,
+    missing_browser,
+    offline_context,
+)
 
-ALL_PAGES = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-#: ``ATTNLIB_SITE_PAGES=03_softmax_gradient,04_worked_example`` builds and checks those pages only.
-ONLY = [p for p in os.environ.get("ATTNLIB_SITE_PAGES", "").split(",") if p]
-PAGES = ONLY or ALL_PAGES
-#: Every page in both languages: the English ``NN_name`` and the Chinese ``zh/NN_name``.
-BOTH = [*PAGES, *(f"zh/{p}" for p in PAGES)]
 NUMBER = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|-?inf|True|False")
 HEIGHT = 620  # px: what a 1280x720 browser leaves for a notebook (issue 16)
 
 pytestmark = pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
-
-HASH = """(c) => { const d = new Uint32Array(c.getContext('2d')
-  .getImageData(0, 0, c.width, c.height).data.buffer);
-  let h = 2166136261; for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 16777619);
-  return h >>> 0; }"""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -180,7 +176,7 @@ def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, br
         for ctl in controls:
             cname = ctl.get_attribute("data-control")
             assert not ctl.is_disabled(), f"{name}: {cname} is disabled"
-            before = (root.get_attribute("data-values"), canvas.evaluate(HASH))
+            before = (root.get_attribute("data-values"), canvas.evaluate(CANVAS_HASH))
             tag, kind = ctl.evaluate("e => [e.tagName, e.type]")
             if tag == "SELECT":
                 n = ctl.locator("option").count()
@@ -198,7 +194,7 @@ def test_page_works_offline_and_every_control_of_every_explorer_is_live(site, br
             assert {k: v for k, v in values.items() if k != cname} == {
                 k: v for k, v in old.items() if k != cname
             }
-            if canvas.evaluate(HASH) == before[1]:
+            if canvas.evaluate(CANVAS_HASH) == before[1]:
                 # The same picture is right only if Python's arrays at the two values agree to far
                 # below anything drawable (1e-6: a 256-level colour map step is ~4e-3 of its
                 # range, a pixel ~1e-3 of a panel's), e.g. weights that move by one float32 ulp.

@@ -19,18 +19,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 
-from harness import chromium, missing_browser, offline_context  # noqa: E402
+from harness import (  # noqa: E402
+    BOTH,
+    CANVAS_HASH,
+    chromium,
+    missing_browser,
+    offline_context,
+)
 
-ALL_PAGES = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-ONLY = [p for p in os.environ.get("ATTNLIB_SITE_PAGES", "").split(",") if p]
-PAGES = ONLY or ALL_PAGES
-BOTH = [*PAGES, *(f"zh/{p}" for p in PAGES)]
 WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-
-HASH = """(c) => { const d = new Uint32Array(c.getContext('2d')
-  .getImageData(0, 0, c.width, c.height).data.buffer);
-  let h = 2166136261; for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 16777619);
-  return h >>> 0; }"""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -103,7 +100,11 @@ def test_every_explorer_by_keyboard_alone_with_a_named_picture_and_a_live_descri
             slider = sliders[0]
             slider.focus()
             assert slider.evaluate("e => document.activeElement === e"), name
-            before = (root.get_attribute("data-values"), canvas.evaluate(HASH), live.text_content())
+            before = (
+                root.get_attribute("data-values"),
+                canvas.evaluate(CANVAS_HASH),
+                live.text_content(),
+            )
             lo, hi, v = slider.evaluate("e => [+e.min, +e.max, +e.value]")
             page.keyboard.press("ArrowLeft" if v >= hi else "ArrowRight")
             page.wait_for_function(
@@ -111,7 +112,11 @@ def test_every_explorer_by_keyboard_alone_with_a_named_picture_and_a_live_descri
                 arg=[live.element_handle(), before[2]],
                 timeout=10_000,
             )
-            after = (root.get_attribute("data-values"), canvas.evaluate(HASH), live.text_content())
+            after = (
+                root.get_attribute("data-values"),
+                canvas.evaluate(CANVAS_HASH),
+                live.text_content(),
+            )
             assert after[0] != before[0], f"{name}: the key did not move {slider}"
             assert after[1] != before[1], f"{name}: the picture did not change"
             assert after[2] != before[2], f"{name}: the live description did not change"

@@ -41,6 +41,19 @@ CHROMIUM_ARGS = [
 ]
 INSTALL_HINT = "install it with `apt-get install -y chromium` (do not run `playwright install`)"
 
+#: The site's pages, for the static-site tests (tests/test_site*.py): every notebook's, or those of
+#: ``ATTNLIB_SITE_PAGES=03_softmax_gradient,04_worked_example`` only.
+ALL_PAGES = sorted(p.stem for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ONLY_PAGES = [p for p in os.environ.get("ATTNLIB_SITE_PAGES", "").split(",") if p]
+PAGES = ONLY_PAGES or ALL_PAGES
+#: Every page in both languages: the English ``NN_name`` and the Chinese ``zh/NN_name``.
+BOTH = [*PAGES, *(f"zh/{p}" for p in PAGES)]
+#: A hash of a canvas's pixels (FNV-1a over the RGBA words): a changed picture changes it.
+CANVAS_HASH = """(c) => { const d = new Uint32Array(c.getContext('2d')
+  .getImageData(0, 0, c.width, c.height).data.buffer);
+  let h = 2166136261; for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 16777619);
+  return h >>> 0; }"""
+
 
 def missing_browser() -> str | None:
     """Why the browser cannot run here, or None."""
@@ -276,3 +289,13 @@ def open_and_run_all(page, lab, notebook: str, timeout: float = 150):
 
     wait(finished, timeout, f"{notebook} to finish running")
     return session
+
+
+def end_session(lab, session, context) -> None:
+    """Shut a test's notebook session (its kernel) down, best effort; close its browser context."""
+    try:
+        if session is not None:
+            lab.api(f"sessions/{session['id']}", method="DELETE")
+    except Exception:
+        pass  # the server may be going down with the test: nothing more to clean
+    context.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from harness import open_and_run_all
+from harness import end_session, open_and_run_all
 from harness import wait as _wait
 from specs import NOTEBOOKS
 
@@ -79,9 +79,4 @@ def test_each_explorer_passes_axe_and_works_by_keyboard_alone(notebook, lab, bro
             time.sleep(0.5)  # let the picture settle
             assert png() != before[1], f"{name}: the picture did not change after the key"
     finally:
-        try:
-            if session is not None:
-                lab.api(f"sessions/{session['id']}", method="DELETE")
-        except Exception:
-            pass
-        context.close()
+        end_session(lab, session, context)

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 import pytest
-from harness import open_and_run_all
+from harness import end_session, open_and_run_all
 from harness import wait as _wait
 from specs import NOTEBOOKS
 
@@ -200,9 +200,4 @@ def test_notebook_widgets_respond_to_the_mouse_with_the_right_values(notebook, l
         assert not misfits, f"{notebook}: explorers must fit a 1280 x 720 browser: {misfits}"
         assert not console_errors, f"{notebook}: errors in the browser console: {console_errors}"
     finally:
-        try:
-            if session is not None:
-                lab.api(f"sessions/{session['id']}", method="DELETE")
-        except Exception:
-            pass
-        context.close()
+        end_session(lab, session, context)
