@@ -94,5 +94,5 @@ def test_figures_are_byte_for_byte_deterministic(tmp_path):
 def test_main_writes_into_the_given_folder(tmp_path):
     from attnlib.figures.__main__ import main
 
-    assert main([str(tmp_path), "query_output_hull"]) == 0
+    assert main(["--out", str(tmp_path), "query_output_hull"]) == 0
     assert sorted(os.listdir(tmp_path)) == ["query_output_hull.png", "query_output_hull.svg"]
