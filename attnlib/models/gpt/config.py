@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnlib.core.transformer import _check_activation
+from attnlib.core.feedforward import _check_activation
 from attnlib.util._checks import (
     check_bool,
     check_config_sizes,
