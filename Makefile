@@ -121,8 +121,14 @@ notebooks-sync: $(STAMP)
 # marked fuzzy, removed English -> dropped), then write notebooks/zh/NN_x.ipynb from the English
 # notebook and its catalog. `python tools/i18n.py check` lists what is untranslated, fuzzy or
 # unfaithful (tests/test_i18n.py runs the same checks). `make site` writes site/zh/ from notebooks/zh/.
+# attnlib's own words (tools/catalog.py): the _()/N_() markers of the package, extracted with Babel
+# into attnlib/locale/zh_CN/LC_MESSAGES/attnlib.po and compiled to its .mo; then the bundled CJK font
+# is recut (tools/fonts.py) if a catalog gained a character it lacks.
 translations: $(STAMP)
+	$(BIN)/python -m tools.catalog extract
+	$(BIN)/python -m tools.catalog compile
 	$(BIN)/python -m tools.i18n extract $(if $(filter-out notebooks,$(NB)),$(NB))
+	$(BIN)/python -m tools.fonts update
 	$(BIN)/python -m tools.i18n generate $(if $(filter-out notebooks,$(NB)),$(NB))
 
 # The course as a static web site in site/ (open site/index.html; no server, no network): every

@@ -108,5 +108,6 @@ from attnlib.models.seq2seq.model import (
 from attnlib.models.seq2seq.toy_tasks import ToyBatch, make_batch, token_labels
 from attnlib.models.seq2seq.training import TrainHistory, evaluate, sequence_accuracy, train_seq2seq
 from attnlib.util.device import default_device, set_seed
+from attnlib.util.i18n import get_language, language, set_language
 
 __version__ = "0.1.0"

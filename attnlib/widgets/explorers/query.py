@@ -19,6 +19,7 @@ from attnlib.core.scoring import cosine_score, default_scale, scaled_scores
 from attnlib.course.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.plotting import convex_hull
 from attnlib.util._checks import check_int
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Arrows, Points, Polygon, Segments
 from attnlib.widgets.framework.controls import float_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -64,11 +65,11 @@ def _frame(q, k, v, scores, cosines, w, o) -> Frame:
             "weights": w,
         },
         readout={
-            "scores": scores,
-            "cosine(q, k)": cosines,
-            "key length |k|": np.linalg.norm(k, axis=-1),
-            "weights": w,
-            "output (x, y)": o,
+            N_("scores"): scores,
+            N_("cosine(q, k)"): cosines,
+            N_("key length |k|"): np.linalg.norm(k, axis=-1),
+            N_("weights"): w,
+            N_("output (x, y)"): o,
         },
     )
 
@@ -143,13 +144,13 @@ def query_explorer(
         raise ValueError(f"key_length must lie in [{lo:g}, {hi:g}], got {key_length}")
     controls = {
         "x": float_slider(
-            "query x", -3.0, 3.0, float(query[0]), step=STEP, readout_format=".1f", width="260px"
+            _("query x"), -3.0, 3.0, float(query[0]), step=STEP, readout_format=".1f", width="260px"
         ),
         "y": float_slider(
-            "query y", -3.0, 3.0, float(query[1]), step=STEP, readout_format=".1f", width="260px"
+            _("query y"), -3.0, 3.0, float(query[1]), step=STEP, readout_format=".1f", width="260px"
         ),
         "key_length": float_slider(
-            f"length of {labels[stretch_key]} (×)",
+            _("length of {key} (×)", key=labels[stretch_key]),
             lo,
             hi,
             float(key_length),
@@ -157,7 +158,7 @@ def query_explorer(
             readout_format=".2f",
             width="260px",
         ),
-        "scaled": toggle("divide scores by √d_k", scaled),
+        "scaled": toggle(_("divide scores by √d_k"), scaled),
     }
     stretch = torch.ones(S, 1, dtype=torch.float64)  # (S, 1)
     longest = k.clone()
@@ -187,21 +188,21 @@ def query_explorer(
                 marker="^",
                 size=6,
                 labels=[f"v{j + 1}" for j in range(S)],
-                label="values",
+                label=_("values"),
             ),
             Arrows("key_arrows", color="C0", width=1.2),
-            Points("keys", color="C0", marker="s", size=5, labels=labels, label="keys"),
+            Points("keys", color="C0", marker="s", size=5, labels=labels, label=_("keys")),
             Segments("mix", color="0.35", widths="mix_widths"),
             Arrows("query_arrow", color="C3", width=1.5),
-            Points("query", color="C3", size=6, label="query"),
-            Points("output", color="black", marker="*", size=6, label="output"),
+            Points("query", color="C3", size=6, label=_("query")),
+            Points("output", color="black", marker="*", size=6, label=_("output")),
         ],
         **square(lim),
-        title="query, keys, values, output",
-        xlabel="first component",
-        ylabel="second component",
+        title=_("query, keys, values, output"),
+        xlabel=_("first component"),
+        ylabel=_("second component"),
         legend="lower right",
     )
-    bars = weights_panel("weights", S, labels, title="softmax weights")
+    bars = weights_panel("weights", S, labels, title=_("softmax weights"))
     scene = Scene([plane_panel, bars], cols=2, width=720, height=320, col_widths=[1.15, 1.0])
     return Explorer(controls, compute, scene, grid=[("x", "y")], columns=labels, digits=3)

@@ -89,14 +89,14 @@ function readoutParts(spec, fr, columns, digits) {
     q = 0;
   for (const s of spec) {
     if (s.kind === "s") {
-      body += `<tr><th>${esc(s.label)}</th><td></td></tr>`;
+      body += `<tr><th>${esc(s.name ?? s.label)}</th><td></td></tr>`;
       texts.push(String(fr.strings[q++]));
       continue;
     }
     const rows = s.shape.length === 2 ? s.shape[0] : 1,
       cols = s.shape.length ? s.shape[s.shape.length - 1] : 1;
     for (let r = 0; r < rows; r++) {
-      body += `<tr><th>${r === 0 ? esc(s.label) : ""}</th>${"<td></td>".repeat(cols)}</tr>`;
+      body += `<tr><th>${r === 0 ? esc(s.name ?? s.label) : ""}</th>${"<td></td>".repeat(cols)}</tr>`;
       for (let c = 0; c < cols; c++) texts.push(fmt(fr.nums[p++], s.kind, digits));
     }
   }
@@ -623,7 +623,7 @@ function describe(spec, texts) {
   let i = 0;
   for (const s of spec) {
     const n = s.kind === "s" ? 1 : s.shape.reduce((a, b) => a * b, 1);
-    parts.push(`${s.label}: ${texts.slice(i, i + n).join(", ")}`);
+    parts.push(`${s.name ?? s.label}: ${texts.slice(i, i + n).join(", ")}`);
     i += n;
   }
   return parts.join("; ");

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlib.util.i18n import gettext
 from attnlib.widgets.framework import wire
 from attnlib.widgets.framework.readout import to_py, value_kind
 from attnlib.widgets.framework.scene import Frame, Scene
@@ -97,8 +98,10 @@ def _readout_entry(label, v) -> dict:
     """Label, kind and shape of one readout value; a value the readout cannot show (more than 2-D,
     ragged, not numbers) is a ``ValueError`` naming the label."""
     v = to_py(v)
+    # the key code reads stays as it is; the page shows its name in the current language
+    named = {"label": str(label), "name": gettext(str(label))}
     if isinstance(v, str):
-        return {"label": str(label), "kind": "s", "shape": []}
+        return {**named, "kind": "s", "shape": []}
     try:
         a = np.asarray(v)
     except ValueError:  # ragged nested lists
@@ -113,7 +116,7 @@ def _readout_entry(label, v) -> dict:
             f"readout entry {str(label)!r} has shape {list(a.shape)}: the readout shows a "
             "number, a row (1-D) or a table (2-D); split it or pass a 2-D slice"
         )
-    return {"label": str(label), "kind": value_kind(v), "shape": list(a.shape)}
+    return {**named, "kind": value_kind(v), "shape": list(a.shape)}
 
 
 def readout_spec(f: Frame) -> list[dict]:

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from attnlib.util.i18n import gettext
+
 __all__ = ["readout_html", "to_fixed", "to_py", "value_kind"]
 
 
@@ -91,7 +93,9 @@ def readout_html(
             else [v if isinstance(v, list) else [v]]
         )
         for i, r in enumerate(grid):
-            rows.append([html.escape(name) if i == 0 else "", *(_fmt(c, kind, digits) for c in r)])
+            rows.append(
+                [html.escape(gettext(name)) if i == 0 else "", *(_fmt(c, kind, digits) for c in r)]
+            )
     return _table(rows, columns)
 
 
