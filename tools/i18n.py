@@ -43,6 +43,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file (python tools/i18n.py): the root holds tools/
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tools.code_text import code_messages, code_problems, translate_code  # noqa: E402
 from tools.nbtext import cell_alts, course_notebooks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,6 +213,10 @@ def messages(nb: dict) -> list[Message]:
         elif cell["cell_type"] == "code":
             for k, alt in enumerate(cell_alts(cell)):
                 out.append(Message(alt, i, cid, f"alt {k + 1}"))
+            counts = {"comment": 0, "string": 0}
+            for cm in code_messages(_source(cell)):
+                counts[cm.kind] += 1
+                out.append(Message(cm.text, i, cid, f"{cm.kind} {counts[cm.kind]}"))
     return out
 
 
@@ -393,7 +398,9 @@ def translated_notebook(nb_path: Path, po) -> dict:
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             cell["source"] = _as_lines(translate_markdown(_source(cell), table))
-        elif cell["cell_type"] == "code" and "alt" in cell.get("metadata", {}):
+        elif cell["cell_type"] == "code":
+            cell["source"] = _as_lines(translate_code(_source(cell), table))
+        if cell["cell_type"] == "code" and "alt" in cell.get("metadata", {}):
             alt = cell["metadata"]["alt"]
             if isinstance(alt, str):
                 cell["metadata"]["alt"] = table.get(alt, alt)
@@ -601,7 +608,7 @@ def markup_problems(msgid: str, msgstr: str) -> list[str]:
     return found
 
 
-_KIND = re.compile(r"\), (heading|paragraph|list item|table|math|html|alt) \d+$")
+_KIND = re.compile(r"\), (heading|paragraph|list item|table|math|html|alt|comment|string) \d+$")
 
 
 def structure_problems(kind: str, msgid: str, msgstr: str) -> list[str]:
@@ -634,7 +641,11 @@ def entry_problems(entry, glossary: list[Term]) -> list[str]:
         found.append("keep unchanged: " + ", ".join(missing))
     found += markup_problems(entry.msgid, entry.msgstr)
     kind = _KIND.search(entry.comment.splitlines()[0]) if entry.comment else None
-    found += structure_problems(kind.group(1) if kind else "", entry.msgid, entry.msgstr)
+    kind_name = kind.group(1) if kind else ""
+    if kind_name in ("comment", "string"):
+        found += code_problems(kind_name, entry.msgid, entry.msgstr)
+    else:
+        found += structure_problems(kind_name, entry.msgid, entry.msgstr)
     return found + glossary_problems(entry.msgid, entry.msgstr, glossary)
 
 

@@ -1,0 +1,225 @@
+"""What a student reads in a code cell: its comments and the strings it prints or draws. Each is
+a message of the notebook's catalog (tools/i18n.py); the Chinese notebook is the English code with
+those replaced, nothing else (tests/test_i18n_code.py checks the tokens).
+
+- A comment: a run of whole-line comments at one indentation is one message (its lines joined by
+  "\\n", each without ``# ``); a comment after code on its line is one message.
+- A shown string: a string literal (an f-string too) passed to ``print``, to matplotlib's
+  ``title``/``set_title``/``suptitle``/``xlabel``/``ylabel``/``set_xlabel``/``set_ylabel``/
+  ``text``/``annotate``/``legend``, as a ``title=``/``xlabel=``/``ylabel=``/``label=`` keyword of
+  any call, or formatted for one of them (``"...".format(...)``), when it holds an English word
+  (two letters or more). The msgid is the literal's text between its quotes, as written
+  (``{w:.3f}`` fields and ``\\n`` escapes included), so a translation keeps every field and escape.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+__all__ = ["CodeMessage", "code_messages", "translate_code", "code_problems", "mask_magics"]
+
+SHOWN_CALLS = {
+    "print",
+    "title",
+    "set_title",
+    "suptitle",
+    "xlabel",
+    "ylabel",
+    "set_xlabel",
+    "set_ylabel",
+    "text",
+    "annotate",
+    "legend",
+}
+SHOWN_KEYWORDS = {"title", "xlabel", "ylabel", "label"}
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_PREFIX = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")")
+
+
+@dataclass(frozen=True)
+class CodeMessage:
+    kind: str  # "comment" or "string"
+    text: str  # the msgid
+    start: tuple[int, int]  # (row from 1, column) of the comment's '#' / the literal's first char
+    end: tuple[int, int]
+    indent: str = ""  # a comment block's indentation (its lines' text before '#')
+    lines: int = 1  # how many source lines a comment block spans
+
+
+def mask_magics(source: str) -> str:
+    """``source`` with IPython's line magics and shell lines (``%matplotlib``, ``!pip``) blanked,
+    every position kept, so ``ast`` and ``tokenize`` read it."""
+    return "\n".join(
+        " " * len(line) if line.lstrip().startswith(("%", "!")) else line
+        for line in source.split("\n")
+    )
+
+
+def _tokens(source: str) -> list[tokenize.TokenInfo]:
+    return list(tokenize.generate_tokens(io.StringIO(mask_magics(source)).readline))
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _shown_nodes(tree: ast.AST) -> list[ast.expr]:
+    """The string expressions a cell prints or draws (see the module doc)."""
+    out: list[ast.expr] = []
+
+    def add(node: ast.expr | None) -> None:
+        if isinstance(node, (ast.Constant, ast.JoinedStr)):
+            out.append(node)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+        ):
+            add(node.func.value)
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            for e in node.elts:
+                add(e)
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if name in SHOWN_CALLS:
+            for a in node.args:
+                add(a)
+        for kw in node.keywords:
+            if kw.arg in SHOWN_KEYWORDS:
+                add(kw.value)
+    return out
+
+
+def _string_spans(source: str) -> set[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) in characters of every shown string expression of ``source``."""
+    masked = mask_magics(source)
+    try:
+        tree = ast.parse(masked)
+    except SyntaxError:
+        return set()
+    lines = masked.split("\n")
+    spans = set()
+    for node in _shown_nodes(tree):
+        if isinstance(node, ast.Constant) and not isinstance(node.value, str):
+            continue
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        start = (node.lineno, _char_col(lines[node.lineno - 1], node.col_offset))
+        end = (node.end_lineno, _char_col(lines[node.end_lineno - 1], node.end_col_offset))
+        spans.add((start, end))
+    return spans
+
+
+def _body(token: str) -> tuple[str, str, str]:
+    """A string token as (prefix and opening quote, text between the quotes, closing quote)."""
+    m = _PREFIX.match(token)
+    assert m, token
+    quote = m.group(2)
+    return m.group(0), token[m.end() : len(token) - len(quote)], quote
+
+
+def code_messages(source: str) -> list[CodeMessage]:
+    """The comments and shown strings of a code cell's ``source``, in reading order."""
+    toks = _tokens(source)
+    spans = _string_spans(source)
+    out: list[CodeMessage] = []
+    block: list[tokenize.TokenInfo] = []
+    lines = source.split("\n")
+
+    def flush() -> None:
+        if block:
+            first, last = block[0], block[-1]
+            text = "\n".join(_comment_text(t.string) for t in block)
+            if _WORD.search(text):
+                indent = lines[first.start[0] - 1][: first.start[1]]
+                out.append(CodeMessage("comment", text, first.start, last.end, indent, len(block)))
+            block.clear()
+
+    for i, t in enumerate(toks):
+        if t.type == tokenize.COMMENT:
+            whole_line = lines[t.start[0] - 1][: t.start[1]].strip() == ""
+            if whole_line:
+                if block and (
+                    t.start[0] != block[-1].start[0] + 1 or t.start[1] != block[0].start[1]
+                ):
+                    flush()
+                block.append(t)
+                continue
+            flush()
+            text = _comment_text(t.string)
+            if _WORD.search(text):
+                out.append(CodeMessage("comment", text, t.start, t.end))
+            continue
+        if t.type not in (tokenize.NL, tokenize.NEWLINE) or not block:
+            flush()
+        if t.type == tokenize.STRING and any(s <= t.start and t.end <= e for s, e in spans):
+            _, text, _ = _body(t.string)
+            if _WORD.search(text) and not t.string.lstrip("rRuUfF").startswith(("b", "B")):
+                out.append(CodeMessage("string", text, t.start, t.end))
+    flush()
+    return out
+
+
+def _comment_text(comment: str) -> str:
+    text = comment[1:]
+    return text[1:] if text.startswith(" ") else text
+
+
+def translate_code(source: str, table: dict[str, str]) -> str:
+    """``source`` with each message that ``table`` translates replaced (comments re-written with
+    the block's indentation, one ``# `` line per line of the translation; a string's text put
+    between its own quotes)."""
+    lines = source.split("\n")
+    for m in reversed(code_messages(source)):
+        new = table.get(m.text)
+        if new is None:
+            continue
+        (r0, c0), (r1, c1) = m.start, m.end
+        if m.kind == "comment" and lines[r0 - 1][:c0].strip() == "":
+            indent = lines[r0 - 1][:c0]
+            lines[r0 - 1 : r1] = [f"{indent}# {s}".rstrip() for s in new.split("\n")]
+        elif m.kind == "comment":
+            lines[r0 - 1] = lines[r0 - 1][:c0] + "# " + new.replace("\n", " ")
+        else:
+            token = _source_span(lines, m.start, m.end)
+            head, _, quote = _body(token)
+            replaced = head + new + quote
+            before, after = lines[r0 - 1][:c0], lines[r1 - 1][c1:]
+            lines[r0 - 1 : r1] = (before + replaced + after).split("\n")
+    return "\n".join(lines)
+
+
+def _source_span(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    (r0, c0), (r1, c1) = start, end
+    if r0 == r1:
+        return lines[r0 - 1][c0:c1]
+    return "\n".join([lines[r0 - 1][c0:], *lines[r0 : r1 - 1], lines[r1 - 1][:c1]])
+
+
+_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+_ESCAPE = re.compile(r"\\.")
+
+
+def code_problems(kind: str, msgid: str, msgstr: str) -> list[str]:
+    """What a translation of a code message must keep: a string's ``{fields}`` (f-strings and
+    ``.format``) and escapes, each as often as the English has it, and no quote that would end the
+    literal early (write “ ” or 「 」 in Chinese); a comment no line break inside a trailing one."""
+    found = []
+    if kind == "string":
+        if sorted(_FIELD.findall(msgid)) != sorted(_FIELD.findall(msgstr)):
+            found.append(
+                f"code string: fields {sorted(_FIELD.findall(msgid))} but the translation has "
+                f"{sorted(_FIELD.findall(msgstr))}"
+            )
+        if sorted(_ESCAPE.findall(msgid)) != sorted(_ESCAPE.findall(msgstr)):
+            found.append("code string: the translation changes the escapes (\\n, \\t, ...)")
+        for q in ("'", '"'):
+            if msgstr.count(q) > msgid.count(q):
+                found.append(f"code string: the translation adds the quote {q} (use “ ” or ‘ ’)")
+    return found
