@@ -141,7 +141,7 @@ def code_messages(source: str) -> list[CodeMessage]:
                 out.append(CodeMessage("comment", text, first.start, last.end, indent, len(block)))
             block.clear()
 
-    for i, t in enumerate(toks):
+    for t in toks:
         if t.type == tokenize.COMMENT:
             whole_line = lines[t.start[0] - 1][: t.start[1]].strip() == ""
             if whole_line:

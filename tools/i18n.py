@@ -471,7 +471,22 @@ def _spans(msgid: str) -> list[str]:
 _NUMERALS = dict(zip("1 2 3 4 5 6 7 8 9 10".split(), "一二三四五六七八九十"))
 
 
+_TEXT_IN_MATH = re.compile(r"\\text\{([^{}]*)\}")
+
+
+def _formula_pattern(placeholder: str) -> re.Pattern:
+    """A formula as a translation may write it: the words inside each ``\\text{...}`` translated,
+    every other character of the formula as it is."""
+    parts, at = [], 0
+    for m in _TEXT_IN_MATH.finditer(placeholder):
+        parts += [re.escape(placeholder[at : m.start(1)]), r"[^{}]*"]
+        at = m.end(1)
+    return re.compile("".join(parts) + re.escape(placeholder[at:]))
+
+
 def _kept(placeholder: str, msgstr: str) -> bool:
+    if placeholder.startswith("$") and _TEXT_IN_MATH.search(placeholder):
+        return _formula_pattern(placeholder).search(msgstr) is not None
     if not _NUMBER.fullmatch(placeholder):
         return placeholder in msgstr
     if placeholder in numbers(msgstr):  # a number of the prose, not a digit of a link or code
