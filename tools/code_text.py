@@ -6,8 +6,10 @@ those replaced, nothing else (tests/test_i18n_code.py checks the tokens).
   "\\n", each without ``# ``); a comment after code on its line is one message.
 - A shown string: a string literal (an f-string too) passed to ``print``, to matplotlib's
   ``title``/``set_title``/``suptitle``/``xlabel``/``ylabel``/``set_xlabel``/``set_ylabel``/
-  ``text``/``annotate``/``legend``, as a ``title=``/``xlabel=``/``ylabel=``/``label=`` keyword of
-  any call, or formatted for one of them (``"...".format(...)``), when it holds an English word
+  ``text``/``annotate``/``legend``, or as a ``title=``/``label=``/``labels=``/``..._title=``/
+  ``..._label=`` keyword of any call; also each piece of such an argument: the literals of a
+  list or tuple, of ``a + b`` and ``"%d" % n``, of ``a if c else b`` and ``a or b``, a
+  ``.format`` or ``.join`` receiver and what it joins. Only literals that hold an English word
   (two letters or more). The msgid is the literal's text between its quotes, as written
   (``{w:.3f}`` fields and ``\\n`` escapes included), so a translation keeps every field and escape.
 """
@@ -20,7 +22,17 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-__all__ = ["CodeMessage", "code_messages", "translate_code", "code_problems", "mask_magics"]
+__all__ = [
+    "CodeMessage",
+    "code_messages",
+    "translate_code",
+    "code_problems",
+    "mask_magics",
+    "fields",
+    "without_fields",
+    "read_literals",
+    "notebook_reserved",
+]
 
 SHOWN_CALLS = {
     "print",
@@ -35,8 +47,36 @@ SHOWN_CALLS = {
     "annotate",
     "legend",
 }
-SHOWN_KEYWORDS = {"title", "xlabel", "ylabel", "label"}
+#: A keyword argument whose value is shown: ``title=``, ``xlabel=``, ``label=``, ``labels=``, and
+#: any ``..._title`` / ``..._label(s)`` (``weights_title=``, ``colorbar_label=``).
+SHOWN_KEYWORD = re.compile(r"(?:^|_)(?:title|xlabel|ylabel|label|labels)$")
 _WORD = re.compile(r"[A-Za-z]{2,}")
+_WORDS = re.compile(r"(?=.*[A-Za-z]{3,})(?=.*\s)", re.S)  # an English word, and a space: a phrase
+#: Calls whose string arguments are read by code, not shown (names, keys, modes, patterns).
+CODE_READS = {
+    "set",
+    "get",
+    "state",
+    "compute",
+    "frame",
+    "getattr",
+    "setattr",
+    "hasattr",
+    "startswith",
+    "endswith",
+    "index",
+    "split",
+    "replace",
+    "compile",
+    "match",
+    "search",
+    "einsum",
+    "import_module",
+    "open",
+    "Path",
+    "dtype",
+    "register_buffer",
+}
 _PREFIX = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")")
 
 
@@ -67,7 +107,37 @@ def _char_col(line: str, byte_col: int) -> int:
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
-def _shown_nodes(tree: ast.AST) -> list[ast.expr]:
+def read_literals(source: str) -> set[str]:
+    """The string literals ``source`` reads as keys: subscripts, comparisons and the arguments of
+    :data:`CODE_READS` calls (a dict key made elsewhere from one of these stays English)."""
+    try:
+        tree = ast.parse(mask_magics(source))
+    except SyntaxError:
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        parts: list[ast.AST] = []
+        if isinstance(node, ast.Subscript):
+            parts = [node.slice]
+        elif isinstance(node, ast.Compare):
+            parts = [node.left, *node.comparators]
+        elif isinstance(node, ast.Call) and _reads(node):
+            parts = [*node.args, *(kw.value for kw in node.keywords)]
+        for part in parts:
+            for n in ast.walk(part):
+                if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    found.add(n.value)
+    return found
+
+
+def _reads(node: ast.Call) -> bool:
+    return (
+        getattr(node.func, "attr", None) in CODE_READS
+        or getattr(node.func, "id", None) in CODE_READS
+    )
+
+
+def _shown_nodes(tree: ast.AST, reserved: frozenset[str] = frozenset()) -> list[ast.expr]:
     """The string expressions a cell prints or draws (see the module doc)."""
     out: list[ast.expr] = []
 
@@ -83,8 +153,57 @@ def _shown_nodes(tree: ast.AST) -> list[ast.expr]:
         elif isinstance(node, (ast.List, ast.Tuple)):
             for e in node.elts:
                 add(e)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+            add(node.left)  # "text " + more, "text %d" % n
+            if isinstance(node.op, ast.Add):
+                add(node.right)
+        elif isinstance(node, ast.IfExp):  # "yes" if ok else "no"
+            add(node.body)
+            add(node.orelse)
+        elif isinstance(node, ast.BoolOp):  # name or "none"
+            for e in node.values:
+                add(e)
+        elif isinstance(node, (ast.GeneratorExp, ast.ListComp)):  # ", ".join(f"..." for ...)
+            add(node.elt)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "join"
+        ):
+            for a in node.args:
+                add(a)
 
+    keys: set[int] = set()  # literals code reads: subscripts, dict keys, comparisons, docstrings
     for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            keys |= {id(n) for n in ast.walk(node.slice)}
+        elif isinstance(node, ast.Dict):
+            # a key the notebook reads somewhere (``runs["no mask"]``) stays; one it only shows
+            # (``for name, r in runs.items(): print(name)``) is a shown word
+            keys |= {
+                id(k)
+                for k in node.keys
+                if k is not None and not (isinstance(k, ast.Constant) and k.value not in reserved)
+            }
+        elif isinstance(node, ast.Compare):
+            keys |= {id(n) for n in [node.left, *node.comparators]}
+        elif isinstance(node, ast.Call) and _reads(node):
+            keys |= {id(n) for a in node.args for n in ast.walk(a)}
+            keys |= {id(n) for kw in node.keywords for n in ast.walk(kw.value)}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr):
+                keys.add(id(first.value))
+    for node in ast.walk(tree):
+        # any other literal with English words in it (a label kept in a list, a run's name): the
+        # translator leaves it as it is when code reads it later (msgstr = msgid)
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in keys
+            and _WORDS.search(node.value)
+        ):
+            out.append(node)
         if not isinstance(node, ast.Call):
             continue
         name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
@@ -92,12 +211,14 @@ def _shown_nodes(tree: ast.AST) -> list[ast.expr]:
             for a in node.args:
                 add(a)
         for kw in node.keywords:
-            if kw.arg in SHOWN_KEYWORDS:
+            if kw.arg and SHOWN_KEYWORD.search(kw.arg):
                 add(kw.value)
     return out
 
 
-def _string_spans(source: str) -> set[tuple[tuple[int, int], tuple[int, int]]]:
+def _string_spans(
+    source: str, reserved: frozenset[str] = frozenset()
+) -> set[tuple[tuple[int, int], tuple[int, int]]]:
     """(start, end) in characters of every shown string expression of ``source``."""
     masked = mask_magics(source)
     try:
@@ -106,7 +227,7 @@ def _string_spans(source: str) -> set[tuple[tuple[int, int], tuple[int, int]]]:
         return set()
     lines = masked.split("\n")
     spans = set()
-    for node in _shown_nodes(tree):
+    for node in _shown_nodes(tree, reserved):
         if isinstance(node, ast.Constant) and not isinstance(node.value, str):
             continue
         assert node.end_lineno is not None and node.end_col_offset is not None
@@ -124,10 +245,10 @@ def _body(token: str) -> tuple[str, str, str]:
     return m.group(0), token[m.end() : len(token) - len(quote)], quote
 
 
-def code_messages(source: str) -> list[CodeMessage]:
+def code_messages(source: str, reserved: frozenset[str] = frozenset()) -> list[CodeMessage]:
     """The comments and shown strings of a code cell's ``source``, in reading order."""
     toks = _tokens(source)
-    spans = _string_spans(source)
+    spans = _string_spans(source, reserved)
     out: list[CodeMessage] = []
     block: list[tokenize.TokenInfo] = []
     lines = source.split("\n")
@@ -171,12 +292,14 @@ def _comment_text(comment: str) -> str:
     return text[1:] if text.startswith(" ") else text
 
 
-def translate_code(source: str, table: dict[str, str]) -> str:
+def translate_code(
+    source: str, table: dict[str, str], reserved: frozenset[str] = frozenset()
+) -> str:
     """``source`` with each message that ``table`` translates replaced (comments re-written with
     the block's indentation, one ``# `` line per line of the translation; a string's text put
     between its own quotes)."""
     lines = source.split("\n")
-    for m in reversed(code_messages(source)):
+    for m in reversed(code_messages(source, reserved)):
         new = table.get(m.text)
         if new is None:
             continue
@@ -206,20 +329,41 @@ _FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 _ESCAPE = re.compile(r"\\.")
 
 
+_LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def fields(text: str) -> list[str]:
+    """The ``{fields}`` of a code string, each with the text of its quoted literals set aside: a
+    shown word inside a field (``{'yes' if ok else 'no'}``, a header ``{'max weight':>10}``) may be
+    translated, the code around it may not. A dict key inside a field (``{st['scores']}``) must
+    stay: the notebook's run fails with a KeyError otherwise."""
+    return sorted(_LITERAL.sub("''", f) for f in _FIELD.findall(text))
+
+
+def without_fields(text: str) -> str:
+    """``text`` with its ``{fields}`` blanked (what the glossary check reads of a code string)."""
+    return _FIELD.sub(" ", text)
+
+
 def code_problems(kind: str, msgid: str, msgstr: str) -> list[str]:
     """What a translation of a code message must keep: a string's ``{fields}`` (f-strings and
     ``.format``) and escapes, each as often as the English has it, and no quote that would end the
     literal early (write “ ” or 「 」 in Chinese); a comment no line break inside a trailing one."""
     found = []
     if kind == "string":
-        if sorted(_FIELD.findall(msgid)) != sorted(_FIELD.findall(msgstr)):
+        if fields(msgid) != fields(msgstr):
             found.append(
-                f"code string: fields {sorted(_FIELD.findall(msgid))} but the translation has "
-                f"{sorted(_FIELD.findall(msgstr))}"
+                f"code string: fields {fields(msgid)} but the translation has {fields(msgstr)} "
+                "(only the words in a field's quoted literals may change)"
             )
         if sorted(_ESCAPE.findall(msgid)) != sorted(_ESCAPE.findall(msgstr)):
             found.append("code string: the translation changes the escapes (\\n, \\t, ...)")
         for q in ("'", '"'):
-            if msgstr.count(q) > msgid.count(q):
+            if _FIELD.sub("", msgstr).count(q) > _FIELD.sub("", msgid).count(q):
                 found.append(f"code string: the translation adds the quote {q} (use “ ” or ‘ ’)")
     return found
+
+
+def notebook_reserved(sources: list[str]) -> frozenset[str]:
+    """Every literal a notebook's code cells read as a key (:func:`read_literals`, all cells)."""
+    return frozenset(x for src in sources for x in read_literals(src))

@@ -43,7 +43,13 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file (python tools/i18n.py): the root holds tools/
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tools.code_text import code_messages, code_problems, translate_code  # noqa: E402
+from tools.code_text import (  # noqa: E402
+    code_messages,
+    code_problems,
+    notebook_reserved,
+    translate_code,
+    without_fields,
+)
 from tools.nbtext import cell_alts, course_notebooks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,9 +208,14 @@ def _source(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
+def _reserved(nb: dict) -> frozenset[str]:
+    return notebook_reserved([_source(c) for c in nb["cells"] if c["cell_type"] == "code"])
+
+
 def messages(nb: dict) -> list[Message]:
     """Every message of a notebook (JSON as read by ``json``), in reading order."""
     out = []
+    reserved = _reserved(nb)
     for i, cell in enumerate(nb["cells"]):
         cid = cell.get("id", str(i))
         if cell["cell_type"] == "markdown":
@@ -214,7 +225,7 @@ def messages(nb: dict) -> list[Message]:
             for k, alt in enumerate(cell_alts(cell)):
                 out.append(Message(alt, i, cid, f"alt {k + 1}"))
             counts = {"comment": 0, "string": 0}
-            for cm in code_messages(_source(cell)):
+            for cm in code_messages(_source(cell), reserved):
                 counts[cm.kind] += 1
                 out.append(Message(cm.text, i, cid, f"{cm.kind} {counts[cm.kind]}"))
     return out
@@ -395,11 +406,12 @@ def _as_lines(text: str) -> list[str]:
 def translated_notebook(nb_path: Path, po) -> dict:
     nb = read_notebook(nb_path)
     table = translations(po)
+    reserved = _reserved(nb)
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             cell["source"] = _as_lines(translate_markdown(_source(cell), table))
         elif cell["cell_type"] == "code":
-            cell["source"] = _as_lines(translate_code(_source(cell), table))
+            cell["source"] = _as_lines(translate_code(_source(cell), table, reserved))
         if cell["cell_type"] == "code" and "alt" in cell.get("metadata", {}):
             alt = cell["metadata"]["alt"]
             if isinstance(alt, str):
@@ -661,7 +673,9 @@ def entry_problems(entry, glossary: list[Term]) -> list[str]:
         found += code_problems(kind_name, entry.msgid, entry.msgstr)
     else:
         found += structure_problems(kind_name, entry.msgid, entry.msgstr)
-    return found + glossary_problems(entry.msgid, entry.msgstr, glossary)
+    # a field of a code string is code: its names are not terms
+    english = without_fields(entry.msgid) if kind_name == "string" else entry.msgid
+    return found + glossary_problems(english, entry.msgstr, glossary)
 
 
 def problems(nb_path: Path, catalogs: Path = CATALOGS, glossary_path: Path = GLOSSARY) -> list[str]:
