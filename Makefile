@@ -42,8 +42,14 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory test-notebooks
 	$(MAKE) --no-print-directory test-browser
 
+# Two passes: the tests that do not drive Chromium in two processes of one thread each
+# (pytest-xdist; a JupyterLab test has a group of its own: --dist loadgroup), then the site tests,
+# which build the site once and measure its latency in Chromium, alone, so no other test's work
+# lands in their timings.
 test-unit: $(STAMP)
-	$(BIN)/pytest tests --ignore=tests/browser -q -rs
+	OMP_NUM_THREADS=1 $(BIN)/pytest tests --ignore=tests/browser -q -rs -m "not browser" \
+		-n 2 --dist loadgroup
+	$(BIN)/pytest tests --ignore=tests/browser -q -rs -m browser
 
 # The quick loop (under a minute on 2 cores): the math and explorer unit tests, without
 # JupyterLab, training, the pretrained model's reference runs or Chromium (markers in
@@ -80,8 +86,8 @@ test-unit-other-cpu: $(STAMP)
 		vars=$$(echo "$$combo" | tr , ' '); \
 		if [ $$first = 1 ]; then \
 			echo "== every unit test under $$vars"; \
-			env $$vars $(BIN)/pytest tests --ignore=tests/browser -q -rs -m "not browser" \
-				-p no:cacheprovider; \
+			env $$vars OMP_NUM_THREADS=1 $(BIN)/pytest tests --ignore=tests/browser -q -rs \
+				-m "not browser" -p no:cacheprovider -n 2 --dist loadgroup; \
 		else \
 			echo "== the fast unit tests under $$vars"; \
 			env $$vars OMP_NUM_THREADS=1 $(BIN)/pytest tests --ignore=tests/browser -q -rs \

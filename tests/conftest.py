@@ -127,6 +127,10 @@ def pytest_collection_modifyitems(config, items):
         if name in SLOW_MODULES:
             item.add_marker(getattr(pytest.mark, SLOW_MODULES[name]))
         if (
+            SLOW_MODULES.get(name) == "lab"
+        ):  # one JupyterLab at a time (pytest -n 2 --dist loadgroup)
+            item.add_marker(pytest.mark.xdist_group("lab"))
+        if (
             "browser" in item.path.parts
             or name in SLOW_MODULES
             or f"{name}::{item.originalname}" in SLOW_TESTS
