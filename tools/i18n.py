@@ -675,6 +675,8 @@ def entry_problems(entry, glossary: list[Term]) -> list[str]:
         found += structure_problems(kind_name, entry.msgid, entry.msgstr)
     # a field of a code string is code: its names are not terms
     english = without_fields(entry.msgid) if kind_name == "string" else entry.msgid
+    if kind_name == "string" and entry.msgstr == entry.msgid:
+        return found  # kept as it is: a key code reads, an English model's input
     return found + glossary_problems(english, entry.msgstr, glossary)
 
 
