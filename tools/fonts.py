@@ -75,7 +75,7 @@ def cut(out: Path = FONT_PATH, chars: set[str] | None = None) -> int:
     font = _source_font()
     chars = needed_characters() if chars is None else chars
     cmap = font.getBestCmap()
-    missing = sorted(c for c in chars if ord(c) not in cmap)
+    missing = sorted(c for c in chars - latin_characters() if ord(c) not in cmap)
     options = subset.Options()
     options.layout_features = ["*"]
     options.name_IDs = ["*"]
