@@ -283,3 +283,25 @@ def test_complexity_table_names_its_layers_in_chinese_and_keeps_its_keys():
         _numbers(f"{r['layer']:15s} {r['compute']:11s} {r['longest_path']}") for r in en
     ]
     assert repr(zh[2]["layer"]) == "'self-attention'"  # code sees the key
+
+
+def test_cli_default_language_comes_from_the_environment(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, i18n.ENV: "zh_CN"}
+    out = tmp_path / "env"
+    subprocess.run(
+        [sys.executable, "-m", "attnlib.figures", "--out", str(out), "worked_example"],
+        env=env,
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+    figures_main(["--lang", "zh_CN", "--out", str(tmp_path / "flag"), "worked_example"])
+    assert (out / "worked_example.png").read_bytes() == (
+        tmp_path / "flag" / "worked_example.png"
+    ).read_bytes()
