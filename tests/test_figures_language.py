@@ -305,3 +305,17 @@ def test_cli_default_language_comes_from_the_environment(tmp_path):
     assert (out / "worked_example.png").read_bytes() == (
         tmp_path / "flag" / "worked_example.png"
     ).read_bytes()
+
+
+def test_a_shown_key_is_its_key_for_code_and_its_name_for_the_reader():
+    from attnlib.course._shown import ShownKey
+
+    key = ShownKey("self-attention")
+    with attnlib.language("zh_CN"):
+        assert key == "self-attention" and {"self-attention": 1}[key] == 1
+        assert str(key) == "自注意力" and repr(key) == "'self-attention'"
+        # a width counts screen columns: 4 wide characters take 8 of the 15
+        assert f"{key:15s}|" == "自注意力" + " " * 7 + "|"
+        assert f"{key:>10}" == "  自注意力" and f"{key}" == "自注意力"
+    assert f"{key:15s}|" == "self-attention |" and str(key) == "self-attention"
+    assert f"{ShownKey('RNN'):5s}|" == "RNN  |"
