@@ -144,7 +144,7 @@ site: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/python -m tools.site build --out site
 
 figures: $(STAMP)
-	$(BIN)/python -m attnlib.figures --out figures
+	$(BIN)/python -m attnlib.figures --lang en --out figures
 
 # CLAIMS.md, the claim index, from the claim statements and the tests and notebooks that cite them.
 claims: $(STAMP)

@@ -65,6 +65,8 @@ def _allowed(layer: str, name: str) -> bool:
     top = _top(name)
     if name == "attnlib.util._extras":
         return True  # the optional-extras guard, used by every layer that needs an extra
+    if name in ("attnlib.util.i18n", "attnlib.util.fonts"):
+        return True  # the language of every word shown (loaded by `import attnlib` already)
     if layer == "plotting":
         return top == "plotting"
     if layer in MATH:

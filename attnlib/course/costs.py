@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attnlib.course._shown import ShownKey
 from attnlib.course.measured_costs import (
     CostRow,
     counted_macs,
@@ -21,6 +22,7 @@ from attnlib.course.measured_costs import (
     written_out_attention,
 )
 from attnlib.util._checks import check_positive_int
+from attnlib.util.i18n import N_
 
 __all__ = [
     "CostRow",
@@ -43,7 +45,9 @@ def complexity_table() -> list[dict[str, str]]:
     this form next to the slides' "positions computable in parallel").
 
     Returns:
-        Rows ``{"layer", "compute", "sequential_steps", "longest_path"}``.
+        Rows ``{"layer", "compute", "sequential_steps", "longest_path"}``. ``"layer"`` is a
+        :class:`~attnlib.course._shown.ShownKey`: it compares as ``"self-attention"`` and prints
+        in the current language (the seed's own table is Chinese); the formulas are as they are.
     """
     return [
         {
@@ -54,7 +58,7 @@ def complexity_table() -> list[dict[str, str]]:
         },
         {"layer": "RNN", "compute": "O(n·d²)", "sequential_steps": "O(n)", "longest_path": "O(n)"},
         {
-            "layer": "self-attention",
+            "layer": ShownKey(N_("self-attention")),
             "compute": "O(n²·d)",
             "sequential_steps": "O(1)",
             "longest_path": "O(1)",
@@ -112,14 +116,18 @@ class TheoreticalCosts:
 
     @property
     def compute(self) -> dict[str, np.ndarray]:  # {layer: multiply-adds}, for plotting
-        return {"CNN": self.cnn_macs, "RNN": self.rnn_macs, "self-attention": self.attention_macs}
+        return {
+            "CNN": self.cnn_macs,
+            "RNN": self.rnn_macs,
+            N_("self-attention"): self.attention_macs,
+        }
 
     @property
     def memory(self) -> dict[str, np.ndarray]:  # {curve: bytes of the largest array}
         return {
-            "self-attention": self.attention_bytes,
-            "blockwise attention": self.blockwise_bytes,
-            "RNN / CNN output": self.output_bytes,
+            N_("self-attention"): self.attention_bytes,
+            N_("blockwise attention"): self.blockwise_bytes,
+            N_("RNN / CNN output"): self.output_bytes,
         }
 
 

@@ -17,8 +17,10 @@ import torch
 from torch import nn
 
 from attnlib.core.scoring import scaled_scores
+from attnlib.course._shown import ShownKey
 from attnlib.course.memory import allocated_bytes
 from attnlib.util._checks import check_positive_int, check_tensor
+from attnlib.util.i18n import N_
 
 __all__ = ["CostRow", "counted_macs", "layer_costs", "median_time", "written_out_attention"]
 
@@ -79,7 +81,8 @@ class CostRow:
     """One measurement of :func:`layer_costs`.
 
     Attributes:
-        layer: ``"self-attention"``, ``"RNN"`` or ``"CNN"``.
+        layer: ``"self-attention"``, ``"RNN"`` or ``"CNN"`` (a
+            :class:`~attnlib.course._shown.ShownKey`: printed in the current language).
         n: sequence length.
         seconds: median forward time.
         peak_bytes: exact peak bytes of the tensors the forward creates
@@ -171,7 +174,7 @@ def layer_costs(
             xt = x.transpose(1, 2).contiguous()  # (B, d, n) as Conv1d wants
             cases = [
                 (
-                    "self-attention",
+                    ShownKey(N_("self-attention")),  # compares as the key, prints translated
                     lambda: written_out_attention(x, x, x),
                     batch_size * n * n * size,
                     2 * 2 * batch_size * n * n * d_model,

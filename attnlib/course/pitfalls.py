@@ -22,12 +22,14 @@ what *not* to do, not building blocks.
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass
 
 import torch
 
 from attnlib.core.softmax import masked_softmax, valid_lens_mask
 from attnlib.util._checks import check_mask, check_tensor, check_valid_lens
+from attnlib.util.i18n import N_, _, gettext
 
 __all__ = [
     "fill_masked_softmax",
@@ -46,14 +48,15 @@ __all__ = [
 #: Scores of the demonstration row; exactly representable in float32, float16 and bfloat16.
 DEFAULT_ROW_SCORES = (2.0, 0.5, -1.0, 1.0)
 
-#: The recipes compared by :func:`fully_masked_row_cases`: name -> (fill, how).
+#: The recipes compared by :func:`fully_masked_row_cases`: name -> (fill, how). The names are
+#: keys (English); :func:`format_cases` shows them in the current language.
 ROW_RECIPES = {
-    "plain softmax, M = -inf": (float("-inf"), "add"),
-    "add M = -1e6": (-1e6, "add"),
-    "add M = -1e9": (-1e9, "add"),
-    "replace by -1e6 (d2l)": (-1e6, "replace"),
-    "replace by -1e9": (-1e9, "replace"),
-    "add M = finfo(dtype).min": ("finfo.min", "add"),
+    N_("plain softmax, M = -inf"): (float("-inf"), "add"),
+    N_("add M = -1e6"): (-1e6, "add"),
+    N_("add M = -1e9"): (-1e9, "add"),
+    N_("replace by -1e6 (d2l)"): (-1e6, "replace"),
+    N_("replace by -1e9"): (-1e9, "replace"),
+    N_("add M = finfo(dtype).min"): ("finfo.min", "add"),
     "attnlib masked_softmax": (None, "attnlib"),
 }
 
@@ -153,7 +156,8 @@ def classify_row(weights: torch.Tensor, scores: torch.Tensor, *, atol: float = 1
         atol: tolerance for the comparisons (loose enough for bfloat16).
 
     Returns:
-        ``"NaN"``, ``"zeros"``, ``"uniform"``, ``"as if unmasked"`` or ``"other"``.
+        ``"NaN"``, ``"zeros"``, ``"uniform"``, ``"as if unmasked"`` or ``"other"`` (keys, in
+        English; ``gettext(verdict)`` is the verdict in the current language).
     """
     check_tensor("weights", weights, ndim=1)
     check_tensor("scores", scores, ndim=1)
@@ -165,14 +169,14 @@ def classify_row(weights: torch.Tensor, scores: torch.Tensor, *, atol: float = 1
     if torch.isnan(w).any():
         return "NaN"
     if (w == 0).all():
-        return "zeros"
+        return N_("zeros")
     n = w.numel()
     if torch.allclose(w, torch.full_like(w, 1.0 / n), rtol=0.0, atol=atol):
-        return "uniform"
+        return N_("uniform")
     unmasked = torch.softmax(scores.detach().to(device="cpu", dtype=torch.float64), dim=-1)
     if torch.allclose(w, unmasked, rtol=0.0, atol=atol):
-        return "as if unmasked"
-    return "other"
+        return N_("as if unmasked")
+    return N_("other")
 
 
 @dataclass(frozen=True)
@@ -248,7 +252,9 @@ def format_cases(cases: list[MaskedRowCase], *, what: str = "verdict") -> str:
             3 decimals) or ``"fill"`` (the sentinel as stored in the dtype).
 
     Returns:
-        The table as a string (the caller prints it).
+        The table as a string (the caller prints it), its header, recipes and verdicts in the
+        current language; columns are aligned by their width on screen (a CJK character takes
+        two columns).
     """
     if what not in ("verdict", "weights", "fill"):
         raise ValueError(f"what must be 'verdict', 'weights' or 'fill', got {what!r}")
@@ -260,20 +266,28 @@ def format_cases(cases: list[MaskedRowCase], *, what: str = "verdict") -> str:
         if c is None:
             return ""
         if what == "verdict":
-            return c.verdict
+            return gettext(c.verdict)
         if what == "fill":
             return "-" if c.fill_stored is None else f"{c.fill_stored:g}"
         return (
             "[" + ", ".join("nan" if math.isnan(x) else f"{x + 0.0:.3f}" for x in c.weights) + "]"
         )
 
-    rows = [["recipe", *dtypes]] + [
-        [r, *(cell(by_key.get((r, d))) for d in dtypes)] for r in recipes
+    rows = [[_("recipe"), *dtypes]] + [
+        [gettext(r), *(cell(by_key.get((r, d))) for d in dtypes)] for r in recipes
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(text.ljust(w) for text, w in zip(row, widths)).rstrip() for row in rows]
+    widths = [max(_width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(text + " " * (w - _width(text)) for text, w in zip(row, widths)).rstrip()
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a monospaced font: wide (CJK) characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def recipe_softmax(scores: torch.Tensor, masks, recipe: str) -> torch.Tensor:

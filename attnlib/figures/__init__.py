@@ -1,7 +1,9 @@
 """Each notebook's key picture, drawn from attnlib's plotting functions and saved deterministically.
 
-``python -m attnlib.figures [--out DIR] [NAME ...]`` (default: every figure, into ``figures/``)
-writes the registered figures to ``DIR/NAME.png`` (and ``NAME.svg`` where registered). A figure
+``python -m attnlib.figures [--lang LANG] [--out DIR] [NAME ...]`` (default: every figure, into
+``figures/``, in the current language: ``ATTNLIB_LANG`` or English) writes the registered figures to
+``DIR/NAME.png`` (and ``NAME.svg`` where registered); ``--lang zh_CN --out figures/zh`` writes the
+Chinese ones. A figure
 module registers a function that takes no arguments and returns a ``matplotlib.figure.Figure``
 (made with ``Figure(...)``, not pyplot)::
 
@@ -26,6 +28,9 @@ require_extra("widgets", what="attnlib.figures")
 
 import os
 from collections.abc import Callable, Iterable
+
+from attnlib.util.fonts import FONT_FAMILY, uses_cjk_font
+from attnlib.util.i18n import get_language
 
 __all__ = [
     "FIGURES",
@@ -56,6 +61,14 @@ RC: dict = {  # matplotlib's rcParams keys
     "axes.unicode_minus": True,
 }
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+
+
+def _rc() -> dict:
+    """:data:`RC` for the current language: with Chinese, the bundled CJK font follows DejaVu Sans
+    as the fallback family (:mod:`attnlib.util.fonts`); Latin text and math stay as in English."""
+    if not uses_cjk_font(get_language()):
+        return RC
+    return {**RC, "font.family": [*RC["font.family"], FONT_FAMILY]}
 
 
 def register_figure(name: str, formats: Iterable[str] = ("png",), *, pixel_test: bool = True):
@@ -92,13 +105,13 @@ def save_figure(fig, path: str, fmt: str) -> None:
     """
     import matplotlib
 
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(_rc()):
         fig.savefig(path, format=fmt, dpi=DPI, metadata=_METADATA[fmt])
 
 
 def write_figures(outdir: str = "figures", names: Iterable[str] | None = None) -> list[str]:
-    """Draw the figures ``names`` (default: all) and write them under ``outdir``;
-    return the paths.
+    """Draw the figures ``names`` (default: all) in the current language
+    (:func:`attnlib.set_language`) and write them under ``outdir``; return the paths.
     """
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -110,7 +123,7 @@ def write_figures(outdir: str = "figures", names: Iterable[str] | None = None) -
     os.makedirs(outdir, exist_ok=True)
     paths = []
     for name in sorted(names):
-        with matplotlib.rc_context(RC):
+        with matplotlib.rc_context(_rc()):
             fig = FIGURES[name]()
             if fig.canvas is None or type(fig.canvas).__name__ == "FigureCanvasBase":
                 FigureCanvasAgg(fig)

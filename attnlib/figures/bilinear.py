@@ -8,6 +8,8 @@ import torch
 from attnlib import plotting
 from attnlib.core.scoring import dot_score, score_asymmetry
 from attnlib.figures import register_figure
+from attnlib.plotting import math_text
+from attnlib.util.i18n import _
 
 __all__ = ["bilinear_asymmetry_figure"]
 
@@ -32,5 +34,6 @@ def bilinear_asymmetry_figure(n_tokens: int = 5, d_model: int = 4, d_k: int = 3,
     e = dot_score(x @ w_q, x @ w_k)  # (n, n)
     fig = Figure(figsize=(10.5, 3.4), layout="constrained")
     plotting.score_asymmetry_panels(score_asymmetry(e), fig.subplots(1, 3))
-    fig.suptitle("A learned bilinear score $x_i W_Q W_K^T x_j^T$ is not symmetric")
+    score = math_text("$x_i W_Q W_K^T x_j^T$", "xᵢ W_Q W_Kᵀ xⱼᵀ")
+    fig.suptitle(_("A learned bilinear score {score} is not symmetric", score=score))
     return fig

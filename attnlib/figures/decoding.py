@@ -10,6 +10,7 @@ from attnlib.course.decoding import DecodingTrace, trace_greedy_decoding
 from attnlib.course.examples import DEFAULT_SOURCE, trained_reversal_model, untrained_reversal_model
 from attnlib.figures import register_figure
 from attnlib.models.seq2seq.toy_tasks import EOS, token_labels
+from attnlib.util.i18n import _
 
 __all__ = ["cross_attention_panel", "decoding_cross_attention_figure"]
 
@@ -43,13 +44,15 @@ def cross_attention_panel(
     # Past </s> greedy decoding stops; those rows were computed on padding it never fed, so
     # they are drawn hidden (grey) and labelled as not decoded.
     rows = [
-        f"{t}: →{o}" if t < done else f"{t}: (after </s>)"
+        f"{t}: →{o}" if t < done else _("{t}: (after </s>)", t=t)
         for t, o in enumerate(token_labels(trace.tokens))
     ]  # 0-based, as the notebook
     decoded = torch.arange(steps, device=w.device)[:, None] < done  # (T, 1)
     if title is None:
-        who = "average of heads" if head is None else f"head {head}"
-        title = f"cross-attention [{steps} × {src_len}], {who}"
+        if head is None:
+            title = _("cross-attention [{T} × {S}], average of heads", T=steps, S=src_len)
+        else:
+            title = _("cross-attention [{T} × {S}], head {head}", T=steps, S=src_len, head=head)
     return plotting.heatmap(
         w,
         ax=ax,
@@ -59,9 +62,9 @@ def cross_attention_panel(
         vmax=1.0,
         mask=decoded.expand(steps, src_len),
         title=title,
-        xlabel="source token j",
-        ylabel="position t: writes",
-        colorbar_label="weight",
+        xlabel=_("source token j"),
+        ylabel=_("position t: writes"),
+        colorbar_label=_("weight"),
     )
 
 
@@ -80,12 +83,12 @@ def decoding_cross_attention_figure():
     cross_attention_panel(
         trace_greedy_decoding(untrained_reversal_model(), src),
         ax=ax_before,
-        title="before training",
+        title=_("before training"),
     )
     cross_attention_panel(
         trace_greedy_decoding(trained_reversal_model(), src),
         ax=ax_after,
-        title="after training: anti-diagonal",
+        title=_("after training: anti-diagonal"),
     )
-    fig.suptitle("Reversal: output position t reads source position n−1−t", fontsize=10)
+    fig.suptitle(_("Reversal: output position t reads source position n−1−t"), fontsize=10)
     return fig

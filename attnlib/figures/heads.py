@@ -8,6 +8,7 @@ from attnlib import plotting
 from attnlib.core.multihead import head_weight_maps
 from attnlib.course.examples import DEFAULT_TOKENS, demo_projections
 from attnlib.figures import register_figure
+from attnlib.util.i18n import _
 
 __all__ = ["heads_weight_maps_figure"]
 
@@ -44,9 +45,9 @@ def heads_weight_maps_figure(fig=None):
         vmin=0.0,
         vmax=1.0,
         colorbar=False,
-        title=f"one wide head (Dh = {d_model})",
-        xlabel="key",
-        ylabel="query",
+        title=_("one wide head (Dh = {Dh})", Dh=d_model),
+        xlabel=_("key"),
+        ylabel=_("query"),
     )
     for r in range(NUM_HEADS):
         plotting.heatmap(
@@ -57,12 +58,15 @@ def heads_weight_maps_figure(fig=None):
             vmin=0.0,
             vmax=1.0,
             colorbar=(r == NUM_HEADS - 1),
-            title=f"head {r + 1} of {NUM_HEADS} (Dh = {d_model // NUM_HEADS})",
-            xlabel="key",
+            title=_("head {r} of {H} (Dh = {Dh})", r=r + 1, H=NUM_HEADS, Dh=d_model // NUM_HEADS),
+            xlabel=_("key"),
             ylabel="",
         )
     fig.suptitle(
-        "Same W_Q, W_K cut into 4 heads: each head has its own map per query; "
-        "one wide head has one. Both 'the' rows match: no positions yet."
+        _(
+            "Same W_Q, W_K cut into {H} heads: each head has its own map per query; "
+            "one wide head has one. Both 'the' rows match: no positions yet.",
+            H=NUM_HEADS,
+        )
     )
     return fig

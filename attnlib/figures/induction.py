@@ -9,6 +9,7 @@ on every machine and pixel-tested like the others.
 from __future__ import annotations
 
 from attnlib.figures import register_figure
+from attnlib.util.i18n import _
 
 __all__ = ["induction_phase_change_figure"]
 
@@ -22,8 +23,8 @@ def induction_phase_change_figure():
 
     from attnlib.course import induction as ind
 
-    _, run = ind.load_run("two_layer")
-    _, run1 = ind.load_run("one_layer")
+    _model, run = ind.load_run("two_layer")
+    _model1, run1 = ind.load_run("one_layer")
     pc = ind.phase_change(run)
     steps = run.eval_steps.numpy()
     m = {k: v.double().numpy() for k, v in run.metrics.items() if v.dim() == 1}
@@ -31,27 +32,27 @@ def induction_phase_change_figure():
     left, right = fig.subplots(1, 2)
     for ax in (left, right):
         ax.axvspan(pc["start"], pc["end"], color="C3", alpha=0.12, lw=0)
-    left.plot(steps, m["first"], "C0-", label="first occurrence")
-    left.plot(steps, m["second"], "C1-", label="second occurrence (copyable)")
+    left.plot(steps, m["first"], "C0-", label=_("first occurrence"))
+    left.plot(steps, m["second"], "C1-", label=_("second occurrence (copyable)"))
     left.set(
-        xlabel="training step",
-        ylabel="held-out loss (nats)",
-        title="2-layer model: a slow stretch, then the drop (shaded)",
+        xlabel=_("training step"),
+        ylabel=_("held-out loss (nats)"),
+        title=_("2-layer model: a slow stretch, then the drop (shaded)"),
     )
     left.legend(fontsize=8, loc="lower left")
-    right.plot(steps, m["in_context"], "C3-", label="2 layers")
+    right.plot(steps, m["in_context"], "C3-", label=_("2 layers"))
     right.plot(
         run1.eval_steps.numpy(),
         run1.metrics["in_context"].double().numpy(),
         "0.45",
         ls="--",
-        label="1 layer (control)",
+        label=_("1 layer (control)"),
     )
     right.axhline(0.0, color="0.7", lw=0.8)
     right.set(
-        xlabel="training step",
-        ylabel="second − first loss (nats)",
-        title="in-context score: 2 layers and the 1-layer control",
+        xlabel=_("training step"),
+        ylabel=_("second − first loss (nats)"),
+        title=_("in-context score: 2 layers and the 1-layer control"),
     )
     right.legend(fontsize=8, loc="lower left")
     return fig

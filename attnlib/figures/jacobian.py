@@ -7,6 +7,7 @@ from attnlib import plotting
 from attnlib.course.examples import DEFAULT_LOGITS
 from attnlib.course.scaling import spread_jacobians
 from attnlib.figures import register_figure
+from attnlib.util.i18n import _
 
 __all__ = ["softmax_jacobian_figure"]
 
@@ -19,6 +20,6 @@ def softmax_jacobian_figure():
     fig = Figure(figsize=(11.0, 3.6), layout="constrained")
     plotting.jacobian_panels(spread_jacobians(DEFAULT_LOGITS, [0.5, 2.0, 6.0]), fig.subplots(1, 3))
     fig.suptitle(
-        "Softmax Jacobian J = diag(a) − a aᵀ: rows sum to 0, and it fades as the row saturates"
+        _("Softmax Jacobian J = diag(a) − a aᵀ: rows sum to 0, and it fades as the row saturates")
     )
     return fig

@@ -11,6 +11,7 @@ from attnlib.core.attention import dot_product_attention
 from attnlib.core.masks import causal_mask, padding_mask
 from attnlib.course.examples import demo_batch
 from attnlib.figures import register_figure
+from attnlib.util.i18n import _
 
 __all__ = ["masking_combined_figure"]
 
@@ -26,8 +27,8 @@ def _hatched_heatmap(ax, values, visible, **kwargs):
         ax=ax,
         vmin=kwargs.pop("vmin", 0.0),
         vmax=1.0,
-        xlabel="key j",
-        ylabel="query i",
+        xlabel=_("key j"),
+        ylabel=_("query i"),
         **kwargs,
     )
     ax.imshow(
@@ -57,7 +58,7 @@ def masking_combined_figure(fig=None):
     pad = padding_mask(lens, L).expand(L, L)  # (L, S): the same keys hidden for every query
     causal = causal_mask(L)  # (L, S)
     both = pad & causal  # (L, S)
-    _, w = dot_product_attention(
+    _out, w = dot_product_attention(
         demo.q, demo.k, demo.v, valid_lens=lens, is_causal=True
     )  # (1, L, S)
 
@@ -65,20 +66,22 @@ def masking_combined_figure(fig=None):
         fig = Figure(figsize=(12.0, 3.3), layout="constrained")
     axes = fig.subplots(1, 4)
     panels = [
-        (pad, f"padding mask (valid_len = {VALID_LEN})"),
-        (causal, "causal mask (j ≤ i)"),
-        (both, "padding AND causal"),
+        (pad, _("padding mask (valid_len = {n})", n=VALID_LEN)),
+        (causal, _("causal mask (j ≤ i)")),
+        (both, _("padding AND causal")),
     ]
     for ax, (m, title) in zip(axes, panels):
         _hatched_heatmap(ax, m.double(), m, cmap="Greys_r", vmin=-0.3, colorbar=False, title=title)
         plotting.cell_labels(ax, m.double(), fmt="{:.0f}", threshold=0.5)
     ax = axes[3]
-    _hatched_heatmap(ax, w[0], both, mask=both, title="weights (hidden: hatched)")
+    _hatched_heatmap(ax, w[0], both, mask=both, title=_("weights (hidden: hatched)"))
     plotting.cell_labels(
         ax, plotting.masked(w[0], both).filled(float("nan")), fmt="{:.2f}", fontsize=7
     )
     fig.suptitle(
-        "True = may attend. Query i sees key j only if j is a real token AND j ≤ i; "
-        "every visible row sums to 1"
+        _(
+            "True = may attend. Query i sees key j only if j is a real token AND j ≤ i; "
+            "every visible row sums to 1"
+        )
     )
     return fig

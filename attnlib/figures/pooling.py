@@ -8,6 +8,7 @@ from attnlib import plotting
 from attnlib.core.pooling import toy_function, toy_regression_data
 from attnlib.core.scoring import nadaraya_watson
 from attnlib.figures import register_figure
+from attnlib.util.i18n import _
 
 __all__ = ["kernel_regression_figure"]
 
@@ -35,7 +36,7 @@ def kernel_regression_figure(
     fits = {
         f"σ = {s:g}": nadaraya_watson(grid, x_train, y_train, bandwidth=s)[0] for s in bandwidths
     }
-    _, weights = nadaraya_watson(grid, x_train, y_train, bandwidth=heatmap_bandwidth)  # (G, S)
+    _fit, weights = nadaraya_watson(grid, x_train, y_train, bandwidth=heatmap_bandwidth)  # (G, S)
     fig = Figure(figsize=(10.0, 3.6), layout="constrained")
     plotting.kernel_regression_panels(
         x_train,
@@ -45,7 +46,7 @@ def kernel_regression_figure(
         weights,
         fig.subplots(1, 2),
         y_true=toy_function(grid),
-        weights_title=f"weights α(x, x_i), σ = {heatmap_bandwidth:g}",
+        weights_title=_("weights α(x, x_i), σ = {sigma:g}", sigma=heatmap_bandwidth),
     )
-    fig.suptitle("Attention pooling: f(x) = Σ softmax_i(−(x − x_i)² / 2σ²) y_i")
+    fig.suptitle(_("Attention pooling: f(x) = Σ softmax_i(−(x − x_i)² / 2σ²) y_i"))
     return fig

@@ -15,6 +15,7 @@ from attnlib.core.positional import (
     sinusoidal_pair,
 )
 from attnlib.figures import register_figure
+from attnlib.util.i18n import _
 
 __all__ = ["positions_rotation_figure"]
 
@@ -46,9 +47,9 @@ def positions_rotation_figure(fig=None):
         cmap="cividis",
         vmin=-1.0,
         vmax=1.0,
-        title="PE[pos, column]",
-        xlabel="column (even: sin, odd: cos)",
-        ylabel="position pos",
+        title=_("PE[pos, column]"),
+        xlabel=_("column (even: sin, odd: cos)"),
+        ylabel=_("position pos"),
     )
     # The sines are defined for every real pos; the table holds only the integer samples (dots).
     # Joining the dots of the fast column i = 0 (period 2π ≈ 6.3 positions) would draw a zigzag.
@@ -61,12 +62,12 @@ def positions_rotation_figure(fig=None):
             torch.sin(dense * omegas[c // 2]).numpy(),
             color=f"C{n}",
             linewidth=1.0,
-            label=f"column {c} (i = {c // 2})",
+            label=_("column {c} (i = {i})", c=c, i=c // 2),
         )
         ax_c.plot(pos.numpy(), pe[:, c].numpy(), "o", color=f"C{n}", markersize=2.5)
-    ax_c.set_title("sine columns, each i its own period (dots: integer pos)", fontsize=9)
-    ax_c.set_xlabel("position pos")
-    ax_c.set_ylabel("PE value")
+    ax_c.set_title(_("sine columns, each i its own period (dots: integer pos)"), fontsize=9)
+    ax_c.set_xlabel(_("position pos"))
+    ax_c.set_ylabel(_("PE value"))
     ax_c.legend(fontsize=7, loc="lower left")
     theta = np.linspace(0, 2 * np.pi, 200)
     ax_r.plot(np.sin(theta), np.cos(theta), color="0.8", linewidth=1)
@@ -93,16 +94,23 @@ def positions_rotation_figure(fig=None):
     ax_r.set_aspect("equal", adjustable="box")
     ax_r.set_xlim(-1.3, 1.3)
     ax_r.set_ylim(-1.3, 1.3)
-    ax_r.set_xlabel(f"sin(w pos)  (column {2 * FREQ})")
-    ax_r.set_ylabel(f"cos(w pos)  (column {2 * FREQ + 1})")
+    ax_r.set_xlabel(_("sin(w pos)  (column {c})", c=2 * FREQ))
+    ax_r.set_ylabel(_("cos(w pos)  (column {c})", c=2 * FREQ + 1))
     # two lines: on one, the title is wider than the square axes and is clipped at the right edge
     ax_r.set_title(
-        f"d = {D_MODEL}, i = {FREQ}, k = {OFFSET}:\n"
-        f"each arrow turns {w * OFFSET:.2f} rad clockwise",
+        _(
+            "d = {d}, i = {i}, k = {k}:\neach arrow turns {turn:.2f} rad clockwise",
+            d=D_MODEL,
+            i=FREQ,
+            k=OFFSET,
+            turn=w * OFFSET,
+        ),
         fontsize=9,
     )
     fig.suptitle(
-        "Sinusoidal positions: an offset k is the same 2×2 rotation R(k) at every position "
-        "(circles: R(k) applied to the start)"
+        _(
+            "Sinusoidal positions: an offset k is the same 2×2 rotation R(k) at every position "
+            "(circles: R(k) applied to the start)"
+        )
     )
     return fig

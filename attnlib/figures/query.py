@@ -12,6 +12,7 @@ from attnlib import plotting
 from attnlib.core.attention import dot_product_attention
 from attnlib.course.examples import DEFAULT_KEYS, DEFAULT_VALUES
 from attnlib.figures import register_figure
+from attnlib.util.i18n import _
 
 __all__ = ["query_output_hull_figure"]
 
@@ -47,8 +48,8 @@ def query_output_hull_figure():
             ax=ax,
             weights=w[0],
             lim=3.2,
-            title=f"q = ({x:g}, {y:g}): weights ({weights})",
+            title=_("q = ({x:g}, {y:g}): weights ({weights})", x=x, y=y, weights=weights),
         )
         ax.title.set_fontsize(9)
-    fig.suptitle("The output (★) is a weighted mean of the values: it stays inside their hull")
+    fig.suptitle(_("The output (★) is a weighted mean of the values: it stays inside their hull"))
     return fig

@@ -8,6 +8,7 @@ import torch
 from attnlib import plotting
 from attnlib.course.scaling import dot_product_variance, softmax_sharpness
 from attnlib.figures import register_figure
+from attnlib.util.i18n import _
 
 __all__ = ["scaling_variance_figure"]
 
@@ -31,5 +32,7 @@ def scaling_variance_figure(seed: int = 0):
     ax_var, ax_ent, ax_max = fig.subplots(1, 3)
     plotting.variance_errorbars(table, ax_var)
     plotting.sharpness_curves(unscaled, scaled, [ax_ent, ax_max])
-    fig.suptitle("Var(q·k) = d_k, so without the 1/√d_k scale softmax rows saturate as d_k grows")
+    fig.suptitle(
+        _("Var(q·k) = d_k, so without the 1/√d_k scale softmax rows saturate as d_k grows")
+    )
     return fig

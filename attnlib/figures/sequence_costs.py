@@ -12,15 +12,17 @@ import numpy as np
 
 from attnlib.course.costs import theoretical_costs
 from attnlib.figures import register_figure
+from attnlib.util.i18n import N_, _, gettext
 
 __all__ = ["measured_cost_panels", "sequence_costs_figure"]
 
+#: curve name (a key of the cost tables, shown through ``gettext``) -> colour, line style
 _STYLE = {
-    "self-attention": ("C3", "o-"),
+    N_("self-attention"): ("C3", "o-"),
     "RNN": ("C0", "s-"),
     "CNN": ("C2", "^-"),
-    "blockwise attention": ("C1", "d--"),
-    "RNN / CNN output": ("C0", "s-"),
+    N_("blockwise attention"): ("C1", "d--"),
+    N_("RNN / CNN output"): ("C0", "s-"),
 }
 
 
@@ -60,10 +62,10 @@ def measured_cost_panels(rows, axes):
         color, fmt = _STYLE.get(name, ("C4", "o-"))
         n = [r.n for r in rs]
         (lines[name, "time"],) = ax_t.plot(
-            n, [r.seconds * 1e3 for r in rs], fmt, color=color, label=name, ms=4
+            n, [r.seconds * 1e3 for r in rs], fmt, color=color, label=gettext(name), ms=4
         )
         mem = [r.peak_bytes / 2**20 if r.peak_bytes > 0 else np.nan for r in rs]
-        (lines[name, "memory"],) = ax_m.plot(n, mem, fmt, color=color, label=name, ms=4)
+        (lines[name, "memory"],) = ax_m.plot(n, mem, fmt, color=color, label=gettext(name), ms=4)
     ns = sorted({r.n for r in rows})
     mem_all = [r.peak_bytes / 2**20 for r in rows if r.peak_bytes > 0 and r.n == ns[0]]
     if mem_all:
@@ -72,14 +74,14 @@ def measured_cost_panels(rows, axes):
     time_all = [r.seconds * 1e3 for r in rows if r.seconds > 0 and r.n == ns[0]]
     if time_all:
         _guides(ax_t, ns, min(time_all) / 2)
-    for ax, what in ((ax_t, "median time (ms)"), (ax_m, "peak tensor memory (MiB)")):
+    for ax, what in ((ax_t, _("median time (ms)")), (ax_m, _("peak tensor memory (MiB)"))):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("sequence length n")
+        ax.set_xlabel(_("sequence length n"))
         ax.set_ylabel(what)
         ax.legend(fontsize="small")
-    ax_t.set_title("time of one forward pass (measured)")
-    ax_m.set_title("memory (counted exactly)")
+    ax_t.set_title(_("time of one forward pass (measured)"))
+    ax_m.set_title(_("memory (counted exactly)"))
     return lines
 
 
@@ -97,31 +99,33 @@ def sequence_costs_figure():
     ax_c, ax_m = fig.subplots(1, 2)
     for name, y in costs.compute.items():
         color, fmt = _STYLE[name]
-        ax_c.plot(ns, y, fmt, color=color, label=name, ms=4)
+        ax_c.plot(ns, y, fmt, color=color, label=gettext(name), ms=4)
     ax_c.axvline(d, color="0.6", ls=":", lw=1)
     ax_c.annotate(
-        "n = d: attention = RNN",
+        _("n = d: attention = RNN"),
         (d, costs.rnn_macs[0]),
         fontsize=8,
         color="0.35",
         xytext=(4, 0),
         textcoords="offset points",
     )
-    ax_c.set_title("multiply-adds of one layer (d = 512, k = 3)")
-    ax_c.set_ylabel("multiply-adds")
+    ax_c.set_title(_("multiply-adds of one layer (d = {d}, k = {k})", d=d, k=3))
+    ax_c.set_ylabel(_("multiply-adds"))
     for name, y in costs.memory.items():
         color, fmt = _STYLE[name]
-        ax_m.plot(ns, y / 2**20, fmt, color=color, label=name, ms=4)
-    ax_m.set_title("largest array of one layer (float32)")
+        ax_m.plot(ns, y / 2**20, fmt, color=color, label=gettext(name), ms=4)
+    ax_m.set_title(_("largest array of one layer (float32)"))
     ax_m.set_ylabel("MiB")
     for ax in (ax_c, ax_m):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("sequence length n")
+        ax.set_xlabel(_("sequence length n"))
         ax.legend(fontsize="small")
     fig.suptitle(
-        "Full attention grows like n² in compute and memory; key blocks keep memory linear\n"
-        "(all n queries against one block; tiling the queries too would make it constant)",
+        _(
+            "Full attention grows like n² in compute and memory; key blocks keep memory linear\n"
+            "(all n queries against one block; tiling the queries too would make it constant)"
+        ),
         fontsize=10,
     )
     return fig

@@ -11,6 +11,7 @@ from attnlib import plotting
 from attnlib.core.attention import dot_product_attention
 from attnlib.core.softmax import masked_softmax
 from attnlib.figures import register_figure
+from attnlib.util.i18n import _
 
 __all__ = ["worked_example_figure"]
 
@@ -27,16 +28,16 @@ def worked_example_figure():
     values = torch.tensor([[2.0, 0.0], [0.0, 4.0]], dtype=torch.float64)  # (S=2, Dv=2)
     a = masked_softmax(z)  # (2,)
     plotting.mixing_segment(z, a, a @ values, values, ax_seg)
-    ax_seg.set_title("scores (log 3 ≈ 1.10, 0) → weights (0.75, 0.25)")
+    ax_seg.set_title(_("scores (log 3 ≈ 1.10, 0) → weights (0.75, 0.25)"))
     q = torch.tensor([[1.0, 2.0], [1.0, 1.0]], dtype=torch.float64)  # (L=2, d_k=2)
     k = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)  # (S=2, d_k=2)
-    _, weights = dot_product_attention(q, k, k)  # values unused here: only the weights are drawn
+    _out, weights = dot_product_attention(q, k, k)  # values unused here: only the weights are drawn
     plotting.two_query_weights(
         weights,
         ax_bars,
         query_labels=("q1 = (1, 2)", "q2 = (1, 1)"),
         key_labels=("k1 = (1, 0)", "k2 = (0, 1)"),
     )
-    ax_bars.set_title("softmax(q·k / √2) for the 2-D example")
-    fig.suptitle("Weights mix the values: the output lies between them")
+    ax_bars.set_title(_("softmax(q·k / √2) for the 2-D example"))
+    fig.suptitle(_("Weights mix the values: the output lies between them"))
     return fig

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["to_numpy", "masked"]
+from attnlib.util.fonts import uses_cjk_font
+from attnlib.util.i18n import get_language
+
+__all__ = ["to_numpy", "masked", "math_text"]
+
+
+def math_text(tex: str, plain: str) -> str:
+    """``tex`` (matplotlib mathtext, ``$...$``) in English, ``plain`` (the same math in Unicode,
+    e.g. ``xᵢ W_Kᵀ``) in a language drawn with the fallback CJK font: mathtext takes every glyph
+    of a string from its own math fonts and cannot fall back, so a message that holds both math
+    and Chinese must carry its math as plain text."""
+    return plain if uses_cjk_font(get_language()) else tex
 
 
 def to_numpy(x) -> np.ndarray:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from attnlib.plotting._core import _axes, to_numpy
+from attnlib.util.i18n import _
 
 __all__ = ["weight_bars", "curves", "hist_bars"]
 
@@ -16,9 +17,9 @@ def weight_bars(
     ax=None,
     labels: Sequence[str] | None = None,
     *,
-    title: str = "Attention weights",
-    xlabel: str = "key",
-    ylabel: str = "weight",
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
     ylim: tuple[float, float] | None = (0.0, 1.0),
     color: str | Sequence[str] | None = "C0",
 ):
@@ -28,7 +29,8 @@ def weight_bars(
         weights: ``(S,)`` (or ``(1, S)``) weights.
         ax: axes (None: a new pyplot figure).
         labels: one label per key (default ``k1 .. kS``).
-        title, xlabel, ylabel: axes text.
+        title, xlabel, ylabel: axes text (default "Attention weights", "key", "weight", in the
+            current language).
         ylim: fixed y-limits so the bars can move in place (None: autoscale).
         color: bar colour(s).
     Returns:
@@ -42,9 +44,9 @@ def weight_bars(
         raise ValueError(f"labels has {len(labels)} entries but weights has {S}")
     ax = _axes(ax)
     bars = ax.bar(range(S), w, color=color, tick_label=list(labels))
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_title(_("Attention weights") if title is None else title)
+    ax.set_xlabel(_("key") if xlabel is None else xlabel)
+    ax.set_ylabel(_("weight") if ylabel is None else ylabel)
     if ylim is not None:
         ax.set_ylim(*ylim)
     return bars
@@ -114,9 +116,9 @@ def hist_bars(
     ax=None,
     *,
     density: bool = True,
-    title: str = "Histogram",
-    xlabel: str = "value",
-    ylabel: str = "density",
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
     color: str = "C0",
 ):
     """Draw a histogram of ``samples`` over fixed bin edges, as bars that can be updated in place.
@@ -126,7 +128,8 @@ def hist_bars(
         bins: ``(nbins + 1,)`` fixed bin edges.
         ax: axes (None: a new pyplot figure).
         density: normalise to a density (area 1) instead of counts.
-        title, xlabel, ylabel: axes text.
+        title, xlabel, ylabel: axes text (default "Histogram", "value", "density", in the
+            current language).
         color: bar colour.
     Returns:
         The ``BarContainer``.
@@ -135,9 +138,9 @@ def hist_bars(
     ax = _axes(ax)
     heights = _hist(samples, edges, density)
     bars = ax.bar(edges[:-1], heights, width=np.diff(edges), align="edge", color=color, alpha=0.8)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_title(_("Histogram") if title is None else title)
+    ax.set_xlabel(_("value") if xlabel is None else xlabel)
+    ax.set_ylabel(_("density") if ylabel is None else ylabel)
     return bars
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from attnlib.plotting._core import _as_matrix, _axes, masked, to_numpy
+from attnlib.util.i18n import _
 
 __all__ = ["heatmap", "cell_labels", "hatch_overlay", "weights_rgba"]
 
@@ -17,9 +18,9 @@ def heatmap(
     *,
     row_labels: Sequence[str] | None = None,
     col_labels: Sequence[str] | None = None,
-    title: str = "Attention weights",
-    xlabel: str = "key position j",
-    ylabel: str = "query position i",
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
     colorbar: bool = True,
     cmap: str = "viridis",
     vmin: float | None = None,
@@ -34,7 +35,8 @@ def heatmap(
         weights: ``(L, S)`` tensor/array (leading size-1 dims are dropped); row i = query i.
         ax: axes to draw into (None: a new pyplot figure).
         row_labels, col_labels: tick labels for rows (queries) and columns (keys).
-        title, xlabel, ylabel: text for the axes.
+        title, xlabel, ylabel: text for the axes (default "Attention weights", "key position j",
+            "query position i", in the current language).
         colorbar: add a colorbar beside the axes.
         cmap: colormap name.
         vmin, vmax: colour limits (None: from the data). Widgets should fix them so colours
@@ -67,9 +69,9 @@ def heatmap(
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(8, integer=True))
     if L > 16 and row_labels is None:
         ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(8, integer=True))
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_title(_("Attention weights") if title is None else title)
+    ax.set_xlabel(_("key position j") if xlabel is None else xlabel)
+    ax.set_ylabel(_("query position i") if ylabel is None else ylabel)
     if colorbar:
         cb = ax.figure.colorbar(im, ax=ax)
         if colorbar_label:

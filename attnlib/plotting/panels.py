@@ -10,9 +10,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from attnlib.plotting._core import to_numpy
+from attnlib.plotting._core import math_text, to_numpy
 from attnlib.plotting.curves import curves
 from attnlib.plotting.matrices import cell_labels, heatmap
+from attnlib.util.i18n import _
 
 __all__ = [
     "kernel_regression_panels",
@@ -20,8 +21,6 @@ __all__ = [
     "variance_errorbars",
     "sharpness_curves",
     "jacobian_panels",
-    "mixing_segment",
-    "two_query_weights",
 ]
 
 _JACOBIAN_CLIM = 0.25  # every entry of a softmax Jacobian lies in [-1/4, 1/4]
@@ -53,7 +52,7 @@ def kernel_regression_panels(
     axes=None,
     *,
     y_true=None,
-    weights_title: str = "weights α(x, x_i)",
+    weights_title: str | None = None,
     vmax: float | None = None,
 ):
     """Draw fitted curves over the data (left) and the weight matrix of one fit (right).
@@ -71,7 +70,7 @@ def kernel_regression_panels(
         weights: ``(G, S)`` weights of one fit: row = query on the grid, column = key.
         axes: two axes (None: a new pyplot figure).
         y_true: optional ``(G,)`` noiseless function, drawn dashed.
-        weights_title: title of the right panel.
+        weights_title: title of the right panel (default "weights α(x, x_i)", translated).
         vmax: top of the weights' colour scale (None: see above).
 
     Returns:
@@ -84,8 +83,8 @@ def kernel_regression_panels(
     ax_fit, ax_w = axes
     x, y, g = to_numpy(x_train), to_numpy(y_train), to_numpy(grid)
     if y_true is not None:
-        ax_fit.plot(g, to_numpy(y_true), "--", color="0.5", label="true function")
-    ax_fit.scatter(x, y, s=14, color="C0", alpha=0.7, label="training points")
+        ax_fit.plot(g, to_numpy(y_true), "--", color="0.5", label=_("true function"))
+    ax_fit.scatter(x, y, s=14, color="C0", alpha=0.7, label=_("training points"))
     styles = [f"C{i + 1}-" for i in range(len(fits))]  # C0 is the data's colour
     lines = curves(
         g,
@@ -94,7 +93,7 @@ def kernel_regression_panels(
         xlabel="x",
         ylabel="y",
         styles=styles,
-        title="Nadaraya–Watson fits for several kernel widths σ",
+        title=_("Nadaraya–Watson fits for several kernel widths σ"),
     )
     ax_fit.legend(fontsize="x-small")
     w = to_numpy(weights)
@@ -103,11 +102,11 @@ def kernel_regression_panels(
         vmax = float(w[inside].max()) if inside.any() else float(w.max())
     mesh = ax_w.pcolormesh(_edges(x), _edges(g), w, cmap="viridis", vmin=0.0, vmax=vmax)
     ax_w.set_ylim(g[-1], g[0])
-    ax_w.set_title(weights_title)
-    ax_w.set_xlabel("key x_i (training points)")
-    ax_w.set_ylabel("query x")
+    ax_w.set_title(_("weights α(x, x_i)") if weights_title is None else weights_title)
+    ax_w.set_xlabel(_("key x_i (training points)"))
+    ax_w.set_ylabel(_("query x"))
     ax_w.figure.colorbar(
-        mesh, ax=ax_w, label="weight", extend="max" if w.max() > vmax else "neither"
+        mesh, ax=ax_w, label=_("weight"), extend="max" if w.max() > vmax else "neither"
     )
     return lines, mesh
 
@@ -131,8 +130,14 @@ def score_asymmetry_panels(
         ``(images, texts)``: the three ``AxesImage`` and their cell-label texts.
     """
     panels = [
-        (to_numpy(asym.scores), "$e_{ij}$: token i reads token j"),
-        (to_numpy(asym.transposed), "$e_{ji}$: the same pair, reversed"),
+        (
+            to_numpy(asym.scores),
+            _("{e_ij}: token i reads token j", e_ij=math_text("$e_{ij}$", "eᵢⱼ")),
+        ),
+        (
+            to_numpy(asym.transposed),
+            _("{e_ji}: the same pair, reversed", e_ji=math_text("$e_{ji}$", "eⱼᵢ")),
+        ),
         (to_numpy(asym.difference), "$e_{ij} - e_{ji}$"),
     ]
     n = panels[0][0].shape[0]
@@ -181,10 +186,10 @@ def variance_errorbars(table, ax=None):
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(4.5, 3.4), layout="constrained")
+        _fig, ax = plt.subplots(figsize=(4.5, 3.4), layout="constrained")
     d = np.asarray(table.d_k, dtype=np.float64)
     ratio, se = to_numpy(table.variance) / d, to_numpy(table.stderr) / d
-    ax.axhline(1.0, ls=":", color="0.4", lw=1, label="theory: 1")
+    ax.axhline(1.0, ls=":", color="0.4", lw=1, label=_("theory: 1"))
     bars = ax.errorbar(
         d,
         ratio,
@@ -193,14 +198,14 @@ def variance_errorbars(table, ax=None):
         color="C0",
         capsize=4,
         ms=5,
-        label="Var(q·k) / d_k = Var(q·k / √d_k), sampled",
+        label=_("Var(q·k) / d_k = Var(q·k / √d_k), sampled"),
     )
     ax.set_xscale("log", base=2)
     half = max(0.1, float(np.max(np.abs(ratio - 1) + 2 * se)) * 1.3)
     ax.set_ylim(1 - half, 1 + half)
     ax.set_xlabel("d_k")
-    ax.set_ylabel("sampled variance / d_k")
-    ax.set_title(f"Monte-Carlo, n = {table.num_samples} pairs, bars ±2 SE")
+    ax.set_ylabel(_("sampled variance / d_k"))
+    ax.set_title(_("Monte-Carlo, n = {n} pairs, bars ±2 SE", n=table.num_samples))
     ax.legend(fontsize="small", loc="upper right")
     return bars
 
@@ -220,17 +225,33 @@ def sharpness_curves(unscaled, scaled, ax=None):
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(1, 2, figsize=(8.4, 3.4), layout="constrained")
+        _fig, ax = plt.subplots(1, 2, figsize=(8.4, 3.4), layout="constrained")
     ax_e, ax_m = (ax[0], ax[1]) if isinstance(ax, (list, tuple, np.ndarray)) else (ax, ax)
     d = np.asarray(unscaled.d_k, dtype=np.float64)
     S = unscaled.num_keys
     log_s = math.log(S)
     lines = []
-    # per panel: its axes, the table's field, the title's quantity, the y label, and the uniform
-    # row's value (a dotted guide), its label and the top of the y axis
-    for a, name, what, ylabel, uniform, label, top in (
-        (ax_e, "entropy", "entropy", "entropy (nats)", log_s, "log S", 1.15 * log_s),
-        (ax_m, "max_weight", "max weight", "max weight", 1 / S, "1/S", 1.05),
+    # per panel: its axes, the table's field, the title, the y label, and the uniform row's value
+    # (a dotted guide), its label and the top of the y axis
+    for a, name, title, ylabel, uniform, label, top in (
+        (
+            ax_e,
+            "entropy",
+            _("mean entropy of a row (S = {S} keys)", S=S),
+            _("entropy (nats)"),
+            log_s,
+            "log S",
+            1.15 * log_s,
+        ),
+        (
+            ax_m,
+            "max_weight",
+            _("mean max weight of a row (S = {S} keys)", S=S),
+            _("max weight"),
+            1 / S,
+            "1/S",
+            1.05,
+        ),
     ):
         lines += curves(
             d,
@@ -238,12 +259,19 @@ def sharpness_curves(unscaled, scaled, ax=None):
             ax=a,
             logx=True,
             styles=["C3o-", "C0s-"],
-            title=f"mean {what} of a row (S = {S} keys)",
+            title=title,
             xlabel="d_k",
             ylabel=ylabel,
         )
         a.axhline(uniform, color="0.6", ls=":", lw=1)
-        a.text(d[0], uniform, f"uniform row: {label}", va="bottom", fontsize=8, color="0.4")
+        a.text(
+            d[0],
+            uniform,
+            _("uniform row: {value}", value=label),
+            va="bottom",
+            fontsize=8,
+            color="0.4",
+        )
         a.set_ylim(0.0, top)
     for a in {id(ax_e): ax_e, id(ax_m): ax_m}.values():
         a.set_xscale("log", base=2)
@@ -273,7 +301,12 @@ def jacobian_panels(table, axes=None):
     images = []
     for i, (ax, sigma) in enumerate(zip(axes, spreads)):
         jac = jacobians[i]  # (S, S)
-        title = f"σ = {sigma:g}: max a = {float(weights[i].max()):.2f}, ‖J‖ = {float(norms[i]):.3f}"
+        title = _(
+            "σ = {sigma:g}: max a = {a:.2f}, ‖J‖ = {norm:.3f}",
+            sigma=sigma,
+            a=float(weights[i].max()),
+            norm=float(norms[i]),
+        )
         im = heatmap(
             jac,
             ax=ax,
@@ -292,96 +325,3 @@ def jacobian_panels(table, axes=None):
         cell_labels(ax, np.round(jac, 2) + 0.0, "{:.2f}", fontsize=7, threshold=dark_below)
         images.append(im)
     return images
-
-
-def mixing_segment(scores, weights, output, values, ax=None, *, lim: float = 4.8):
-    """Draw two 2-D values, the segment between them and the output weights · values.
-
-    Args:
-        scores: ``(2,)`` scores of the two keys (shown in the title).
-        weights: ``(2,)`` their softmax.
-        output: ``(2,)`` the output ``weights @ values``.
-        values: ``(2, 2)`` the two value vectors (rows).
-        ax: axes (None: a new pyplot figure).
-        lim: the view is ``[-0.5, lim]`` on both axes.
-
-    Returns:
-        ``(segment Line2D, output PathCollection)``.
-    """
-    z, a, o, vv = (to_numpy(t) for t in (scores, weights, output, values))
-    if z.shape != (2,) or a.shape != (2,) or o.shape != (2,) or vv.shape != (2, 2):
-        raise ValueError(
-            f"scores, weights and output must be (2,) and values (2, 2), got "
-            f"{z.shape}, {a.shape}, {o.shape} and {vv.shape}"
-        )
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(4.0, 4.0), layout="constrained")
-    (segment,) = ax.plot(vv[:, 0], vv[:, 1], "--", color="C2", lw=1.5)
-    ax.scatter(vv[:, 0], vv[:, 1], marker="^", s=80, color="C2", zorder=3)
-    for j in range(2):
-        ax.annotate(
-            f"v{j + 1} = ({vv[j, 0]:g}, {vv[j, 1]:g})\nweight {float(a[j]):.2f}",
-            tuple(vv[j]),
-            xytext=(8, -4),
-            textcoords="offset points",
-            color="C2",
-            fontsize=9,
-        )
-    point = ax.scatter([o[0]], [o[1]], marker="*", s=220, color="black", zorder=4)
-    ax.annotate(
-        f"o = ({o[0]:.2f}, {o[1]:.2f})",
-        tuple(o),
-        xytext=(10, 4),
-        textcoords="offset points",
-        fontsize=10,
-    )
-    ax.set_xlim(-0.5, lim)
-    ax.set_ylim(-0.5, lim)
-    ax.set_aspect("equal", adjustable="box")
-    ax.set_xlabel("dimension 1")
-    ax.set_ylabel("dimension 2")
-    ax.set_title(
-        f"scores ({float(z[0]):.2f}, {float(z[1]):.2f}) → weights "
-        f"({float(a[0]):.2f}, {float(a[1]):.2f})"
-    )
-    return segment, point
-
-
-def two_query_weights(weights, ax=None, *, query_labels=("q1", "q2"), key_labels=("k1", "k2")):
-    """Grouped bars: one group per query, one bar per key, the weight written on each bar.
-
-    Args:
-        weights: ``(L, S)`` attention weights.
-        ax: axes (None: a new pyplot figure).
-        query_labels, key_labels: names of the L queries and S keys.
-
-    Returns:
-        ``list[BarContainer]``, one per key.
-    """
-    w = to_numpy(weights)
-    if w.ndim != 2 or w.shape != (len(query_labels), len(key_labels)):
-        raise ValueError(
-            f"weights must be (L, S) = ({len(query_labels)}, {len(key_labels)}), "
-            f"got {tuple(w.shape)}"
-        )
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(4.0, 3.4), layout="constrained")
-    L, S = w.shape
-    width = 0.8 / S
-    x = np.arange(L)
-    containers = []
-    for j in range(S):
-        bars = ax.bar(
-            x + (j - (S - 1) / 2) * width, w[:, j], width, label=key_labels[j], color=f"C{j}"
-        )
-        ax.bar_label(bars, fmt="%.2f", fontsize=9)
-        containers.append(bars)
-    ax.set_xticks(x, labels=list(query_labels))
-    ax.set_ylim(0.0, 1.0)
-    ax.set_ylabel("weight")
-    ax.legend(fontsize="small")
-    return containers

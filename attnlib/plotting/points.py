@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from attnlib.plotting._core import _axes, to_numpy
+from attnlib.util.i18n import _
 
 __all__ = ["convex_hull", "qkv_points", "QKVArtists"]
 
@@ -87,7 +88,7 @@ def qkv_points(
     hull: bool = True,
     arrows: bool = True,
     lim: float | tuple[float, float, float, float] | None = 3.2,
-    title: str = "Query, keys, values and output",
+    title: str | None = None,
 ) -> QKVArtists:
     """Draw 2-D queries, keys, values and the attention output in one plane.
 
@@ -109,7 +110,7 @@ def qkv_points(
         arrows: draw arrows from the origin to the query and the keys.
         lim: half-width of a square view around the origin, or ``(xmin, xmax, ymin, ymax)``,
             or None to autoscale. Fixed limits let a widget move points in place.
-        title: axes title.
+        title: axes title (default "Query, keys, values and output", in the current language).
     Returns:
         A :class:`QKVArtists`; call its ``update(query=..., output=..., weights=...)`` to move it.
     """
@@ -139,7 +140,7 @@ def qkv_points(
                     alpha=0.15,
                     edgecolor="C2",
                     linestyle="--",
-                    label="hull of values",
+                    label=_("hull of values"),
                 )
             )
         if output is not None:
@@ -155,7 +156,7 @@ def qkv_points(
                 )
             )
         art.values = ax.scatter(
-            v[:, 0], v[:, 1], marker="^", s=70, color="C2", zorder=3, label="values"
+            v[:, 0], v[:, 1], marker="^", s=70, color="C2", zorder=3, label=_("values")
         )
         art.value_texts = [
             ax.annotate(t, tuple(p), xytext=(5, -12), textcoords="offset points", color="C2")
@@ -172,16 +173,18 @@ def qkv_points(
         art.query_arrows = [
             ax.add_patch(FancyArrowPatch((0, 0), tuple(p), color="C3", **style)) for p in q
         ]
-    art.keys = ax.scatter(k[:, 0], k[:, 1], marker="s", s=50, color="C0", zorder=3, label="keys")
+    art.keys = ax.scatter(k[:, 0], k[:, 1], marker="s", s=50, color="C0", zorder=3, label=_("keys"))
     art.key_texts = [
         ax.annotate(t, tuple(p), xytext=(5, 5), textcoords="offset points", color="C0")
         for t, p in zip(key_labels, k)
     ]
-    art.query = ax.scatter(q[:, 0], q[:, 1], marker="o", s=60, color="C3", zorder=4, label="query")
+    art.query = ax.scatter(
+        q[:, 0], q[:, 1], marker="o", s=60, color="C3", zorder=4, label=_("query")
+    )
     if values is not None and output is not None:
         o = _points("output", output)
         art.output = ax.scatter(
-            o[:, 0], o[:, 1], marker="*", s=160, color="black", zorder=5, label="output"
+            o[:, 0], o[:, 1], marker="*", s=160, color="black", zorder=5, label=_("output")
         )
 
     if lim is not None:
@@ -194,9 +197,9 @@ def qkv_points(
     ax.set_aspect("equal", adjustable="box")
     ax.axhline(0, color="0.8", linewidth=0.8, zorder=0)
     ax.axvline(0, color="0.8", linewidth=0.8, zorder=0)
-    ax.set_xlabel("dimension 1")
-    ax.set_ylabel("dimension 2")
-    ax.set_title(title)
+    ax.set_xlabel(_("dimension 1"))
+    ax.set_ylabel(_("dimension 2"))
+    ax.set_title(_("Query, keys, values and output") if title is None else title)
     # zorder below the points: a moving point passes over the legend, not under it.
     ax.legend(
         loc="upper left",

@@ -13,6 +13,7 @@ from attnlib.course.induction.analysis import head_scores
 from attnlib.course.induction.data import RepeatBatch, RepeatTask, repeat_batch
 from attnlib.models.gpt import GPT, GPTConfig
 from attnlib.util._checks import check_bool, check_int
+from attnlib.util.i18n import _
 
 __all__ = [
     "TrainSetup",
@@ -187,7 +188,7 @@ def train_induction(
     start = time.perf_counter()
     bar = tqdm(
         total=n,
-        desc="training the 2-layer model" if setup.num_layers == 2 else "training",
+        desc=_("training the 2-layer model") if setup.num_layers == 2 else _("training"),
         disable=not progress,
     )
     try:
