@@ -3,13 +3,15 @@ a message of the notebook's catalog (tools/i18n.py); the Chinese notebook is the
 those replaced, nothing else (tests/test_i18n_code.py checks the tokens).
 
 - A comment: a run of whole-line comments at one indentation is one message (its lines joined by
-  "\\n", each without ``# ``); a comment after code on its line is one message.
+  "\\n", each without ``# ``); a comment after code on its line is one message. A directive
+  (``# NBVAL_IGNORE_OUTPUT``, ``# noqa``, ``# type: ignore``: ``DIRECTIVE``) is code, no message.
 - A shown string: a string literal (an f-string too) passed to ``print``, to matplotlib's
   ``title``/``set_title``/``suptitle``/``xlabel``/``ylabel``/``set_xlabel``/``set_ylabel``/
   ``text``/``annotate``/``legend``, as a ``title=``/``xlabel=``/``ylabel=``/``label=`` keyword of
   any call, or formatted for one of them (``"...".format(...)``), when it holds an English word
-  (two letters or more). The msgid is the literal's text between its quotes, as written
-  (``{w:.3f}`` fields and ``\\n`` escapes included), so a translation keeps every field and escape.
+  (two letters or more) or a Chinese character. The msgid is the literal's text between its
+  quotes, as written (``{w:.3f}`` fields and ``\\n`` escapes included), so a translation keeps
+  every field and escape.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-__all__ = ["CodeMessage", "code_messages", "translate_code", "code_problems", "mask_magics"]
+__all__ = [
+    "DIRECTIVE",
+    "CodeMessage",
+    "code_messages",
+    "translate_code",
+    "code_problems",
+    "mask_magics",
+]
 
 SHOWN_CALLS = {
     "print",
@@ -36,7 +45,14 @@ SHOWN_CALLS = {
     "legend",
 }
 SHOWN_KEYWORDS = {"title", "xlabel", "ylabel", "label"}
-_WORD = re.compile(r"[A-Za-z]{2,}")
+# A word to translate: two Latin letters or more, or a Chinese character (a translated cell
+# has the same messages, so translate_code takes it back to the English).
+_WORD = re.compile(r"[A-Za-z]{2,}|[\u3400-\u9fff]")
+# A comment that a tool reads, not a student: nbval's markers, linters' and formatters' pragmas.
+# It is code: never a message, and it ends a comment block (the lines after it are the next one).
+DIRECTIVE = re.compile(
+    r"#\s*(?:NBVAL_[A-Z_]+|noqa\b.*|type:\s*ignore\b.*|fmt:\s*(?:on|off|skip)|pragma\b.*)\s*"
+)
 _PREFIX = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")")
 
 
@@ -142,6 +158,9 @@ def code_messages(source: str) -> list[CodeMessage]:
             block.clear()
 
     for t in toks:
+        if t.type == tokenize.COMMENT and DIRECTIVE.fullmatch(t.string):
+            flush()
+            continue
         if t.type == tokenize.COMMENT:
             whole_line = lines[t.start[0] - 1][: t.start[1]].strip() == ""
             if whole_line:
