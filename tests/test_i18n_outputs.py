@@ -3,6 +3,7 @@ own outputs, with the English notebook's numbers, and no English comment or prin
 
 from __future__ import annotations
 
+import ast
 import configparser
 import io
 import json
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tools import i18n
-from tools.code_text import DIRECTIVE, mask_magics
+from tools.code_text import DIRECTIVE, code_messages, mask_magics
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = i18n.all_notebooks()
@@ -165,33 +166,69 @@ def code_names(nb: dict) -> set[str]:
     return names
 
 
-def english_sentence(line: str, names: set[str]) -> str | None:
-    """The first run of two or more English words (three letters or more, not code names or
-    NAMES) in ``line``, outside a bracketed English term and an exception's message; None when
-    there is none."""
+def english_sentence(line: str, names: set[str], data: frozenset[str] = frozenset()) -> str | None:
+    """The first run of two or more English words (three letters or more) in ``line`` that is not
+    code or a name: a word of NAMES or a code name with a capital (a class: PositionalEncoding) is
+    no English word, and a run inside one of ``data`` (the text of a string literal the code reads
+    and that is no catalog message: a model's input sentence, a dict key) is data. A bracketed
+    English term and an exception's message are left out. None when there is none.
+
+    A lower-case code name (``weights``) still counts as English: a printed sentence made of
+    words that are also variable names is a sentence."""
     text = EXCEPTION.sub(" ", line)
     text = BRACKETED.sub(" ", text) if CJK.search(text) else text
     for m in WORDS.finditer(text):
-        words = [w for w in m.group().split() if w not in names and w not in NAMES]
-        run, best = [], []
+        run, runs = [], []
         for w in m.group().split():
-            run = run + [w] if w in words else []
-            best = max(best, run, key=len)
-        if len(best) >= 2:
-            return " ".join(best)
+            code = w in NAMES or (w in names and not w.islower())
+            run = [] if code else run + [w]
+            runs.append(list(run))
+        for r in sorted(runs, key=len, reverse=True):
+            if len(r) >= 2 and not any(" ".join(r) in d for d in data):
+                return " ".join(r)
     return None
 
 
+def data_strings(nb: dict) -> frozenset[str]:
+    """The text of every string literal of the notebook's code that is not a catalog message."""
+    found = set()
+    for cell in _code(nb).values():
+        src = _text(cell["source"])
+        shown = {m.start for m in code_messages(src) if m.kind == "string"}
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(mask_magics(src)).readline))
+        except (tokenize.TokenError, IndentationError):
+            continue
+        for t in tokens:
+            if t.type == tokenize.STRING and t.start not in shown:
+                try:
+                    value = ast.literal_eval(t.string)
+                except (ValueError, SyntaxError):
+                    continue  # an f-string: its text is printed or drawn, or code
+                if isinstance(value, str) and " " in value:
+                    found.add(value)
+    return frozenset(found)
+
+
+#: A word of a comment: three letters or more, lower case after the first (an all-capitals
+#: symbol such as CLS or SA, a snake_case name, a LaTeX command or a name glued to digits is
+#: code or mathematics, not English).
+COMMENT_WORD = re.compile(r"(?<![A-Za-z0-9_\\])[A-Za-z][a-z]{2,}(?![A-Za-z0-9_(\[])")
+#: The functions a formula in a comment names (``L = -log a_y``).
+MATH = frozenset("log exp sin cos tan tanh max min sum mean std var det diag argmax argmin".split())
+
+
 def english_comments(nb: dict, names: set[str]) -> list[str]:
-    """Comment lines with no Chinese character and an English word (two letters or more) that is
-    not a code name; directives (``# NBVAL_IGNORE_OUTPUT``) are code."""
+    """Comment lines with no Chinese character and an English word (COMMENT_WORD) that is not a
+    code name, a name of NAMES or a function of MATH; directives (``# NBVAL_IGNORE_OUTPUT``) and
+    formulas or shapes (``# (B, H, L, Dh)``, ``# L = CE = -log a_y``) are code."""
     found = []
     for i, cell in _code(nb).items():
         src = mask_magics(_text(cell["source"]))
         for t in tokenize.generate_tokens(io.StringIO(src).readline):
             if t.type != tokenize.COMMENT or CJK.search(t.string) or DIRECTIVE.fullmatch(t.string):
                 continue
-            words = [w for w in re.findall(r"[A-Za-z]{2,}", t.string) if w not in names | NAMES]
+            words = [w for w in COMMENT_WORD.findall(t.string) if w not in names | NAMES | MATH]
             if words:
                 found.append(f"cell {i} line {t.start[0]}: comment {t.string!r}")
     return found
@@ -199,9 +236,10 @@ def english_comments(nb: dict, names: set[str]) -> list[str]:
 
 def english_output_lines(nb: dict, names: set[str]) -> list[str]:
     found = []
+    data = data_strings(nb)
     for i, cell in _code(nb).items():
         for line in output_text(cell).split("\n"):
-            run = english_sentence(line, names)
+            run = english_sentence(line, names, data)
             if run is not None:
                 found.append(f"cell {i}: printed {line.strip()[:100]!r} (English: {run!r})")
     return found
@@ -218,11 +256,15 @@ def test_a_chinese_notebook_has_no_english_comment_or_printed_sentence(path):
 
 
 def test_an_english_sentence_is_two_words_that_are_not_code_or_names():
-    names = {"weights", "masked_softmax"}
+    names = {"weights", "masked_softmax", "PositionalEncoding"}
     assert english_sentence("largest weight: 0.5", names) == "largest weight"
+    assert english_sentence("PositionalEncoding(max_positions=512) 拒绝", names) is None
+    assert english_sentence("'eating food' 与 'eating bread'：0.755", names) == "eating food"
+    data = frozenset({"A man is eating food."})
+    assert english_sentence("'eating food' 与 unrelated：0.755", names, data) is None
     assert english_sentence("最大权重（attention weight）：0.5", names) is None
     assert english_sentence("attention weight: 0.5", names) == "attention weight"
-    assert english_sentence("weights sum 1.0", names) is None  # one word beside a code name
+    assert english_sentence("weights sum 1.0", names) == "weights sum"  # a variable's name too
     assert english_sentence("tensor([0.25, 0.75]) dtype=torch.float32", names) is None
     assert english_sentence("PyTorch MiniLM 的权重", names) is None
     assert english_sentence("用 masked_softmax 计算 row max", names) == "row max"
@@ -235,9 +277,15 @@ def test_an_english_comment_line_is_reported_and_a_chinese_or_code_one_is_not():
         "cells": [
             {
                 "cell_type": "code",
-                "source": "x = 1  # the row\n# 每一行 row\n# (B, H)\n# NBVAL_SKIP\ny = x  # x\n",
+                "source": (
+                    "x = 1  # the row\n# 每一行 row\n# (B, H, L, Dh)\n# NBVAL_SKIP\n"
+                    "y = x  # x\n# L = CE = -log a_y, sum_i alpha_i\n# Mask\n"
+                ),
                 "outputs": [],
             }
         ]
     }
-    assert english_comments(nb, code_names(nb)) == ["cell 0 line 1: comment '# the row'"]
+    assert english_comments(nb, code_names(nb)) == [
+        "cell 0 line 1: comment '# the row'",
+        "cell 0 line 7: comment '# Mask'",
+    ]
