@@ -11,7 +11,14 @@ import tokenize
 import pytest
 
 from tools import i18n
-from tools.code_text import DIRECTIVE, code_messages, code_problems, mask_magics, translate_code
+from tools.code_text import (
+    DIRECTIVE,
+    code_messages,
+    code_problems,
+    field_shape,
+    mask_magics,
+    translate_code,
+)
 
 NOTEBOOKS = i18n.all_notebooks()
 
@@ -30,6 +37,7 @@ print("{} of {}".format(1, 2))
 print("x")
 legend(["first line", "second line"])
 print(b"bytes here")
+print("sampled sd: " + ", ".join(sds), "ok" if w else "not ok")
 s = "not shown at all"'''
 
 
@@ -57,6 +65,9 @@ def test_the_shown_strings_are_those_printed_drawn_or_labelled_with_their_fields
         "{} of {}",
         "first line",
         "second line",
+        "sampled sd: ",
+        "ok",
+        "not ok",
     ]
 
 
@@ -133,6 +144,10 @@ def test_the_translated_cell_still_runs_and_prints_its_numbers():
         ("key", '"键"', 'adds the quote "'),
         ("key", "'键'", "adds the quote '"),
         ("the 'key'", "“键”", None),
+        # A field that is only a literal is a heading: its text and width may change.
+        ("{'max weight':>10} {w:.3f}", "{'最大权重':>6} {w:.3f}", None),
+        ("{'max weight':>10}", '{"最大权重":>6}', "fields"),
+        ("{'max weight':>10}", "最大权重", "fields"),
     ],
 )
 def test_code_problems_names_lost_fields_changed_escapes_and_added_quotes(msgid, msgstr, problem):
@@ -194,12 +209,19 @@ def code_tokens(source: str, shown: bool = True) -> list[tuple[str, str]]:
             continue
         if t.type == tokenize.STRING and t.start in shown_at:
             head = re.match(r"[rRbBuUfF]*('''|\"\"\"|'|\")", t.string).group(0)
-            fields = sorted(re.findall(r"\{[^{}]*\}", t.string)) if "f" in head.lower() else []
+            fields = _shown_fields(t.string, head)
             out.append(("SHOWN", head + " " + " ".join(fields)))
             continue
         # The last line's NEWLINE is '' without a final line break: the kind is what counts.
         out.append((tokenize.tok_name[t.type], "" if t.type == tokenize.NEWLINE else t.string))
     return out
+
+
+def _shown_fields(token: str, head: str) -> list[str]:
+    """An f-string's fields (code), each literal field as its quotes only (shown text)."""
+    if "f" not in head.lower():
+        return []
+    return sorted(field_shape(f) for f in re.findall(r"\{[^{}]*\}", token))
 
 
 def _pairs(path):
@@ -240,7 +262,7 @@ def _mark_like(zh_tokens, en_tokens):
     for k, tok in enumerate(zh_tokens):
         if k < len(en_tokens) and en_tokens[k][0] == "SHOWN" and tok[0] == "STRING":
             head = re.match(r"[rRbBuUfF]*('''|\"\"\"|'|\")", tok[1]).group(0)
-            fields = sorted(re.findall(r"\{[^{}]*\}", tok[1])) if "f" in head.lower() else []
+            fields = _shown_fields(tok[1], head)
             tok = ("SHOWN", head + " " + " ".join(fields))
         out.append(tok)
     return out
@@ -259,6 +281,8 @@ def test_the_token_comparison_sees_a_changed_name_and_a_changed_field():
     renamed = 'v = 1\nprint(f"权重 {w}")'
     refield = 'w = 1\nprint(f"权重 {w:.2f}")'
     unshown = 'w = 2\nprint(f"weight {w}")'
+    heading = code_tokens("print(f\"{'max weight':>10}\")")
+    assert _mark_like(code_tokens("print(f\"{'最大权重':>6}\")", shown=False), heading) == heading
     want = code_tokens(en)
     assert _mark_like(code_tokens(same, shown=False), want) == want
     for other in (renamed, refield, unshown):
@@ -283,3 +307,5 @@ def test_the_glossary_reads_a_code_strings_text_not_its_fields():
         "glossary: 'weight' is '权重'"
     ]
     assert problems("largest weight {w:.3f}", "最大权重 {w:.3f}") == []
+    assert problems("{'max weight':>10}", "{'max weight':>10}") == ["glossary: 'weight' is '权重'"]
+    assert problems("{'max weight':>10}", "{'最大权重':>6}") == []

@@ -56,6 +56,13 @@ def numbers(text: str) -> list[str]:
     return NUMBER.findall(text)
 
 
+def line_numbers(text: str) -> list[list[str]]:
+    """The numbers of each output line that has any, line by line in order. Within a line they
+    are compared as a multiset: Chinese word order may move a number ("5 of 6" is 6 个中有 5 个),
+    but no number may change, go or come, and no line may move."""
+    return [sorted(n) for n in map(numbers, text.split("\n")) if n]
+
+
 def _notebooks(path: Path) -> tuple[dict, dict]:
     zh = json.loads(i18n.output_path(path).read_text(encoding="utf-8"))
     return i18n.read_notebook(path), zh
@@ -93,15 +100,15 @@ def number_problems(en: dict, zh: dict) -> list[str]:
             continue
         if _not_compared(cell):
             continue
-        want, got = numbers(output_text(cell)), numbers(output_text(other))
+        want, got = line_numbers(output_text(cell)), line_numbers(output_text(other))
         if want != got:
-            k = next(
-                (k for k, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got))
+            k = next((k for k, (a, b) in enumerate(zip(want, got)) if a != b), None)
+            where_ = (
+                f"numbered line {k}: {want[k]} in the English, {got[k]} in the Chinese"
+                if k is not None
+                else f"{len(want)} lines with numbers in the English, {len(got)} in the Chinese"
             )
-            found.append(
-                f"cell {i}: {len(want)} numbers in the English, {len(got)} in the Chinese; "
-                f"number {k}: {want[k : k + 3]} in the English, {got[k : k + 3]} in the Chinese"
-            )
+            found.append(f"cell {i}: {where_}")
     return found
 
 
@@ -121,9 +128,11 @@ def test_the_number_check_sees_a_changed_number_and_a_cell_not_run():
         out = [{"output_type": "stream", "name": "stdout", "text": [text]}]
         return {"cells": [{"cell_type": "code", "outputs": out, "execution_count": count}]}
 
-    en = nb("largest weight: 0.500 of 4 keys\n")
-    assert number_problems(en, nb("4 个键中最大的权重：0.500\n")) != []  # another order
-    assert number_problems(en, nb("最大权重：0.500，共 4 个键\n")) == []
+    en = nb("largest weight: 0.500 of 4 keys\nrows: 5 of 6\n")
+    assert number_problems(en, nb("最大权重：0.500，共 4 个键\n行：6 个中有 5 个\n")) == []
+    assert number_problems(en, nb("最大权重：0.500，共 4 个键\n行：5 个中有 5 个\n")) != []
+    assert number_problems(en, nb("行：6 个中有 5 个\n最大权重：0.500，共 4 个键\n")) != []
+    assert number_problems(en, nb("最大权重：0.500，共 4 个键\n")) != []
     assert number_problems(en, nb("最大权重：0.50，共 4 个键\n")) != []
     assert (
         "no outputs of its own" in number_problems(en, nb("最大权重：0.500，共 4 个键\n", None))[0]
@@ -146,6 +155,8 @@ NAMES = frozenset(
 )
 #: An exception's message, after its class name: attnlib's and torch's errors stay English.
 EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b.*")
+#: An object's repr, its text/plain (an explorer shown without a widget manager): code.
+REPR = re.compile(r"<[A-Z]\w*(?:\.\w+)*(?: [^<>]*)?>")
 #: The English term in brackets at its first use, after its Chinese: （attention weight）.
 BRACKETED = re.compile(r"[（(][A-Za-z][A-Za-z \-']*[)）]")
 # ASCII look-arounds: an English word may touch a Chinese character (\w would take it in).
@@ -171,11 +182,12 @@ def english_sentence(line: str, names: set[str], data: frozenset[str] = frozense
     code or a name: a word of NAMES or a code name with a capital (a class: PositionalEncoding) is
     no English word, and a run inside one of ``data`` (the text of a string literal the code reads
     and that is no catalog message: a model's input sentence, a dict key) is data. A bracketed
-    English term and an exception's message are left out. None when there is none.
+    English term, an exception's message and an object's repr (``<Explorer scaling ...>``) are
+    left out. None when there is none.
 
     A lower-case code name (``weights``) still counts as English: a printed sentence made of
     words that are also variable names is a sentence."""
-    text = EXCEPTION.sub(" ", line)
+    text = REPR.sub(" ", EXCEPTION.sub(" ", line))
     text = BRACKETED.sub(" ", text) if CJK.search(text) else text
     for m in WORDS.finditer(text):
         run, runs = [], []
@@ -270,6 +282,7 @@ def test_an_english_sentence_is_two_words_that_are_not_code_or_names():
     assert english_sentence("用 masked_softmax 计算 row max", names) == "row max"
     assert english_sentence("float16：RuntimeError - value cannot be converted", names) is None
     assert english_sentence("float16 fails here: RuntimeError", names) == "fails here"
+    assert english_sentence("<Explorer scaling controls=['d_k', 'scale']>", names) is None
 
 
 def test_an_english_comment_line_is_reported_and_a_chinese_or_code_one_is_not():

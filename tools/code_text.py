@@ -8,7 +8,8 @@ those replaced, nothing else (tests/test_i18n_code.py checks the tokens).
 - A shown string: a string literal (an f-string too) passed to ``print``, to matplotlib's
   ``title``/``set_title``/``suptitle``/``xlabel``/``ylabel``/``set_xlabel``/``set_ylabel``/
   ``text``/``annotate``/``legend``, as a ``title=``/``xlabel=``/``ylabel=``/``label=`` keyword of
-  any call, or formatted for one of them (``"...".format(...)``), when it holds an English word
+  any call, or formatted for one of them (``"...".format(...)``), or a piece of one (``"a" + b``,
+  ``"a" if c else "b"``), when it holds an English word
   (two letters or more) or a Chinese character. The msgid is the literal's text between its
   quotes, as written (``{w:.3f}`` fields and ``\\n`` escapes included), so a translation keeps
   every field and escape.
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 
 __all__ = [
     "DIRECTIVE",
+    "LITERAL_FIELD",
+    "field_shape",
     "CodeMessage",
     "code_messages",
     "translate_code",
@@ -99,6 +102,12 @@ def _shown_nodes(tree: ast.AST) -> list[ast.expr]:
         elif isinstance(node, (ast.List, ast.Tuple)):
             for e in node.elts:
                 add(e)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            add(node.left)  # "..." + ", ".join(...): each piece shown
+            add(node.right)
+        elif isinstance(node, ast.IfExp):
+            add(node.body)  # "yes" if ok else "no": either is shown
+            add(node.orelse)
 
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -223,18 +232,32 @@ def _source_span(lines: list[str], start: tuple[int, int], end: tuple[int, int])
 
 _FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 _ESCAPE = re.compile(r"\\.")
+# A field that is only a string literal, perhaps padded (f"{'max weight':>10}": a printed table's
+# heading). Its text is shown, not code: a translation may change the text and its width (a
+# Chinese character is two columns wide, the padding counts characters), not its quote or kind.
+LITERAL_FIELD = re.compile(r"""\{(['"])[^'"{}]*\1(?::[<>^]?\d*s?)?\}""")
+
+
+def field_shape(field: str) -> str:
+    """What a translation keeps of a ``{field}``: all of it, or of a LITERAL_FIELD its quotes."""
+    m = LITERAL_FIELD.fullmatch(field)
+    return "{" + m.group(1) + "…" + m.group(1) + "}" if m else field
+
+
+def _fields(text: str) -> list[str]:
+    return sorted(field_shape(f) for f in _FIELD.findall(text))
 
 
 def code_problems(kind: str, msgid: str, msgstr: str) -> list[str]:
     """What a translation of a code message must keep: a string's ``{fields}`` (f-strings and
-    ``.format``) and escapes, each as often as the English has it, and no quote that would end the
-    literal early (write “ ” or 「 」 in Chinese); a comment no line break inside a trailing one."""
+    ``.format``; of a field that is a string literal, ``{'max weight':>10}``, only its quotes) and
+    escapes, each as often as the English has it, and no quote that would end the literal early
+    (write “ ” or 「 」 in Chinese)."""
     found = []
     if kind == "string":
-        if sorted(_FIELD.findall(msgid)) != sorted(_FIELD.findall(msgstr)):
+        if _fields(msgid) != _fields(msgstr):
             found.append(
-                f"code string: fields {sorted(_FIELD.findall(msgid))} but the translation has "
-                f"{sorted(_FIELD.findall(msgstr))}"
+                f"code string: fields {_fields(msgid)} but the translation has {_fields(msgstr)}"
             )
         if sorted(_ESCAPE.findall(msgid)) != sorted(_ESCAPE.findall(msgstr)):
             found.append("code string: the translation changes the escapes (\\n, \\t, ...)")

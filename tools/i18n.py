@@ -50,6 +50,7 @@ if __package__ in (None, ""):  # run as a file (python tools/i18n.py): the root 
 
 from tools.code_text import (  # noqa: E402
     DIRECTIVE,
+    LITERAL_FIELD,
     code_messages,
     code_problems,
     translate_code,
@@ -767,6 +768,12 @@ def structure_problems(kind: str, msgid: str, msgstr: str) -> list[str]:
 _CODE_FIELD = re.compile(r"\{\{|\}\}|\{(?:[^{}]|\{[^{}]*\})*\}")
 
 
+def _field_text(m: re.Match) -> str:
+    """A code string's field for the glossary: a literal field's text (a shown heading), else
+    nothing (code)."""
+    return m.group()[2:].split(m.group()[1])[0] if LITERAL_FIELD.fullmatch(m.group()) else " "
+
+
 def entry_problems(entry, glossary: list[Term]) -> list[str]:
     """What is wrong with one translated entry (empty when nothing is)."""
     found = []
@@ -774,20 +781,23 @@ def entry_problems(entry, glossary: list[Term]) -> list[str]:
         return ["not translated"]
     if "fuzzy" in entry.flags:
         found.append("fuzzy (the English changed: check the translation, then remove the flag)")
-    missing = [p for p in placeholders(entry.msgid) if not _kept(p, entry.msgstr)]
+    kind = _KIND.search(entry.comment.splitlines()[0]) if entry.comment else None
+    kind_name = kind.group(1) if kind else ""
+    english, chinese = entry.msgid, entry.msgstr
+    if kind_name == "string":
+        # A {field} of a code string is code (code_problems keeps it), but a literal field's text
+        # is a heading: its numbers and terms are the prose's.
+        english = _CODE_FIELD.sub(_field_text, english)
+        chinese = _CODE_FIELD.sub(_field_text, chinese)
+    missing = [p for p in placeholders(english) if not _kept(p, chinese)]
     if missing:
         found.append("keep unchanged: " + ", ".join(missing))
     found += markup_problems(entry.msgid, entry.msgstr)
-    kind = _KIND.search(entry.comment.splitlines()[0]) if entry.comment else None
-    kind_name = kind.group(1) if kind else ""
     if kind_name in ("comment", "string"):
         found += code_problems(kind_name, entry.msgid, entry.msgstr)
     else:
         found += structure_problems(kind_name, entry.msgid, entry.msgstr)
-    english = entry.msgid
-    if kind_name == "string":  # a {field} of a code string is code: no glossary term in it
-        english = _CODE_FIELD.sub(" ", english)
-    return found + glossary_problems(english, entry.msgstr, glossary)
+    return found + glossary_problems(english, chinese, glossary)
 
 
 def problems(nb_path: Path, catalogs: Path = CATALOGS, glossary_path: Path = GLOSSARY) -> list[str]:
