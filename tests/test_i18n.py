@@ -226,6 +226,23 @@ def test_generate_keeps_the_outputs_of_unchanged_code_and_clears_the_others(tmp_
     assert "none for 1: cells 1; run `make notebooks-run NB=" in report
 
 
+def test_a_run_chinese_notebook_is_saved_unpaired_in_the_layout_generate_writes(tmp_path):
+    # tools/notebooks.py run ends with sync: for a translation, no .py pair and no jupytext
+    # pairing, and nbformat's bytes are generate's, so the next generate changes nothing.
+    from tools import notebooks
+
+    nb, catalogs = _fixture_copy(tmp_path)
+    out = i18n.generate(nb, catalogs, tmp_path / "zh")
+    _run_fixture(out, "权重： [0.5, 0.25, 0.25]\n")
+    ran = out.read_text(encoding="utf-8")
+    notebooks.sync(out)
+    assert out.read_text(encoding="utf-8") == ran
+    assert not out.with_suffix(".py").exists()
+    assert notebooks.problems(out) == []
+    i18n.generate(nb, catalogs, tmp_path / "zh")
+    assert out.read_text(encoding="utf-8") == ran
+
+
 def test_a_chinese_notebook_generated_before_the_language_line_keeps_no_english_output(tmp_path):
     nb, catalogs = _fixture_copy(tmp_path)
     old = i18n.read_notebook(nb)  # as the old generate wrote it: the English code and outputs
