@@ -97,9 +97,14 @@ test-unit-other-cpu: $(STAMP)
 	done
 
 # Each notebook's stored outputs are compared with a fresh run (NB=notebooks/05_masking.ipynb for one).
+# The default is both languages: pyproject's norecursedirs keeps notebooks/zh out of a plain
+# `pytest notebooks`, and pytest folds `notebooks/zh` into a `notebooks` given with it (collecting
+# neither twice, nor the Chinese at all), so the English notebooks are named one by one and the
+# Chinese folder on its own (NB=notebooks/zh for it alone).
 NB ?= notebooks
+NB_BOTH = $(if $(filter notebooks notebooks/,$(NB)),$(wildcard notebooks/[0-9][0-9]_*.ipynb) notebooks/zh,$(NB))
 test-notebooks: $(STAMP)
-	$(BIN)/pytest $(NBVAL_FLAGS) $(NB) -q
+	$(BIN)/pytest $(NBVAL_FLAGS) $(NB_BOTH) -q
 
 test-browser: $(STAMP)
 	$(BIN)/pytest tests/browser -q -rs
@@ -113,9 +118,10 @@ lint: $(STAMP)
 	$(BIN)/biome ci attnlib/widgets/framework/explorer.js tools/site_assets/site.js
 	$(BIN)/actionlint .github/workflows/*.yml
 
-# Re-run notebooks top to bottom in a fresh kernel and store their outputs (NB=notebooks/05_masking.ipynb).
+# Re-run notebooks top to bottom in a fresh kernel and store their outputs: both languages by
+# default, English first (NB=notebooks/05_masking.ipynb for one, NB=notebooks/zh for the Chinese).
 notebooks-run: $(STAMP)
-	$(BIN)/python tools/notebooks.py run $(NB)
+	$(BIN)/python tools/notebooks.py run $(NB_BOTH)
 
 # Strip volatile metadata (timestamps, widget state) and write each notebook's py:percent pair.
 # Run it before committing a notebook you edited; tests/test_notebook_pairs.py checks it.
@@ -129,13 +135,20 @@ notebooks-sync: $(STAMP)
 # unfaithful (tests/test_i18n.py runs the same checks). `make site` writes site/zh/ from notebooks/zh/.
 # attnlib's own words (tools/catalog.py): the _()/N_() markers of the package, extracted with Babel
 # into attnlib/locale/zh_CN/LC_MESSAGES/attnlib.po and compiled to its .mo; then the bundled CJK font
-# is recut (tools/fonts.py) if a catalog gained a character it lacks.
+# is recut (tools/fonts.py) if a catalog gained a character it lacks. A Chinese notebook keeps
+# the outputs of the code cells whose source did not change; the others wait for a run, which
+# this target names (RUN=1 runs them: minutes per notebook; nothing when no code cell changed).
+I18N_NB = $(if $(filter-out notebooks notebooks/,$(NB)),$(NB))
 translations: $(STAMP)
 	$(BIN)/python -m tools.catalog extract
 	$(BIN)/python -m tools.catalog compile
-	$(BIN)/python -m tools.i18n extract $(if $(filter-out notebooks,$(NB)),$(NB))
+	$(BIN)/python -m tools.i18n extract $(I18N_NB)
 	$(BIN)/python -m tools.fonts update
-	$(BIN)/python -m tools.i18n generate $(if $(filter-out notebooks,$(NB)),$(NB))
+	$(BIN)/python -m tools.i18n generate $(I18N_NB)
+	@unrun="$$($(BIN)/python -m tools.i18n unrun $(I18N_NB))"; \
+	if [ -z "$$unrun" ]; then echo "the Chinese notebooks' outputs are up to date"; \
+	elif [ "$(RUN)" = 1 ]; then $(BIN)/python tools/notebooks.py run $$unrun; \
+	else echo "to run: make notebooks-run NB=\"$$(echo $$unrun)\" (or make translations RUN=1)"; fi
 
 # The course as a static web site in site/ (open site/index.html; no server, no network): every
 # notebook's prose, code and outputs, every explorer live from frames computed now (tools/site.py);

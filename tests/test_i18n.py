@@ -178,9 +178,76 @@ def test_generated_fixture_is_chinese_prose_around_the_same_code(tmp_path):
     code_en, code_zh = en["cells"][1], zh["cells"][1]
     assert code_zh["metadata"].pop("alt") == "4 个权重的柱状图，最大的为 0.50。"
     code_en["metadata"].pop("alt")
-    assert json.dumps(code_zh, sort_keys=True) == json.dumps(code_en, sort_keys=True)
+    assert code_zh["metadata"] == code_en["metadata"] and code_zh["id"] == code_en["id"]
+    # The first code cell sets the language; comments and printed strings are Chinese; the
+    # English outputs are not copied (the Chinese notebook's come from its own run).
+    assert code_zh["source"] == [
+        i18n.LANGUAGE_LINE + "\n",
+        'print("权重：", [0.5, 0.25, 0.25])  # 这条注释已翻译',
+    ]
+    assert (code_zh["outputs"], code_zh["execution_count"]) == ([], None)
+    assert i18n.unrun_cells(zh) == [1]
     assert "jupytext" not in zh["metadata"] and "widgets" not in zh["metadata"]
-    assert zh["metadata"]["attnlib"]["language"] == "zh-CN"
+    assert zh["metadata"]["attnlib"] == {
+        "language": "zh-CN",
+        "translated_from": "../99_fixture.ipynb",
+    }
+
+
+def _run_fixture(path: Path, text: str) -> None:
+    """What `make notebooks-run` does to the fixture's code cell, without a kernel."""
+    zh = json.loads(path.read_text(encoding="utf-8"))
+    cell = zh["cells"][1]
+    cell["outputs"] = [{"name": "stdout", "output_type": "stream", "text": [text]}]
+    cell["execution_count"] = 1
+    path.write_text(i18n.notebook_text(zh), encoding="utf-8")
+
+
+def test_generate_keeps_the_outputs_of_unchanged_code_and_clears_the_others(tmp_path):
+    nb, catalogs = _fixture_copy(tmp_path)
+    out = i18n.generate(nb, catalogs, tmp_path / "zh")
+    _run_fixture(out, "权重： [0.5, 0.25, 0.25]\n")
+    ran = out.read_text(encoding="utf-8")
+    assert i18n.generate(nb, catalogs, tmp_path / "zh") == out
+    assert out.read_text(encoding="utf-8") == ran  # nothing changed: the run's outputs stay
+    assert "outputs kept (no code cell changed" in i18n.generate_report(out, json.loads(ran))
+    # The prose changes: the outputs stay. The code's translation changes: they go.
+    po = i18n.read_catalog(catalogs / "99_fixture.po")
+    po.find("1. The output").msgstr = "1. 输出结果"
+    (catalogs / "99_fixture.po").write_text(str(po) + "\n", encoding="utf-8")
+    i18n.generate(nb, catalogs, tmp_path / "zh")
+    assert json.loads(out.read_text(encoding="utf-8"))["cells"][1] == json.loads(ran)["cells"][1]
+    po.find("the English comment stays").msgstr = "注释"
+    (catalogs / "99_fixture.po").write_text(str(po) + "\n", encoding="utf-8")
+    i18n.generate(nb, catalogs, tmp_path / "zh")
+    zh = json.loads(out.read_text(encoding="utf-8"))
+    assert (zh["cells"][1]["outputs"], zh["cells"][1]["execution_count"]) == ([], None)
+    report = i18n.generate_report(out, json.loads(ran))
+    assert "none for 1: cells 1; run `make notebooks-run NB=" in report
+
+
+def test_a_run_chinese_notebook_is_saved_unpaired_in_the_layout_generate_writes(tmp_path):
+    # tools/notebooks.py run ends with sync: for a translation, no .py pair and no jupytext
+    # pairing, and nbformat's bytes are generate's, so the next generate changes nothing.
+    from tools import notebooks
+
+    nb, catalogs = _fixture_copy(tmp_path)
+    out = i18n.generate(nb, catalogs, tmp_path / "zh")
+    _run_fixture(out, "权重： [0.5, 0.25, 0.25]\n")
+    ran = out.read_text(encoding="utf-8")
+    notebooks.sync(out)
+    assert out.read_text(encoding="utf-8") == ran
+    assert not out.with_suffix(".py").exists()
+    assert notebooks.problems(out) == []
+    i18n.generate(nb, catalogs, tmp_path / "zh")
+    assert out.read_text(encoding="utf-8") == ran
+
+
+def test_a_chinese_notebook_generated_before_the_language_line_keeps_no_english_output(tmp_path):
+    nb, catalogs = _fixture_copy(tmp_path)
+    old = i18n.read_notebook(nb)  # as the old generate wrote it: the English code and outputs
+    zh = i18n.translated_notebook(nb, i18n.read_catalog(catalogs / "99_fixture.po"), old)
+    assert zh["cells"][1]["outputs"] == [] and i18n.unrun_cells(zh) == [1]
 
 
 def test_an_entry_not_yet_translated_or_fuzzy_leaves_the_english(tmp_path):
@@ -192,28 +259,33 @@ def test_an_entry_not_yet_translated_or_fuzzy_leaves_the_english(tmp_path):
     assert zh["cells"][2]["source"] == i18n.read_notebook(nb)["cells"][2]["source"]
 
 
-def _code_cells(nb: dict) -> list[str]:
-    cells = []
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "code":
-            cell = json.loads(json.dumps(cell))
-            cell["metadata"].pop("alt", None)
-            cells.append(json.dumps(cell, sort_keys=True, indent=1, ensure_ascii=False))
-    return cells
+def _code_metadata(nb: dict) -> list[dict]:
+    """Each code cell's metadata but its alt text (the one translated key)."""
+    return [
+        {k: v for k, v in cell["metadata"].items() if k != "alt"}
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code"
+    ]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_chinese_notebook_is_in_step_and_has_the_english_code_and_outputs(path):
+def test_chinese_notebook_is_in_step_with_the_english_and_its_catalog(path):
+    # Generating again changes nothing: the prose and code are the catalog's, and the outputs
+    # (the Chinese notebook's own, from `make notebooks-run`) stay where the code is unchanged.
+    # The code itself is the English code: tests/test_i18n_code.py; the outputs' numbers:
+    # tests/test_i18n_outputs.py.
     zh_path = i18n.output_path(path)
     assert zh_path.exists(), f"no {zh_path.relative_to(ROOT)}: run `make translations`"
     text = zh_path.read_text(encoding="utf-8")
+    zh = json.loads(text)
     expected = i18n.notebook_text(
-        i18n.translated_notebook(path, i18n.read_catalog(i18n.catalog_path(path)))
+        i18n.translated_notebook(path, i18n.read_catalog(i18n.catalog_path(path)), zh)
     )
     assert text == expected, f"{zh_path.name} is stale: run `make translations`"
-    zh, en = json.loads(text), i18n.read_notebook(path)
+    en = i18n.read_notebook(path)
     assert [c["cell_type"] for c in zh["cells"]] == [c["cell_type"] for c in en["cells"]]
-    assert _code_cells(zh) == _code_cells(en)
+    assert [c.get("id") for c in zh["cells"]] == [c.get("id") for c in en["cells"]]
+    assert _code_metadata(zh) == _code_metadata(en)
     assert "widgets" not in zh["metadata"]
 
 

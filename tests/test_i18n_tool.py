@@ -130,7 +130,10 @@ def test_a_changed_message_takes_an_obsolete_translation_as_fuzzy(tmp_path):
 
 
 def test_an_unchanged_notebook_extracts_to_the_same_catalog(tmp_path):
+    # Once extracted, again: the same bytes (whether the committed catalog is in step is
+    # test_i18n.py's test_catalog_is_in_step_with_its_notebook).
     catalogs = _catalogs(tmp_path)
+    i18n.extract(NB, catalogs)
     before = (catalogs / "05_masking.po").read_bytes()
     i18n.extract(NB, catalogs)
     assert (catalogs / "05_masking.po").read_bytes() == before
@@ -170,3 +173,22 @@ def test_the_catalogs_split_prose_with_the_sites_parser():
 
     assert shape(i18n._markdown()) == shape(site._markdown()) == shape(mdparse.parser())
     assert "table" in i18n._markdown().get_active_rules()["block"]
+
+
+def test_a_comment_whose_directive_line_left_its_message_keeps_its_translation():
+    # `# NBVAL_IGNORE_OUTPUT` is code, not part of the comment block after it: the block's old
+    # translation comes back without the directive, not fuzzy; the old entry stays obsolete.
+    import polib
+
+    fixture = ROOT / "tests" / "i18n_fixture" / "99_fixture.ipynb"
+    old = polib.POFile(wrapwidth=0)
+    old.append(
+        polib.POEntry(
+            msgid="NBVAL_IGNORE_OUTPUT\nthe English comment stays",
+            msgstr="NBVAL_IGNORE_OUTPUT\n这条注释已翻译",
+        )
+    )
+    new = {e.msgid: e for e in i18n.merge(fixture, old)}
+    kept = new["the English comment stays"]
+    assert (kept.msgstr, kept.flags) == ("这条注释已翻译", [])
+    assert new["NBVAL_IGNORE_OUTPUT\nthe English comment stays"].obsolete

@@ -3,15 +3,19 @@ a message of the notebook's catalog (tools/i18n.py); the Chinese notebook is the
 those replaced, nothing else (tests/test_i18n_code.py checks the tokens).
 
 - A comment: a run of whole-line comments at one indentation is one message (its lines joined by
-  "\\n", each without ``# ``); a comment after code on its line is one message.
+  "\\n", each without ``# ``); a comment after code on its line is one message. A directive
+  (``# NBVAL_IGNORE_OUTPUT``, ``# noqa``, ``# type: ignore``: ``DIRECTIVE``) is code, no message.
 - A shown string: a string literal (an f-string too) passed to ``print``, to matplotlib's
   ``title``/``set_title``/``suptitle``/``xlabel``/``ylabel``/``set_xlabel``/``set_ylabel``/
   ``text``/``annotate``/``legend``, or as a ``title=``/``label=``/``labels=``/``..._title=``/
   ``..._label=`` keyword of any call; also each piece of such an argument: the literals of a
   list or tuple, of ``a + b`` and ``"%d" % n``, of ``a if c else b`` and ``a or b``, a
-  ``.format`` or ``.join`` receiver and what it joins. Only literals that hold an English word
-  (two letters or more). The msgid is the literal's text between its quotes, as written
-  (``{w:.3f}`` fields and ``\\n`` escapes included), so a translation keeps every field and escape.
+  ``.format`` or ``.join`` receiver and what it joins; and any other literal phrase (a word and
+  a space) that code does not read as a key (subscripts, comparisons, dict keys the notebook
+  reads, the arguments of ``CODE_READS`` calls). Only literals that hold an English word (two
+  letters or more) or a Chinese character (a translated cell gives back its messages). The msgid
+  is the literal's text between its quotes, as written (``{w:.3f}`` fields and ``\\n`` escapes
+  included), so a translation keeps every field and escape.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ import tokenize
 from dataclasses import dataclass
 
 __all__ = [
+    "DIRECTIVE",
+    "LITERAL_FIELD",
+    "field_shape",
     "CodeMessage",
     "code_messages",
     "translate_code",
@@ -50,8 +57,8 @@ SHOWN_CALLS = {
 #: A keyword argument whose value is shown: ``title=``, ``xlabel=``, ``label=``, ``labels=``, and
 #: any ``..._title`` / ``..._label(s)`` (``weights_title=``, ``colorbar_label=``).
 SHOWN_KEYWORD = re.compile(r"(?:^|_)(?:title|xlabel|ylabel|label|labels)$")
-_WORD = re.compile(r"[A-Za-z]{2,}")
-_WORDS = re.compile(r"(?=.*[A-Za-z]{3,})(?=.*\s)", re.S)  # an English word, and a space: a phrase
+# A phrase: an English word and a space, or (a translated cell) a Chinese character.
+_WORDS = re.compile(r"(?=.*[A-Za-z]{3,})(?=.*\s)|[\u3400-\u9fff]", re.S)
 #: Calls whose string arguments are read by code, not shown (names, keys, modes, patterns).
 CODE_READS = {
     "set",
@@ -77,6 +84,14 @@ CODE_READS = {
     "dtype",
     "register_buffer",
 }
+# A word to translate: two Latin letters or more, or a Chinese character (a translated cell
+# has the same messages, so translate_code takes it back to the English).
+_WORD = re.compile(r"[A-Za-z]{2,}|[\u3400-\u9fff]")
+# A comment that a tool reads, not a student: nbval's markers, linters' and formatters' pragmas.
+# It is code: never a message, and it ends a comment block (the lines after it are the next one).
+DIRECTIVE = re.compile(
+    r"#\s*(?:NBVAL_[A-Z_]+|noqa\b.*|type:\s*ignore\b.*|fmt:\s*(?:on|off|skip)|pragma\b.*)\s*"
+)
 _PREFIX = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")")
 
 
@@ -263,6 +278,9 @@ def code_messages(source: str, reserved: frozenset[str] = frozenset()) -> list[C
             block.clear()
 
     for t in toks:
+        if t.type == tokenize.COMMENT and DIRECTIVE.fullmatch(t.string):
+            flush()
+            continue
         if t.type == tokenize.COMMENT:
             whole_line = lines[t.start[0] - 1][: t.start[1]].strip() == ""
             if whole_line:
@@ -327,6 +345,20 @@ def _source_span(lines: list[str], start: tuple[int, int], end: tuple[int, int])
 
 _FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 _ESCAPE = re.compile(r"\\.")
+# A field that is only a string literal, perhaps padded (f"{'max weight':>10}": a printed table's
+# heading). Its text is shown, not code: a translation may change the text and its width (a
+# Chinese character is two columns wide, the padding counts characters), not its quote or kind.
+LITERAL_FIELD = re.compile(r"""\{(['"])[^'"{}]*\1(?::[<>^]?\d*s?)?\}""")
+
+
+def field_shape(field: str) -> str:
+    """What a translation keeps of a ``{field}``: all of it, or of a LITERAL_FIELD its quotes."""
+    m = LITERAL_FIELD.fullmatch(field)
+    return "{" + m.group(1) + "…" + m.group(1) + "}" if m else field
+
+
+def _fields(text: str) -> list[str]:
+    return sorted(field_shape(f) for f in _FIELD.findall(text))
 
 
 _LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -337,7 +369,7 @@ def fields(text: str) -> list[str]:
     shown word inside a field (``{'yes' if ok else 'no'}``, a header ``{'max weight':>10}``) may be
     translated, the code around it may not. A dict key inside a field (``{st['scores']}``) must
     stay: the notebook's run fails with a KeyError otherwise."""
-    return sorted(_LITERAL.sub("''", f) for f in _FIELD.findall(text))
+    return sorted(_LITERAL.sub("''", field_shape(f)) for f in _FIELD.findall(text))
 
 
 def without_fields(text: str) -> str:
@@ -347,8 +379,9 @@ def without_fields(text: str) -> str:
 
 def code_problems(kind: str, msgid: str, msgstr: str) -> list[str]:
     """What a translation of a code message must keep: a string's ``{fields}`` (f-strings and
-    ``.format``) and escapes, each as often as the English has it, and no quote that would end the
-    literal early (write “ ” or 「 」 in Chinese); a comment no line break inside a trailing one."""
+    ``.format``; of a field that is a string literal, ``{'max weight':>10}``, only its quotes) and
+    escapes, each as often as the English has it, and no quote that would end the literal early
+    (write “ ” or 「 」 in Chinese)."""
     found = []
     if kind == "string":
         if fields(msgid) != fields(msgstr):

@@ -4,6 +4,7 @@
     python tools/i18n.py generate [NB ...]   # write notebooks/zh/NN_x.ipynb from NB and its catalog
     python tools/i18n.py check [NB ...]      # exit 1 on a missing, fuzzy or unfaithful entry
     python tools/i18n.py stats               # translated / fuzzy / untranslated per catalog
+    python tools/i18n.py unrun [NB ...]      # the Chinese notebooks with code cells not yet run
 
 (NB: an English notebook such as ``notebooks/05_masking.ipynb``; none means all of them.)
 
@@ -20,9 +21,13 @@ Steps, each with one reader and one writer:
    left (difflib ratio >= 0.6, as msgmerge does; an obsolete entry counts), or none. A translated
    entry whose English left, and that no new message took, is kept as an obsolete entry (``#~``,
    as msgmerge does), so the work comes back if the English does; ``--force`` drops them.
-3. **generate** (``translated_notebook``): the English notebook with each block and alt text
-   replaced by its translation (the English where it has none yet). Code cells, their outputs and
-   their metadata stay as they are, byte for byte, except ``alt``.
+3. **generate** (``translated_notebook``): the English notebook with each block, alt text, code
+   comment and shown string replaced by its translation (the English where it has none yet), and
+   the language line (``LANGUAGE_LINE``) in its first code cell. Cells keep the English indices
+   (the site pairs explorers by cell and output index) and code metadata but ``alt``. Outputs are
+   the Chinese notebook's own: a code cell whose source is what it was in the Chinese notebook
+   already there keeps that notebook's outputs (from its last run, ``make notebooks-run``); any
+   other has none until the next run. No English output is copied.
 4. **check** (``problems``): every entry translated and not fuzzy; every number, inline code span,
    ``$...$`` formula, link target and ``attnlib`` name of the English kept in the Chinese; as many
    bold, italic, link, code and formula spans as Markdown finds in the English; the block's shape
@@ -44,11 +49,12 @@ if __package__ in (None, ""):  # run as a file (python tools/i18n.py): the root 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tools.code_text import (  # noqa: E402
+    DIRECTIVE,
+    LITERAL_FIELD,
     code_messages,
     code_problems,
     notebook_reserved,
     translate_code,
-    without_fields,
 )
 from tools.nbtext import cell_alts, course_notebooks  # noqa: E402
 
@@ -313,9 +319,18 @@ def merge(nb_path: Path, old=None):
     # New English: the translation of the closest English that left, marked fuzzy.
     gone = {k: e for k, e in previous.items() if k not in entries and e.msgstr}
     taken: set[str] = set()  # the English whose translation a new message took (as msgmerge)
+    undirected = {_without_directives(k): e for k, e in gone.items() if _has_directive(k)}
     for entry in entries.values():
         if entry.msgid in previous or not gone:
             continue
+        same = undirected.get(entry.msgid)
+        if same is not None and _has_directive(same.msgstr):
+            # A comment block whose directive line (# NBVAL_IGNORE_OUTPUT) left it: the same
+            # English, so the same translation, without the directive (it stays in the code).
+            entry.msgstr = _without_directives(same.msgstr)
+            entry.flags = [f for f in same.flags if f == "fuzzy"]
+            entry.tcomment = same.tcomment
+            continue  # the old entry stays, obsolete: nothing is lost if the directive returns
         near = _closest(entry.msgid, gone)
         if near is not None:
             entry.msgstr = near.msgstr
@@ -326,6 +341,15 @@ def merge(nb_path: Path, old=None):
     po.extend(entries.values())
     po.extend(_obsolete(e) for k, e in gone.items() if k not in taken)
     return po
+
+
+def _has_directive(text: str) -> bool:
+    return any(DIRECTIVE.fullmatch("# " + line) for line in text.split("\n"))
+
+
+def _without_directives(text: str) -> str:
+    """A comment message without its directive lines (tools.code_text.DIRECTIVE)."""
+    return "\n".join(line for line in text.split("\n") if not DIRECTIVE.fullmatch("# " + line))
 
 
 def _obsolete(entry):
@@ -403,15 +427,45 @@ def _as_lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def translated_notebook(nb_path: Path, po) -> dict:
+#: The line a Chinese notebook's first code cell gains: attnlib speaks Chinese from there on.
+LANGUAGE_LINE = f'import attnlib; attnlib.set_language("{LANG}")'
+
+
+def with_language_line(source: str) -> str:
+    """``source`` (a first code cell) with ``LANGUAGE_LINE`` after its leading magic lines
+    (``%matplotlib inline`` first: it sets up the backend the font settings go to). Never the last
+    line: ``set_language`` returns the language before, which the cell would print."""
+    lines = source.split("\n")
+    at = 0
+    while at < len(lines) and lines[at].lstrip().startswith(("%", "!")):
+        at += 1
+    if at == len(lines) or (at == len(lines) - 1 and not lines[-1].strip()):
+        at = 0  # only magics: the line goes first
+    return "\n".join([*lines[:at], LANGUAGE_LINE, *lines[at:]])
+
+
+def without_language_line(source: str) -> str:
+    """``source`` without the line ``with_language_line`` put in (the English cell's source)."""
+    return "\n".join(line for line in source.split("\n") if line != LANGUAGE_LINE)
+
+
+def translated_notebook(nb_path: Path, po, previous: dict | None = None) -> dict:
+    """The Chinese notebook of ``nb_path``; its outputs those of ``previous`` (the Chinese notebook
+    as it is now) for the code cells whose source did not change, none for the others. A previous
+    notebook without the language line has English outputs: none are kept."""
     nb = read_notebook(nb_path)
     table = translations(po)
     reserved = _reserved(nb)
+    first = True
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             cell["source"] = _as_lines(translate_markdown(_source(cell), table))
         elif cell["cell_type"] == "code":
-            cell["source"] = _as_lines(translate_code(_source(cell), table, reserved))
+            source = translate_code(_source(cell), table, reserved)
+            if first:
+                source, first = with_language_line(source), False
+            cell["source"] = _as_lines(source)
+            cell["outputs"], cell["execution_count"] = [], None
         if cell["cell_type"] == "code" and "alt" in cell.get("metadata", {}):
             alt = cell["metadata"]["alt"]
             if isinstance(alt, str):
@@ -421,7 +475,49 @@ def translated_notebook(nb_path: Path, po) -> dict:
     # No jupytext pairing (the .py pair is the English one's); say what this notebook is.
     nb["metadata"].pop("jupytext", None)
     nb["metadata"]["attnlib"] = {"language": "zh-CN", "translated_from": f"../{nb_path.name}"}
+    if previous is not None:
+        kept_outputs(nb, previous)
     return nb
+
+
+def _code_cells(nb: dict) -> dict[int, dict]:
+    return {i: c for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
+
+
+def _ran_in_chinese(nb: dict) -> bool:
+    """Whether ``nb``'s outputs can be a Chinese run's: its first code cell sets the language (a
+    notebook generated before the language line carries the English outputs)."""
+    code = list(_code_cells(nb).values())
+    return bool(code) and LANGUAGE_LINE in _source(code[0]).split("\n")
+
+
+def kept_outputs(nb: dict, previous: dict) -> tuple[list[int], list[int]]:
+    """Give each code cell of ``nb`` (outputs empty) the outputs and execution count of the cell at
+    its index in ``previous`` when both sources are the same; (kept, cleared) cell indices, where
+    cleared are the code cells left without a run's outputs."""
+    old = _code_cells(previous) if _ran_in_chinese(previous) else {}
+    kept, cleared = [], []
+    for i, cell in _code_cells(nb).items():
+        before = old.get(i)
+        if before is not None and _source(before) == _source(cell):
+            cell["outputs"] = before.get("outputs", [])
+            cell["execution_count"] = before.get("execution_count")
+        if cell["execution_count"] is None and _source(cell).strip():
+            cleared.append(i)
+        else:
+            kept.append(i)
+    return kept, cleared
+
+
+def unrun_cells(nb: dict) -> list[int]:
+    """The code cells of a Chinese notebook that have not been run since their source changed."""
+    if not _ran_in_chinese(nb):
+        return sorted(_code_cells(nb))
+    return [
+        i
+        for i, c in _code_cells(nb).items()
+        if c.get("execution_count") is None and _source(c).strip()
+    ]
 
 
 def notebook_text(nb: dict) -> str:
@@ -430,11 +526,31 @@ def notebook_text(nb: dict) -> str:
 
 
 def generate(nb_path: Path, catalogs: Path = CATALOGS, out: Path = OUT) -> Path:
+    """Write the Chinese notebook of ``nb_path`` (see ``translated_notebook``); the outputs of the
+    Chinese notebook already at its path are kept for the code cells whose source is unchanged."""
     po = read_catalog(catalog_path(nb_path, catalogs))
     path = output_path(nb_path, out)
+    previous = read_notebook(path) if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(notebook_text(translated_notebook(nb_path, po)), encoding="utf-8")
+    path.write_text(notebook_text(translated_notebook(nb_path, po, previous)), encoding="utf-8")
     return path
+
+
+def generate_report(path: Path, previous: dict | None) -> str:
+    """One line on what ``generate`` did to the outputs of the Chinese notebook at ``path``."""
+    nb = read_notebook(path)
+    code = _code_cells(nb)
+    todo = unrun_cells(nb)
+    where_ = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    if not todo:
+        return f"{where_}: outputs kept (no code cell changed since its last run)"
+    changed = (
+        "" if previous is not None and _ran_in_chinese(previous) else " (never run in Chinese)"
+    )
+    return (
+        f"{where_}: outputs kept for {len(code) - len(todo)} code cells, none for {len(todo)}"
+        f"{changed}: cells {', '.join(map(str, todo))}; run `make notebooks-run NB={where_}`"
+    )
 
 
 # --- 4. check -----------------------------------------------------------------------------------
@@ -656,6 +772,15 @@ def structure_problems(kind: str, msgid: str, msgstr: str) -> list[str]:
     return found
 
 
+_CODE_FIELD = re.compile(r"\{\{|\}\}|\{(?:[^{}]|\{[^{}]*\})*\}")
+
+
+def _field_text(m: re.Match) -> str:
+    """A code string's field for the glossary: a literal field's text (a shown heading), else
+    nothing (code)."""
+    return m.group()[2:].split(m.group()[1])[0] if LITERAL_FIELD.fullmatch(m.group()) else " "
+
+
 def entry_problems(entry, glossary: list[Term]) -> list[str]:
     """What is wrong with one translated entry (empty when nothing is)."""
     found = []
@@ -663,21 +788,25 @@ def entry_problems(entry, glossary: list[Term]) -> list[str]:
         return ["not translated"]
     if "fuzzy" in entry.flags:
         found.append("fuzzy (the English changed: check the translation, then remove the flag)")
-    missing = [p for p in placeholders(entry.msgid) if not _kept(p, entry.msgstr)]
+    kind = _KIND.search(entry.comment.splitlines()[0]) if entry.comment else None
+    kind_name = kind.group(1) if kind else ""
+    english, chinese = entry.msgid, entry.msgstr
+    if kind_name == "string":
+        # A {field} of a code string is code (code_problems keeps it), but a literal field's text
+        # is a heading: its numbers and terms are the prose's.
+        english = _CODE_FIELD.sub(_field_text, english)
+        chinese = _CODE_FIELD.sub(_field_text, chinese)
+    missing = [p for p in placeholders(english) if not _kept(p, chinese)]
     if missing:
         found.append("keep unchanged: " + ", ".join(missing))
     found += markup_problems(entry.msgid, entry.msgstr)
-    kind = _KIND.search(entry.comment.splitlines()[0]) if entry.comment else None
-    kind_name = kind.group(1) if kind else ""
     if kind_name in ("comment", "string"):
         found += code_problems(kind_name, entry.msgid, entry.msgstr)
     else:
         found += structure_problems(kind_name, entry.msgid, entry.msgstr)
-    # a field of a code string is code: its names are not terms
-    english = without_fields(entry.msgid) if kind_name == "string" else entry.msgid
     if kind_name == "string" and entry.msgstr == entry.msgid:
         return found  # kept as it is: a key code reads, an English model's input
-    return found + glossary_problems(english, entry.msgstr, glossary)
+    return found + glossary_problems(english, chinese, glossary)
 
 
 def problems(nb_path: Path, catalogs: Path = CATALOGS, glossary_path: Path = GLOSSARY) -> list[str]:
@@ -712,7 +841,7 @@ def stats(po) -> tuple[int, int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["extract", "generate", "check", "stats"])
+    parser.add_argument("command", choices=["extract", "generate", "check", "stats", "unrun"])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument(
         "--force",
@@ -734,7 +863,13 @@ def _run(args) -> int:
         if args.command == "extract":
             print(extract(p, force=args.force).relative_to(ROOT))
         elif args.command == "generate":
-            print(generate(p).relative_to(ROOT))
+            before = output_path(p)
+            previous = read_notebook(before) if before.exists() else None
+            print(generate_report(generate(p), previous))
+        elif args.command == "unrun":
+            zh = output_path(p)
+            if not zh.exists() or unrun_cells(read_notebook(zh)):
+                print(zh.relative_to(ROOT))
         elif args.command == "check":
             found = problems(p)
             print("\n".join(found) if found else f"{p.name}: ok")

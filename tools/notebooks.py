@@ -1,6 +1,7 @@
 """Run, clean and pair the course notebooks (the commands behind `make notebooks` and its test).
 
     python tools/notebooks.py run NB ...       # fresh kernel, top to bottom, in place
+                                               # (NB: notebooks/zh/... too: the Chinese edition)
     python tools/notebooks.py sync [NB ...]    # strip volatile metadata, write the .py pair
     python tools/notebooks.py check            # exit 1 if a notebook is unclean or unpaired
     python tools/notebooks.py booleans         # result lines that are a bare True/False
@@ -69,13 +70,30 @@ def sync(nb_path: Path) -> None:
     import nbformat
 
     nb = nbformat.read(nb_path, as_version=4)
+    if is_translated(nb):
+        clean_translation(nb)
+        nbformat.write(nb, nb_path)
+        return
     clean(nb)
     nbformat.write(nb, nb_path)
     pair_path(nb_path).write_text(paired_text(nb))
 
 
+def is_translated(nb) -> bool:
+    """A generated translation (notebooks/zh/: ``metadata.attnlib.language``): no .py pair, no
+    jupytext pairing (tools/i18n.py writes it from the English notebook and its catalog)."""
+    return "language" in nb.metadata.get("attnlib", {})
+
+
 def run(nb_path: Path) -> None:
-    """Execute in a fresh kernel (cwd = the notebook's folder) and store the outputs, then sync."""
+    """Execute in a fresh kernel and store the outputs, then sync.
+
+    The kernel's working directory is the notebook's folder, as under nbval. The notebooks read no
+    file relative to it (attnlib finds its data and the model itself), so notebooks/zh/ runs as
+    notebooks/ does. The kernel gets no ATTNLIB_LANG: a notebook's language is its own (the
+    Chinese ones set it in their first cell), not the shell's."""
+    import os
+
     import nbformat
     from nbclient import NotebookClient
 
@@ -87,9 +105,24 @@ def run(nb_path: Path) -> None:
         store_widget_state=False,
         resources={"metadata": {"path": str(nb_path.parent)}},
     )
-    client.execute()
+    saved = os.environ.pop("ATTNLIB_LANG", None)
+    try:
+        client.execute()
+    finally:
+        if saved is not None:
+            os.environ["ATTNLIB_LANG"] = saved
     nbformat.write(nb, nb_path)
     sync(nb_path)
+
+
+def clean_translation(nb) -> None:
+    """``clean`` for a generated translation: the volatile metadata, and no pairing."""
+    for key in VOLATILE_NOTEBOOK_KEYS:
+        nb.metadata.pop(key, None)
+    nb.metadata.pop("jupytext", None)
+    for cell in nb.cells:
+        for key in VOLATILE_CELL_KEYS:
+            cell.metadata.pop(key, None)
 
 
 def problems(nb_path: Path) -> list[str]:
@@ -98,6 +131,8 @@ def problems(nb_path: Path) -> list[str]:
 
     found = []
     raw = nbformat.read(nb_path, as_version=4)
+    if is_translated(raw):
+        return []  # generated: tests/test_i18n.py checks it is in step with its catalog
     if clean(raw):
         found.append(
             f"{nb_path.name}: volatile metadata or missing jupytext pairing "
