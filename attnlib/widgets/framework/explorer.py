@@ -228,6 +228,13 @@ class Explorer(FrameSync):
         arguments given that ``args`` cannot rebuild (a static page refuses to show them)."""
         self.name, self.args, self.dropped = name, dict(args), list(dropped)
         self.view.meta = wire.meta(name, self.args, self.columns, self.digits)
+        self.view.words = wire.words(name)
+
+    @property
+    def words(self) -> dict[str, str]:
+        """The screen reader's words, in the language the explorer was built in (the ``words``
+        trait, :func:`~attnlib.widgets.framework.wire.words`); a static page passes them on."""
+        return dict(self.view.words)
 
     @property
     def axes(self) -> dict[str, tuple]:
