@@ -184,7 +184,7 @@ def decoding_explorer(
         )
 
     scene = _scene(T, S, vocab)
-    head_options = [(_("average of heads"), None)]
+    head_options: list[tuple[str, int | None]] = [(_("average of heads"), None)]
     head_options += [(_("head {h}", h=h), h) for h in range(num_heads)]
     controls = {
         "step": int_slider(_("output position t"), 0, T - 1, step, width="300px"),

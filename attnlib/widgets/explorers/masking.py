@@ -58,6 +58,16 @@ _VERDICTS = {
     "≈ as if unmasked": N_("≈ as if unmasked"),
     "other": N_("other"),
 }
+#: The verdicts that fully hidden queries of one batch row get together (at the builder's
+#: defaults), each one message: a static page re-says a frame's string as a whole (tests check
+#: that every such string is here).
+_TOGETHER = frozenset(
+    (
+        N_("uniform / ≈ as if unmasked"),
+        N_("other / uniform"),
+        N_("uniform / as if unmasked / ≈ as if unmasked"),
+    )
+)
 #: The readout's keys of each batch row's verdict.
 _ROW_VERDICTS = (
     N_("row 0: a fully hidden query gets"),
@@ -77,6 +87,17 @@ def _verdict(w: np.ndarray, s: torch.Tensor) -> str:
     if verdict == "other" and np.allclose(w, torch.softmax(s, -1).numpy(), rtol=0.07, atol=0.0):
         return "≈ as if unmasked"
     return verdict
+
+
+def _verdicts(seen: list[str]) -> str:
+    """What the fully hidden queries of a batch row got (``seen``: verdicts, each once), as the
+    readout says it in the current language."""
+    if not seen:
+        return _("(none)")
+    english = " / ".join(seen)
+    if len(seen) == 1 or english in _TOGETHER:
+        return gettext(english if len(seen) > 1 else _VERDICTS[seen[0]])
+    return " / ".join(gettext(_VERDICTS[v]) for v in seen)  # not one message: said piece by piece
 
 
 def _marks(cond: np.ndarray) -> np.ndarray:
@@ -200,8 +221,7 @@ def masking_explorer(
                 _verdict(w[i, : (i + 1 if causal else L)], scores[b, i, : (i + 1 if causal else L)])
                 for i in rows.tolist()
             ]
-            shown = [gettext(_VERDICTS[v]) for v in dict.fromkeys(seen)]
-            verdicts.append(" / ".join(shown) if seen else _("(none)"))
+            verdicts.append(_verdicts(list(dict.fromkeys(seen))))
         readout["valid_lens"] = [int(len0), int(len1), int(len2)]
         for key, verdict in zip(_ROW_VERDICTS, verdicts):
             readout[key] = verdict

@@ -227,6 +227,8 @@ class Scene:
                 f"{len(self.col_widths)} and {len(self.row_heights)}"
             )
         self.keys()  # a key read both as a text and as an array is refused here
+        # the canvas's font stack, for the language the scene's words were made in
+        self.font = CANVAS_FONTS[get_language()]
 
     def keys(self) -> dict[str, tuple[Any, str]]:
         """``{frame key: (artist, field)}`` for every dynamic field
@@ -264,7 +266,8 @@ class Scene:
     def to_json(self) -> dict:
         """What the front end draws from
         (static data inline, dynamic fields as ``{"key": name}``); ``font``: the canvas's font
-        stack for the current language (a CJK stack for Chinese, :data:`CANVAS_FONTS`).
+        stack for the language the scene was made in (a CJK stack for Chinese,
+        :data:`~attnlib.util.fonts.CANVAS_FONTS`).
         """
         from matplotlib import colormaps
         from matplotlib.colors import to_hex
@@ -288,7 +291,7 @@ class Scene:
             "bad": bad,
             "narrow": self.narrow(),
             "hatch": HATCH_FILL,
-            "font": CANVAS_FONTS[get_language()],
+            "font": self.font,
         }
 
 
