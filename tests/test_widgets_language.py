@@ -212,8 +212,7 @@ def test_english_is_the_msgids_and_the_canvas_font_is_as_before(built, name):
     table = re.search(r"const WORDS = \{(.*?)\};", js, re.S).group(1)
     fallback = dict(re.findall(r'(\w+): ("[^"]*")', table))
     assert {k: json.loads(v) for k, v in fallback.items()} == {
-        "name": words["name"],
-        "described": words["described"],
+        k: words[k] for k in ("name", "described", "label", "list")
     }
     assert words["title"] == en.name == name
 
@@ -221,7 +220,7 @@ def test_english_is_the_msgids_and_the_canvas_font_is_as_before(built, name):
 def test_chinese_words_name_the_explorer_in_chinese(built):
     for name, b in built.items():
         words = b["zh"].words
-        assert set(words) == {"name", "described", "title"}
+        assert set(words) == {"name", "described", "label", "list", "title"}
         assert "{name}" in words["name"] and "{panels}" in words["name"]
         assert re.search(r"[\u4e00-\u9fff]", words["title"]), (name, words["title"])
         assert words["title"] == i18n.gettext_in("zh_CN", name)

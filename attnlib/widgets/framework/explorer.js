@@ -604,18 +604,20 @@ function layoutOf(scene, width) {
 }
 
 // The words for a screen reader, in English: the fallback. The kernel sends them in the current
-// language (the "words" trait, wire.py: name, described, title = the explorer's shown name); the
-// site passes its page's.
+// language (the "words" trait, wire.py: name, described, label, list and title, the explorer's
+// shown name); the site passes its page's.
 const WORDS = {
   name: "{name} explorer: {panels}",
   described: "The numbers are in the table beside the picture.",
+  label: "{name}. {described}",
+  list: ", ",
 };
 
 function nameOf(scene, meta, words) {
   const panels = scene.panels.map((p) => p.title).filter(Boolean);
   return words.name
     .replace("{name}", words.title || meta.builder || "")
-    .replace("{panels}", panels.join(", "))
+    .replace("{panels}", panels.join(words.list))
     .trim();
 }
 
@@ -652,7 +654,8 @@ function makePainter(root, scene, meta, words = WORDS) {
   // a picture with words (WCAG 1.1.1): its name says what it shows; the live region below says
   // what it shows now, politely, once per settled change
   canvas.setAttribute("role", "img");
-  canvas.setAttribute("aria-label", `${nameOf(scene, meta, words)}. ${words.described}`);
+  const label = words.label.replace("{described}", words.described);
+  canvas.setAttribute("aria-label", label.replace("{name}", nameOf(scene, meta, words)));
   const live = document.createElement("div");
   live.className = "attnlib-live";
   live.setAttribute("aria-live", "polite");

@@ -20,7 +20,8 @@ meta       ``{"builder", "args", "columns", "digits", "max_layers"}``: the ``BUI
            the wire's constants from here, never restates them)
 words      the screen reader's words in the current language (:func:`words`): ``name`` (a
            sentence with ``{name}`` and ``{panels}``, which the front end fills), ``described``,
-           ``title`` (the explorer's shown name); the front end falls back to its English
+           ``label`` (``{name}. {described}``), ``list`` (the panels' separator) and ``title``
+           (the explorer's shown name); the front end falls back to its English
 v0..v5     fast slider ``i``'s linked value (``jsdlink`` from the slider, so a drag needs no
            kernel); :data:`MAX_FAST` of them
 =========  =====================================================================================
@@ -119,6 +120,9 @@ def words(builder: str | None) -> dict[str, str]:
     return {
         "name": _("{name} explorer: {panels}"),
         "described": _("The numbers are in the table beside the picture."),
+        # the canvas's name: the sentence above, then the one before; the panels' titles joined
+        "label": _("{name}. {described}"),
+        "list": _(", "),
         "title": gettext(builder) if builder else "",
     }
 
