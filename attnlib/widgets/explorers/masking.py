@@ -74,8 +74,7 @@ _ROW_VERDICTS = (
     N_("row 1: a fully hidden query gets"),
     N_("row 2: a fully hidden query gets"),
 )
-_CAPTION_PX = 44
-# room added above the panels for the settings and the legend
+_CAPTION_PX = 44  # room added above the panels for the settings and the legend
 _OFF = -10.0  # where the markers of cells without a mark go: outside the panel (clipped)
 
 
