@@ -143,12 +143,14 @@ def on_language_change(listener: Callable[[str], None]) -> None:
 
 def gettext_in(lang: str, msgid: str) -> str:
     """``msgid`` in ``lang`` (itself when the catalog has no translation)."""
+    if not msgid:  # gettext's "" is the catalog's header, never a message: an empty text stays
+        return msgid
     return _catalog(_normalise(lang)).gettext(msgid)
 
 
 def gettext(msgid: str) -> str:
     """``msgid`` in the current language: the shown name of an ``N_`` key."""
-    return _catalog(_state["lang"]).gettext(msgid)
+    return gettext_in(_state["lang"], msgid)
 
 
 def _(msgid: str, /, **fields: Any) -> str:

@@ -16,6 +16,7 @@ from attnlib.core.additive import AdditiveAttention
 from attnlib.core.attention import dot_product_attention
 from attnlib.core.scoring import default_scale, scaled_scores
 from attnlib.util._checks import check_int
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points, Segments, Text
 from attnlib.widgets.framework.controls import dropdown, float_slider
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -64,7 +65,7 @@ def _padded(segments: list[np.ndarray], width: float) -> tuple[np.ndarray, np.nd
     return xy, widths
 
 
-@builder("additive_attention")
+@builder(N_("additive_attention"))
 def additive_attention_explorer(
     num_keys: int = 5,
     d_q: int = 2,
@@ -111,9 +112,9 @@ def additive_attention_explorer(
     labels = [f"k{j + 1}" for j in range(num_keys)]
     scale = default_scale(d_hidden)
     controls = {
-        "q1": _query_slider("query q₁", query[0]),
-        "q2": _query_slider("query q₂", query[1]),
-        "key": dropdown("surface of key", [(lab, j + 1) for j, lab in enumerate(labels)], key),
+        "q1": _query_slider(_("query q₁"), query[0]),
+        "q2": _query_slider(_("query q₂"), query[1]),
+        "key": dropdown(_("surface of key"), [(lab, j + 1) for j, lab in enumerate(labels)], key),
     }
 
     @grid_table(controls, "q2", "q1")  # the whole (q1, q2) plane, row = q2: one batched call
@@ -123,15 +124,15 @@ def additive_attention_explorer(
         q = torch.zeros(1, len(q1), d_q, dtype=torch.float64)  # (B=1, N, d_q)
         q[0, :, 0], q[0, :, 1] = q1, q2
         with torch.no_grad():
-            _, add_w = attn(q, keys, values)  # (1, N, S)
+            _out, add_w = attn(q, keys, values)  # (1, N, S)
             dot_s = scaled_scores(q @ w_Q, keys @ w_K, scale)  # (1, N, S)
-            _, dot_w = dot_product_attention(q @ w_Q, keys @ w_K, values, scale=scale)
+            _out, dot_w = dot_product_attention(q @ w_Q, keys @ w_K, values, scale=scale)
             v = values[0, :, 0]  # (S,)
             return attn.scores(q, keys)[0], add_w[0], dot_s[0], dot_w[0], add_w[0] @ v, dot_w[0] @ v
 
     n = len(slider_axis(controls["q1"]).values)
     # the two score surfaces of every key over the (q1, q2) plane: row = q2, column = q1
-    add_plane, _, dot_plane, *_ = both.table()  # (n*n, S) each
+    add_plane, _add_w, dot_plane, *_rest = both.table()  # (n*n, S) each
     surfaces = {
         "add": add_plane.T.reshape(num_keys, n, n).numpy(),
         "dot": dot_plane.T.reshape(num_keys, n, n).numpy(),
@@ -160,19 +161,19 @@ def additive_attention_explorer(
             arrays={"query": at, "row": row, "w_add": a_w, "w_dot": d_w},
             texts={"which": f"k{key}"},
             readout={
-                "feature shape (B, L, S, h)": feature_shape,
-                "additive score e_j": add_s,
-                "additive weight": a_w,
-                "dot score (qW_Q)·(kW_K)/√h": dot_s,
-                "dot weight": d_w,
-                "additive output Σ α_j v_j": float(add_o),
-                "dot output Σ α_j v_j": float(dot_o),
+                N_("feature shape (B, L, S, h)"): feature_shape,
+                N_("additive score e_j"): add_s,
+                N_("additive weight"): a_w,
+                N_("dot score (qW_Q)·(kW_K)/√h"): dot_s,
+                N_("dot weight"): d_w,
+                N_("additive output Σ α_j v_j"): float(add_o),
+                N_("dot output Σ α_j v_j"): float(dot_o),
             },
         )
 
     scene = _scene(surfaces, n_drawn, labels)
     data = {"model": attn, "keys": keys, "w_Q": w_Q, "w_K": w_K, "surfaces": surfaces}
-    data["contours"] = {name: xy for name, (xy, _) in contour_sets.items()}
+    data["contours"] = {name: xy for name, (xy, _widths) in contour_sets.items()}
     # one precomputed set per slider (not a joint q1 x q2 grid, too many frames); the surfaces
     # are a layer (they depend on the menu only): sent once per key, not in every frame
     return Explorer(
@@ -181,7 +182,9 @@ def additive_attention_explorer(
         scene,
         layer=layer,
         data=data,
-        title=f"Additive attention vs a projected dot product, d_q={d_q} ≠ d_k={d_k}",
+        title=_(
+            "Additive attention vs a projected dot product, d_q={d_q} ≠ d_k={d_k}", d_q=d_q, d_k=d_k
+        ),
         columns=labels,
         digits=3,
     )
@@ -247,13 +250,13 @@ def _bars_panel(labels: list[str]) -> Panel:
     S = len(labels)
     return Panel(
         [
-            Bars("w_add", x=np.arange(S) - 0.2, width=0.4, color="C0", label="additive"),
-            Bars("w_dot", x=np.arange(S) + 0.2, width=0.4, color="C1", label="projected dot"),
+            Bars("w_add", x=np.arange(S) - 0.2, width=0.4, color="C0", label=_("additive")),
+            Bars("w_dot", x=np.arange(S) + 0.2, width=0.4, color="C1", label=_("projected dot")),
         ],
         ylim=(0.0, 1.05),
-        title="weights of every key",
-        xlabel="key",
-        ylabel="weight",
+        title=_("weights of every key"),
+        xlabel=_("key"),
+        ylabel=_("weight"),
         **bar_slots(S, labels),
         legend="upper right",
     )
@@ -264,8 +267,8 @@ def _scene(surfaces: dict, n_drawn: int, labels: list[str]) -> Scene:
     ranges = {name: (float(z.min()), float(z.max())) for name, z in surfaces.items()}
     scene = Scene(
         [
-            _surface_panel("add", "additive score of one key: curved", ranges, n_drawn),
-            _surface_panel("dot", "projected dot score of that key: a plane", ranges, n_drawn),
+            _surface_panel("add", _("additive score of one key: curved"), ranges, n_drawn),
+            _surface_panel("dot", _("projected dot score of that key: a plane"), ranges, n_drawn),
             _bars_panel(labels),
         ],
         cols=3,

@@ -19,6 +19,7 @@ from attnlib import plotting
 from attnlib.course.decoding import DecodingTrace, trace_greedy_decoding
 from attnlib.course.examples import trained_reversal_model, untrained_reversal_model
 from attnlib.models.seq2seq.toy_tasks import NUM_SPECIAL, token_labels
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Text
 from attnlib.widgets.framework.controls import dropdown, int_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -72,7 +73,7 @@ def _decode(model, src: torch.Tensor) -> tuple[DecodingTrace, torch.Tensor]:
     return trace, logits.double().softmax(-1)
 
 
-@builder("decoding")
+@builder(N_("decoding"))
 def decoding_explorer(
     source: str = SOURCES[0],
     *,
@@ -163,30 +164,35 @@ def decoding_explorer(
                 "probs": d["probs"][t],
             },
             readout={
-                "position t": t,
-                "reads": d["reads"][t],
-                "writes": d["writes"][t],
-                "p(written token)": float(d["probs"][t, written]),
-                "cross-attention row (source positions 0..S-1)": row,
-                "most attended source position": f"{top} ({d['src'][top]})",
-                "reversal needs source position": str(S - 1 - t) if t < S else "none (writes </s>)",
-                "self-attention row (inputs 0..T-1)": sw[t],
+                N_("position t"): t,
+                N_("reads"): d["reads"][t],
+                N_("writes"): d["writes"][t],
+                N_("p(written token)"): float(d["probs"][t, written]),
+                N_("cross-attention row (source positions 0..S-1)"): row,
+                N_("most attended source position"): f"{top} ({d['src'][top]})",
+                N_("reversal needs source position"): (
+                    str(S - 1 - t) if t < S else _("none (writes </s>)")
+                ),
+                N_("self-attention row (inputs 0..T-1)"): sw[t],
             },
             texts={
-                "src": "source: " + " ".join(d["src"]),
-                "wrote": "written, positions 0..t: " + " ".join(d["writes"][: t + 1]),
+                "src": _("source: {tokens}", tokens=" ".join(d["src"])),
+                "wrote": _(
+                    "written, positions 0..t: {tokens}", tokens=" ".join(d["writes"][: t + 1])
+                ),
             },
         )
 
     scene = _scene(T, S, vocab)
-    head_options = [("average of heads", None)] + [(f"head {h}", h) for h in range(num_heads)]
+    head_options: list[tuple[str, int | None]] = [(_("average of heads"), None)]
+    head_options += [(_("head {h}", h=h), h) for h in range(num_heads)]
     controls = {
-        "step": int_slider("output position t", 0, T - 1, step, width="300px"),
-        "source": dropdown("source", list(sources), source, width="220px"),
-        "trained": toggle("trained model", trained),
-        "head": dropdown("head", head_options, head, width="200px"),
+        "step": int_slider(_("output position t"), 0, T - 1, step, width="300px"),
+        "source": dropdown(_("source"), list(sources), source, width="220px"),
+        "trained": toggle(_("trained model"), trained),
+        "head": dropdown(_("head"), head_options, head, width="200px"),
     }
-    decoded = {"traces": {key: tr for key, (tr, _) in traces.items()}}  # what was decoded
+    decoded = {"traces": {key: tr for key, (tr, _probs) in traces.items()}}  # what was decoded
     return Explorer(controls, compute, scene, digits=2, data=decoded)
 
 
@@ -199,9 +205,9 @@ def _scene(T: int, S: int, vocab: int) -> Scene:
             Heatmap("self", hidden="self_hidden", cmap="viridis"),
             Line("self_box", color="C3", width=2.0),
         ],
-        title="self-attention (causal)",
-        xlabel="decoder input j",
-        ylabel="output position t",
+        title=_("self-attention (causal)"),
+        xlabel=_("decoder input j"),
+        ylabel=_("output position t"),
         **cells(T, T, positions, positions),
     )
     cross_panel = Panel(
@@ -209,8 +215,8 @@ def _scene(T: int, S: int, vocab: int) -> Scene:
             Heatmap("cross", hidden="cross_hidden", cmap="viridis", colorbar=True),
             Line("cross_box", color="C3", width=2.0),
         ],
-        title=f"cross-attention [{T} × {S}]",
-        xlabel="source position j",
+        title=_("cross-attention [{T} × {S}]", T=T, S=S),
+        xlabel=_("source position j"),
         **cells(T, S, positions, [str(j) for j in range(S)]),
     )
     prob_panel = Panel(
@@ -221,8 +227,8 @@ def _scene(T: int, S: int, vocab: int) -> Scene:
         ],
         ylim=(0.0, 1.3),  # room above a bar of 1 for the two texts
         yticks=[0.0, 0.25, 0.5, 0.75, 1.0],
-        title="next-token probabilities at t",
-        xlabel="token",
+        title=_("next-token probabilities at t"),
+        xlabel=_("token"),
         **bar_slots(vocab, vocab_labels),
     )
     # Within the notebook's width in a 1280 px browser (about 850 px, issue 16).

@@ -30,12 +30,20 @@ import torch
 from attnlib.course import head_stats as hs
 from attnlib.course.scaling import entropy
 from attnlib.util._checks import check_int
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points, Segments, Text
 from attnlib.widgets.framework.controls import dropdown, int_slider
 from attnlib.widgets.framework.explorer import Explorer, builder
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["head_view_explorer", "minilm", "SENTENCES", "MAX_TOKENS"]
+
+#: The readout's keys of the picked token's three largest weights (fixed keys, shown translated).
+_TOP = (
+    (N_("key 1"), N_("weight 1")),
+    (N_("key 2"), N_("weight 2")),
+    (N_("key 3"), N_("weight 3")),
+)
 
 #: The sentences the dropdown offers by default.
 SENTENCES = (
@@ -80,7 +88,7 @@ def _rebuild_encoder(encoder) -> None:
     return None
 
 
-@builder("head_view", rebuild={"encoder": _rebuild_encoder})
+@builder(N_("head_view"), rebuild={"encoder": _rebuild_encoder})
 def head_view_explorer(
     sentences=SENTENCES,
     sentence: int = 0,
@@ -164,18 +172,18 @@ def head_view_explorer(
             arrays[f"w{h}"] = w[h]  # (N, N)
             arrays[f"frame{h}"] = _box(-0.5, n_max - 0.5, -0.5, n_max - 0.5) if h == head else empty
         texts = {f"t{j}": tok[j] for j in range(n_max)}
-        readout = {"query token": f"{tok[i]} (position {i})"}
-        for r, j in enumerate(top, 1):
-            readout[f"key {r}"] = f"{tok[j]} (position {j})"
-            readout[f"weight {r}"] = float(row[j])
+        readout = {N_("query token"): _("{token} (position {i})", token=tok[i], i=i)}
+        for (key, weight), j in zip(_TOP, top):
+            readout[key] = _("{token} (position {i})", token=tok[j], i=j)
+            readout[weight] = float(row[j])
         readout.update(
             {
-                "entropy of this row (nats)": float(d["row_entropy"][layer, head, i]),
-                "uniform row: log n": math.log(n),
-                "head: mean row entropy (nats)": float(d["head_entropy"][layer, head]),
-                "head: mean weight on previous token": float(d["prev"][layer, head]),
-                "head: mean weight on [CLS]": float(d["cls"][layer, head]),
-                "head: mean weight on [SEP]": float(d["sep"][layer, head]),
+                N_("entropy of this row (nats)"): float(d["row_entropy"][layer, head, i]),
+                N_("uniform row: log n"): math.log(n),
+                N_("head: mean row entropy (nats)"): float(d["head_entropy"][layer, head]),
+                N_("head: mean weight on previous token"): float(d["prev"][layer, head]),
+                N_("head: mean weight on [CLS]"): float(d["cls"][layer, head]),
+                N_("head: mean weight on [SEP]"): float(d["sep"][layer, head]),
             }
         )
         return Frame(arrays=arrays, readout=readout, texts=texts)
@@ -183,17 +191,17 @@ def head_view_explorer(
     scene = _scene(n_max, heads)
     controls = {
         "sentence": dropdown(
-            "sentence", [(s, k) for k, s in enumerate(sentences)], sentence, width="520px"
+            _("sentence"), [(s, k) for k, s in enumerate(sentences)], sentence, width="520px"
         ),
-        "token": int_slider("token", 0, n_max - 1, token),
-        "layer": int_slider("layer", 0, layers - 1, layer, width="220px"),
-        "head": int_slider("head", 0, heads - 1, head, width="260px"),
+        "token": int_slider(_("token"), 0, n_max - 1, token),
+        "layer": int_slider(_("layer"), 0, layers - 1, layer, width="220px"),
+        "head": int_slider(_("head"), 0, heads - 1, head, width="260px"),
     }
     return Explorer(
         controls,
         compute,
         scene,
-        title="Head view: all-MiniLM-L6-v2, 6 layers x 12 heads",
+        title=_("Head view: all-MiniLM-L6-v2, 6 layers x 12 heads"),
         digits=3,
     )
 
@@ -223,7 +231,7 @@ def _scene(n_max: int, heads: int) -> Scene:
         ylim=(n_max - 0.5, -0.5),
         xticks=[],
         yticks=[],
-        title="this head: picked token → its keys",
+        title=_("this head: picked token → its keys"),
     )
     by_head = Panel(
         # No token labels: its rows are the keys of the panel above, in the same order (15 labels
@@ -235,8 +243,8 @@ def _scene(n_max: int, heads: int) -> Scene:
         xticks=list(range(heads)),
         xticklabels=[str(h) for h in range(heads)],
         yticks=[],
-        xlabel="head",
-        title="picked token in every head (rows: keys)",
+        xlabel=_("head"),
+        title=_("picked token in every head (rows: keys)"),
     )
     log_n = math.log(n_max)
     ent = Panel(
@@ -251,9 +259,9 @@ def _scene(n_max: int, heads: int) -> Scene:
         yticks=[0.0, 1.0, 2.0, 3.0],
         xticks=list(range(heads)),
         xticklabels=[str(h) for h in range(heads)],
-        xlabel="head",
+        xlabel=_("head"),
         ylabel="nats",
-        title="entropy: bars each head, dots the picked token",
+        title=_("entropy: bars each head, dots the picked token"),
     )
     smalls = [
         Panel(
@@ -262,7 +270,7 @@ def _scene(n_max: int, heads: int) -> Scene:
                 Line("row_box", color="C3", width=1.0),
                 Line(f"frame{h}", color="C3", width=4.0),
             ],
-            title=f"head {h}",
+            title=_("head {h}", h=h),
             equal=True,
             **{
                 **cells(n_max, n_max),

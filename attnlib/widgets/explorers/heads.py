@@ -16,9 +16,11 @@ import torch
 from attnlib.core.multihead import head_weight_maps
 from attnlib.core.positional import sinusoidal_encoding
 from attnlib.course.examples import DEFAULT_TOKENS, demo_projections
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Heatmap, Text
 from attnlib.widgets.framework.controls import selection_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
+from attnlib.widgets.framework.readout import Key
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, cells
 
 __all__ = ["heads_explorer", "HEAD_CHOICES", "repeated_token"]
@@ -38,7 +40,7 @@ def repeated_token(tokens) -> tuple[int, int] | None:
     return None
 
 
-@builder("heads")
+@builder(N_("heads"))
 def heads_explorer(
     tokens=DEFAULT_TOKENS,
     *,
@@ -91,6 +93,12 @@ def heads_explorer(
     }
     pair = repeated_token(tokens)
     zeros, ones = torch.zeros(L, L, dtype=torch.float64), torch.ones(L, L, dtype=torch.float64)
+    if pair is not None:  # the key code reads, and its name in the reader's language
+        i, j = pair
+        pair_key = Key(
+            f"max |row {i} - row {j}| ('{tokens[i]}'), all heads",
+            _("max |row {i} - row {j}| ('{token}'), all heads", i=i, j=j, token=tokens[i]),
+        )
 
     def compute(heads, positions):
         h, p = int(heads), bool(positions)
@@ -102,7 +110,7 @@ def heads_explorer(
         for r in range(_MAX_HEADS):
             arrays[f"w{r + 1}"] = w[r] if r < h else zeros
             arrays[f"hid{r + 1}"] = zeros if r < h else ones
-            texts[f"t{r + 1}"] = "" if r < h else f"no head {r + 1} at h = {h}"
+            texts[f"t{r + 1}"] = "" if r < h else _("no head {r} at h = {h}", r=r + 1, h=h)
         flat = w.reshape(h, -1)  # (H, L*S)
         gap = (
             float((flat[:, None] - flat[None]).abs().mean(-1).sum() / (h * (h - 1)))
@@ -110,24 +118,22 @@ def heads_explorer(
             else 0.0
         )
         readout = {
-            "heads h": h,
-            "head width Dh = D / h": d_model // h,
-            "mean |A_r - A_s| between heads": gap,
-            "max |mean of heads - wide head|": float((mean - wide).abs().max()),
+            N_("heads h"): h,
+            N_("head width Dh = D / h"): d_model // h,
+            N_("mean |A_r - A_s| between heads"): gap,
+            N_("max |mean of heads - wide head|"): float((mean - wide).abs().max()),
         }
         if pair is not None:
             i, j = pair
-            readout[f"max |row {i} - row {j}| ('{tokens[i]}'), all heads"] = float(
-                (w[:, i] - w[:, j]).abs().max()
-            )
-        readout["query 0's row, wide head"] = wide[0]
-        readout["query 0's row, head 1"] = w[0, 0]
+            readout[pair_key] = float((w[:, i] - w[:, j]).abs().max())
+        readout[N_("query 0's row, wide head")] = wide[0]
+        readout[N_("query 0's row, head 1")] = w[0, 0]
         return Frame(arrays=arrays, readout=readout, texts=texts)
 
     scene = _scene(L, tokens, d_model)
     controls = {
-        "heads": selection_slider("heads h", HEAD_CHOICES, num_heads, width="260px"),
-        "positions": toggle("+ positions (sinusoidal, notebook 07)", positions),
+        "heads": selection_slider(_("heads h"), HEAD_CHOICES, num_heads, width="260px"),
+        "positions": toggle(_("+ positions (sinusoidal, notebook 07)"), positions),
     }
     # data: the input and projections, for tests and curious readers
     return Explorer(controls, compute, scene, columns=tokens, digits=3, data=data)
@@ -137,12 +143,12 @@ def _scene(L: int, tokens, d_model: int) -> Scene:
     """The weight maps only: the wide head and the mean of the heads (left column), and eight head
     slots, hatched where a head does not exist at the chosen h (each with a text for it)."""
     grid = cells(L, L, tokens, tokens)
-    side = dict(grid, xlabel="key")
+    side = dict(grid, xlabel=_("key"))
     panels = [
         Panel(
             [Heatmap("wide", cmap="viridis")],
-            title=f"one wide head (Dh = {d_model})",
-            ylabel="query",
+            title=_("one wide head (Dh = {d_model})", d_model=d_model),
+            ylabel=_("query"),
             **side,
         )
     ]
@@ -153,15 +159,15 @@ def _scene(L: int, tokens, d_model: int) -> Scene:
                     Heatmap(f"w{r + 1}", hidden=f"hid{r + 1}", colorbar=(r == 3)),
                     Text(0.5, 0.5, key=f"t{r + 1}", axes=True, ha="center", size=8),
                 ],
-                title=f"head {r + 1}",
+                title=_("head {h}", h=r + 1),
                 **grid,
             )
         )
     panels.append(
         Panel(
             [Heatmap("mean", cmap="viridis")],
-            title="mean of the h heads' maps",
-            ylabel="query",
+            title=_("mean of the h heads' maps"),
+            ylabel=_("query"),
             **side,
         )
     )
@@ -172,8 +178,8 @@ def _scene(L: int, tokens, d_model: int) -> Scene:
                     Heatmap(f"w{r + 1}", hidden=f"hid{r + 1}", colorbar=(r == 7)),
                     Text(0.5, 0.5, key=f"t{r + 1}", axes=True, ha="center", size=8),
                 ],
-                title=f"head {r + 1}",
-                xlabel="key",
+                title=_("head {h}", h=r + 1),
+                xlabel=_("key"),
                 **grid,
             )
         )

@@ -16,9 +16,11 @@ import numpy as np
 import torch
 
 from attnlib.course.induction import load_run, match_profile, snapshot_model
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points
 from attnlib.widgets.framework.controls import dropdown, int_slider
 from attnlib.widgets.framework.explorer import Explorer, builder
+from attnlib.widgets.framework.readout import Key
 from attnlib.widgets.framework.scene import Frame, Panel, Scene, bar_slots, cells
 
 __all__ = ["induction_explorer", "replay_data"]
@@ -40,7 +42,7 @@ def replay_data(example: int = 1) -> dict:
         offset o at which the last layer's heads (mean) put most weight on ``q - d + o`` at the
         last snapshot (1 for a textbook induction head).
     """
-    _, run = load_run("two_layer")
+    _model, run = load_run("two_layer")
     batch = run.setup.eval_batch()
     n = batch.ids.shape[0]
     if isinstance(example, bool) or not isinstance(example, int) or not 0 <= example < n:
@@ -73,7 +75,7 @@ def replay_data(example: int = 1) -> dict:
     )
 
 
-@builder("induction")
+@builder(N_("induction"))
 def induction_explorer(
     checkpoint: int | None = None, *, head: int = 2, query: int | None = None, example: int = 1
 ) -> Explorer:
@@ -92,7 +94,7 @@ def induction_explorer(
         readout of the step, the losses and the head's scores.
     """
     d = replay_data(example)
-    E, layers, H, T, _ = d["weights"].shape
+    E, layers, H, T, _T = d["weights"].shape
     n_heads = layers * H
     if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < n_heads:
         raise ValueError(f"head must be an int in [0, {n_heads}) (layer * {H} + h), got {head!r}")
@@ -106,6 +108,10 @@ def induction_explorer(
     future = np.triu(np.ones((T, T), dtype=bool), 1)  # (T, T) True = j > i, hidden
     off = d["found_offset"]
     tokens = [str(int(t)) for t in d["ids"]]
+    found_key = Key(
+        f"this model's target: earlier copy + {off}",
+        _("this model's target: earlier copy + {off}", off=off),
+    )
 
     def compute(checkpoint, query, head):
         c, q, lh = int(checkpoint), int(query), int(head)
@@ -126,35 +132,37 @@ def induction_explorer(
                 "marker_ic": [[float(d["steps"][c]), float(d["in_context"][c])]],
             },
             readout={
-                "step": int(d["steps"][c]),
-                "loss (held-out)": float(d["loss"][c]),
-                "in-context score (2nd − 1st occurrence loss)": float(d["in_context"][c]),
-                "copy accuracy (2nd occurrence)": float(d["copy_acc"][c]),
-                "head": f"layer {layer}, head {h}",
-                "previous-token score": float(d["previous"][c, layer, h]),
-                "induction (prefix-matching) score": float(d["induction"][c, layer, h]),
-                "copying score": float(d["copying"][c, layer, h]),
-                "query position, token": f"{q}, {tokens[q]}",
-                "most attended key, weight": f"{top} ({float(row[top]):.2f})",
-                "textbook target: after the earlier copy": str(q - dist + 1) if inside else "none",
-                f"this model's target: earlier copy + {off}": str(q - dist + off)
-                if inside
-                else "none",
+                N_("step"): int(d["steps"][c]),
+                N_("loss (held-out)"): float(d["loss"][c]),
+                N_("in-context score (2nd − 1st occurrence loss)"): float(d["in_context"][c]),
+                N_("copy accuracy (2nd occurrence)"): float(d["copy_acc"][c]),
+                N_("head"): _("layer {layer}, head {h}", layer=layer, h=h),
+                N_("previous-token score"): float(d["previous"][c, layer, h]),
+                N_("induction (prefix-matching) score"): float(d["induction"][c, layer, h]),
+                N_("copying score"): float(d["copying"][c, layer, h]),
+                N_("query position, token"): f"{q}, {tokens[q]}",
+                N_("most attended key, weight"): f"{top} ({float(row[top]):.2f})",
+                N_("textbook target: after the earlier copy"): (
+                    str(q - dist + 1) if inside else _("none")
+                ),
+                found_key: str(q - dist + off) if inside else _("none"),
             },
         )
 
     scene = _scene(d, T, future)
-    head_options = [(f"layer {lh // H}, head {lh % H}", lh) for lh in range(n_heads)]
+    head_options = [
+        (_("layer {layer}, head {h}", layer=lh // H, h=lh % H), lh) for lh in range(n_heads)
+    ]
     controls = {
-        "checkpoint": int_slider("checkpoint", 0, E - 1, checkpoint, width="300px"),
-        "query": int_slider("query position", 0, T - 1, query, width="300px"),
-        "head": dropdown("head", head_options, head, width="200px"),
+        "checkpoint": int_slider(_("checkpoint"), 0, E - 1, checkpoint, width="300px"),
+        "query": int_slider(_("query position"), 0, T - 1, query, width="300px"),
+        "head": dropdown(_("head"), head_options, head, width="200px"),
     }
     return Explorer(
         controls,
         compute,
         scene,
-        title="Induction heads: the training run replayed",
+        title=_("Induction heads: the training run replayed"),
         digits=2,
         data={"replay": d},
     )
@@ -174,9 +182,9 @@ def _scene(d: dict, T: int, future: np.ndarray) -> Scene:
             Heatmap("w", hidden=future, cmap="viridis", vmin=0.0, vmax=1.0, colorbar=True),
             Line("row_box", color="C3", width=1.5),
         ],
-        title="this head's weights at the checkpoint",
-        xlabel="key position",
-        ylabel="query position",
+        title=_("this head's weights at the checkpoint"),
+        xlabel=_("key position"),
+        ylabel=_("query position"),
         equal=True,
         **cells(T, T, ticks, ticks),
     )
@@ -188,9 +196,9 @@ def _scene(d: dict, T: int, future: np.ndarray) -> Scene:
         ],
         ylim=(0.0, 1.1),
         yticks=[0.0, 0.5, 1.0],
-        title="query's row ▲ red: textbook target, black: found",
-        xlabel="key position",
-        ylabel="weight",
+        title=_("query's row ▲ red: textbook target, black: found"),
+        xlabel=_("key position"),
+        ylabel=_("weight"),
         **bar_slots(T, ticks),
     )
     steps, loss, ic = d["curve_steps"], d["curve_loss"], d["curve_in_context"]
@@ -206,8 +214,8 @@ def _scene(d: dict, T: int, future: np.ndarray) -> Scene:
         ],
         xlim=(float(steps[0]), float(steps[-1])),
         ylim=(lo, hi),
-        title="loss (blue), in-context score (orange)",
-        xlabel="training step",
+        title=_("loss (blue), in-context score (orange)"),
+        xlabel=_("training step"),
         ylabel="nats",
     )
     return Scene(

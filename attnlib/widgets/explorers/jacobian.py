@@ -14,6 +14,7 @@ import torch
 from attnlib.core.softmax import masked_softmax, softmax_jacobian
 from attnlib.course.examples import DEFAULT_LOGITS
 from attnlib.course.scaling import jacobian_norm, spread_logits
+from attnlib.util.i18n import N_, _, gettext
 from attnlib.widgets.framework.artists import Bars, Heatmap, Line, Points
 from attnlib.widgets.framework.controls import dropdown, float_slider
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -24,7 +25,7 @@ __all__ = ["jacobian_explorer", "BASES", "UPSTREAMS", "base_logits", "upstream_g
 _MAX_SPREAD = 10.0
 _CLIM = 0.25  # |J_jr| <= 1/4 for every softmax row
 #: Base-logit choices: (label, value).
-BASES = (("the given logits", "given"), ("the same, top two tied", "tie"))
+BASES = ((N_("the given logits"), "given"), (N_("the same, top two tied"), "tie"))
 #: Upstream-gradient choices g = ∂L/∂a: (label, value).
 UPSTREAMS = (
     ("L = a1 (g = e1)", "a1"),
@@ -57,7 +58,7 @@ def upstream_gradient(upstream: str, S: int) -> torch.Tensor:
     raise ValueError(f"upstream must be 'a1', 'a2' or 'mixed', got {upstream!r}")
 
 
-@builder("jacobian")
+@builder(N_("jacobian"))
 def jacobian_explorer(
     logits=DEFAULT_LOGITS, spread: float = 1.0, base: str = "given", upstream: str = "a1"
 ) -> Explorer:
@@ -85,18 +86,18 @@ def jacobian_explorer(
         )
     if not 0.0 <= spread <= _MAX_SPREAD:
         raise ValueError(f"spread must lie in [0, {_MAX_SPREAD}], got {spread}")
-    if base not in [b for _, b in BASES]:
-        raise ValueError(f"base must be one of {[b for _, b in BASES]}, got {base!r}")
+    if base not in [b for _label, b in BASES]:
+        raise ValueError(f"base must be one of {[b for _label, b in BASES]}, got {base!r}")
     S = z_given.shape[0]
     units = {
-        b: spread_logits(base_logits(z_given, b), 1.0) for _, b in BASES
+        b: spread_logits(base_logits(z_given, b), 1.0) for _label, b in BASES
     }  # rejects all-equal logits now
     upstream_gradient(upstream, S)
     labels = [f"z{j + 1}" for j in range(S)]
 
     sweep = torch.linspace(0.0, _MAX_SPREAD, 101, dtype=torch.float64)  # (T,)
     curves = {}
-    for _, b in BASES:
+    for _label, b in BASES:
         w = masked_softmax(units[b] * sweep[:, None])  # (T, S)
         curves[b] = (jacobian_norm(w), w.amax(dim=-1), w)
 
@@ -123,14 +124,14 @@ def jacobian_explorer(
                 "m": [[s, float(jacobian_norm(a))], [s, float(a.max())], [s, float(dz.norm())]],
             },
             readout={
-                "logits z": z,
-                "weights a": a,
-                "J (row j = a_j)": jac,
-                "row sums of J": jac.sum(dim=-1) + 0.0,
-                "upstream g = ∂L/∂a": g,
+                N_("logits z"): z,
+                N_("weights a"): a,
+                N_("J (row j = a_j)"): jac,
+                N_("row sums of J"): jac.sum(dim=-1) + 0.0,
+                N_("upstream g = ∂L/∂a"): g,
                 "∂L/∂z = Jᵀg": dz + 0.0,
-                "sum of ∂L/∂z": float(dz.sum()) + 0.0,
-                "largest |J_jr|": jac.abs().max(),
+                N_("sum of ∂L/∂z"): float(dz.sum()) + 0.0,
+                N_("largest |J_jr|"): jac.abs().max(),
                 "‖J‖_F": jacobian_norm(a),
                 "‖∂L/∂z‖": dz.norm(),
             },
@@ -139,7 +140,7 @@ def jacobian_explorer(
     scene = _scene(S, labels)
     controls = {
         "spread": float_slider(
-            "logit spread σ",
+            _("logit spread σ"),
             0.0,
             _MAX_SPREAD,
             float(spread),
@@ -147,8 +148,10 @@ def jacobian_explorer(
             readout_format=".1f",
             width="340px",
         ),
-        "base": dropdown("base logits", list(BASES), base, width="260px"),
-        "upstream": dropdown("upstream", list(UPSTREAMS), upstream, width="300px"),
+        "base": dropdown(
+            _("base logits"), [(gettext(lab), v) for lab, v in BASES], base, width="260px"
+        ),
+        "upstream": dropdown(_("upstream"), list(UPSTREAMS), upstream, width="300px"),
     }
     return Explorer(controls, compute, scene, columns=labels, digits=3)
 
@@ -161,9 +164,9 @@ def _scene(S: int, labels) -> Scene:
         "a",
         S,
         labels,
-        title="weights a = softmax(z)",
-        xlabel="key j (weight a_j of logit z_j)",
-        ylabel="weight a_j",
+        title=_("weights a = softmax(z)"),
+        xlabel=_("key j (weight a_j of logit z_j)"),
+        ylabel=_("weight a_j"),
     )
     j_panel = Panel(
         [Heatmap("J", vmin=-_CLIM, vmax=_CLIM, cmap="cividis", annotate=True, colorbar=True)],
@@ -177,24 +180,24 @@ def _scene(S: int, labels) -> Scene:
             Bars("dz", x=xs + 0.2, width=0.38, color="C0", label="∂L/∂z = Jᵀg"),
         ],
         ylim=(-1.1, 1.7),  # headroom above the bars (|g_j| <= 1) for the legend
-        title="g and ∂L/∂z",
-        xlabel="key j",
-        ylabel="gradient",
+        title=_("g and ∂L/∂z"),
+        xlabel=_("key j"),
+        ylabel=_("gradient"),
         legend="upper right",
         **slots,
     )
     c_panel = Panel(
         [
             Line("c_norm", color="C3", width=1.5, label="‖J‖_F"),
-            Line("c_top", color="C0", width=1.5, dash=True, label="max weight"),
+            Line("c_top", color="C0", width=1.5, dash=True, label=_("max weight")),
             Line("c_grad", color="0.3", width=1.2, label="‖∂L/∂z‖"),
             Points("m", color="black", size=5, filled=False),
         ],
         xlim=(0.0, _MAX_SPREAD),
         ylim=(0.0, 1.6),  # headroom above the max weight (<= 1) for the legend
-        title="norms against σ",
-        xlabel="spread σ (∝ 1/temperature)",
-        ylabel="norm or weight",
+        title=_("norms against σ"),
+        xlabel=_("spread σ (∝ 1/temperature)"),
+        ylabel=_("norm or weight"),
         legend="upper right",
     )
     # One row, so that controls, picture and readout fit 620 px of height (a 2 x 2 grid does not);

@@ -23,6 +23,7 @@ from attnlib.core.masks import causal_mask, padding_mask
 from attnlib.core.scoring import scaled_scores
 from attnlib.course.examples import DEFAULT_VALID_LENS, demo_batch
 from attnlib.course.pitfalls import classify_row, recipe_softmax
+from attnlib.util.i18n import N_, _, gettext
 from attnlib.widgets.framework.artists import Heatmap, Points
 from attnlib.widgets.framework.controls import dropdown, int_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -32,20 +33,46 @@ from attnlib.widgets.framework.tables import GridTable
 
 __all__ = ["masking_explorer", "masking_picture", "RECIPES", "DTYPES", "LEGEND"]
 
-#: Menu label -> key of :data:`attnlib.course.pitfalls.ROW_RECIPES`.
+#: Menu value (the English label) -> key of :data:`attnlib.course.pitfalls.ROW_RECIPES`; the
+#: menu shows each value in the reader's language.
 RECIPES = {
     "attnlib masked_softmax": "attnlib masked_softmax",
-    "add M = -inf (plain softmax)": "plain softmax, M = -inf",
-    "add M = -1e9": "add M = -1e9",
-    "add M = finfo(dtype).min": "add M = finfo(dtype).min",
-    "replace by -1e6 (d2l)": "replace by -1e6 (d2l)",
-    "add M = -1e6": "add M = -1e6",
+    N_("add M = -inf (plain softmax)"): "plain softmax, M = -inf",
+    N_("add M = -1e9"): "add M = -1e9",
+    N_("add M = finfo(dtype).min"): "add M = finfo(dtype).min",
+    N_("replace by -1e6 (d2l)"): "replace by -1e6 (d2l)",
+    N_("add M = -1e6"): "add M = -1e6",
 }
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 #: What the cells of the picture mean, one line (the stored picture's caption).
-LEGEND = (
+LEGEND = N_(
     "hatched = hidden, weight 0  ·  open orange square = weight leaked onto a hidden key  ·  "
     "red square = NaN"
+)
+#: The verdicts of :func:`_verdict` (code names) as the readout shows them.
+_VERDICTS = {
+    "NaN": N_("NaN"),
+    "zeros": N_("zeros"),
+    "uniform": N_("uniform"),
+    "as if unmasked": N_("as if unmasked"),
+    "≈ as if unmasked": N_("≈ as if unmasked"),
+    "other": N_("other"),
+}
+#: The verdicts that fully hidden queries of one batch row get together (at the builder's
+#: defaults), each one message: a static page re-says a frame's string as a whole (tests check
+#: that every such string is here).
+_TOGETHER = frozenset(
+    (
+        N_("uniform / ≈ as if unmasked"),
+        N_("other / uniform"),
+        N_("uniform / as if unmasked / ≈ as if unmasked"),
+    )
+)
+#: The readout's keys of each batch row's verdict.
+_ROW_VERDICTS = (
+    N_("row 0: a fully hidden query gets"),
+    N_("row 1: a fully hidden query gets"),
+    N_("row 2: a fully hidden query gets"),
 )
 _CAPTION_PX = 44  # room added above the panels for the settings and the legend
 _OFF = -10.0  # where the markers of cells without a mark go: outside the panel (clipped)
@@ -61,6 +88,17 @@ def _verdict(w: np.ndarray, s: torch.Tensor) -> str:
     return verdict
 
 
+def _verdicts(seen: list[str]) -> str:
+    """What the fully hidden queries of a batch row got (``seen``: verdicts, each once), as the
+    readout says it in the current language."""
+    if not seen:
+        return _("(none)")
+    english = " / ".join(seen)
+    if len(seen) == 1 or english in _TOGETHER:
+        return gettext(english if len(seen) > 1 else _VERDICTS[seen[0]])
+    return " / ".join(gettext(_VERDICTS[v]) for v in seen)  # not one message: said piece by piece
+
+
 def _marks(cond: np.ndarray) -> np.ndarray:
     """``(L*S, 2)`` marker positions: the ``(j, i)`` of every True cell, the rest
     outside the panel.
@@ -72,7 +110,7 @@ def _marks(cond: np.ndarray) -> np.ndarray:
     return xy
 
 
-@builder("masking")
+@builder(N_("masking"))
 def masking_explorer(
     valid_lens=DEFAULT_VALID_LENS,
     *,
@@ -130,11 +168,12 @@ def masking_explorer(
     scores = scaled_scores(q, k)  # (B, L, S) float64
 
     controls = {
-        f"len{b}": int_slider(f"valid_len (row {b})", 0, L, lens[b], width="230px")
+        f"len{b}": int_slider(_("valid_len (row {b})", b=b), 0, L, lens[b], width="230px")
         for b in range(B)
     }
-    controls["causal"] = toggle("causal mask (hide j > i)", causal)
-    controls["recipe"] = dropdown("recipe", list(RECIPES), recipe, width="300px")
+    controls["causal"] = toggle(_("causal mask (hide j > i)"), causal)
+    recipes = [(gettext(r), r) for r in RECIPES]  # shown in the reader's language; value: r
+    controls["recipe"] = dropdown(_("recipe"), recipes, recipe, width="300px")
     controls["dtype"] = dropdown("dtype", list(DTYPES), dtype, width="180px")
 
     def rows(n: torch.Tensor, recipe: str, dtype: str, causal: bool):
@@ -181,14 +220,14 @@ def masking_explorer(
                 _verdict(w[i, : (i + 1 if causal else L)], scores[b, i, : (i + 1 if causal else L)])
                 for i in rows.tolist()
             ]
-            verdicts.append(" / ".join(dict.fromkeys(seen)) if seen else "(none)")
+            verdicts.append(_verdicts(list(dict.fromkeys(seen))))
         readout["valid_lens"] = [int(len0), int(len1), int(len2)]
-        for b in range(B):
-            readout[f"row {b}: a fully hidden query gets"] = verdicts[b]
-        readout["largest weight on a hidden key"] = worst_hidden
-        readout["NaN weights"] = nans
-        readout["fully hidden query rows"] = empty
-        readout["largest |w - exact| (non-NaN)"] = gap
+        for key, verdict in zip(_ROW_VERDICTS, verdicts):
+            readout[key] = verdict
+        readout[N_("largest weight on a hidden key")] = worst_hidden
+        readout[N_("NaN weights")] = nans
+        readout[N_("fully hidden query rows")] = empty
+        readout[N_("largest |w - exact| (non-NaN)")] = gap
         return Frame(arrays=arrays, readout=readout)
 
     scene = _scene(B, L)
@@ -213,9 +252,9 @@ def _scene(B: int, L: int) -> Scene:
                     Points(f"leak{b}", color="#ff7f0e", marker="s", size=11, filled=False),
                     Points(f"nan{b}", color="#d62728", marker="s", size=12),
                 ],
-                title=f"batch row {b}",
-                xlabel="key j",
-                ylabel="query i" if b == 0 else "",
+                title=_("batch row {b}", b=b),
+                xlabel=_("key j"),
+                ylabel=_("query i") if b == 0 else "",
                 **cells(L, L),
             )
         )
@@ -248,16 +287,21 @@ def masking_picture(explorer: Explorer, **values):
     fig.set_size_inches(width, grown)
     heatmaps = [ax for ax in fig.axes if ax.get_images() and ax.get_title()]
     for b, ax in enumerate(heatmaps):
-        ax.set_title(f"batch row {b} (valid_len {settings[f'len{b}']})", fontsize=10)
-    causal = "on" if settings["causal"] else "off"
+        ax.set_title(_("batch row {b} (valid_len {n})", b=b, n=settings[f"len{b}"]), fontsize=10)
+    shown = {"recipe": gettext(settings["recipe"]), "dtype": settings["dtype"]}
+    caption = (
+        _("recipe: {recipe}   ·   dtype: {dtype}   ·   causal mask: on", **shown)
+        if settings["causal"]
+        else _("recipe: {recipe}   ·   dtype: {dtype}   ·   causal mask: off", **shown)
+    )
     fig.text(
         0.5,
         1 - 6 / (grown * dpi),
-        f"recipe: {settings['recipe']}   ·   dtype: {settings['dtype']}   ·   "
-        f"causal mask: {causal}",
+        caption,
         ha="center",
         va="top",
         fontsize=10,
     )
-    fig.text(0.5, 1 - 26 / (grown * dpi), LEGEND, ha="center", va="top", fontsize=8)
+    fig.text(0.5, 1 - 26 / (grown * dpi), gettext(LEGEND), ha="center", va="top", fontsize=8)
+
     return fig

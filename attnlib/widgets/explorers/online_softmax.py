@@ -20,6 +20,7 @@ from attnlib.core.blockwise import blockwise_attention_steps
 from attnlib.core.scoring import scaled_dot_score
 from attnlib.course.costs import score_bytes
 from attnlib.util._checks import check_int
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Bars, Line, Points, Segments
 from attnlib.widgets.framework.controls import int_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -83,7 +84,7 @@ def _fmt(x: np.ndarray) -> str:
     return ", ".join(f"{float(u):.3f}" for u in x)
 
 
-@builder("online_softmax")
+@builder(N_("online_softmax"))
 def online_softmax_explorer(
     block_size: int = 4,
     query: int = 0,
@@ -176,28 +177,28 @@ def online_softmax_explorer(
                 "o1_full": [[-0.5, full_out[i, 1]], [S - 0.5, full_out[i, 1]]],
             },
             readout={
-                "blocks": len(end),
-                "blocks where m rose (rescaled)": len(rose),
-                "running max m after each block": _fmt(m),
-                "rescale exp(m_old − m_new) at each block": "start, " + _fmt(factor[1:])
-                if len(end) > 1
-                else "start",
-                "running sum l after each block": _fmt(l),
-                "full softmax's Σ exp(s − max)": float(denominators[i]),
-                "output a/l after the last block": frame_out,
-                "full attention's output": full_out[i],
-                "max |a/l − full| for query i": float(np.abs(frame_out - full_out[i]).max()),
-                "score bytes: full L×S": score_bytes(L, S),
-                "score bytes: one block L×block": score_bytes(L, b),
+                N_("blocks"): len(end),
+                N_("blocks where m rose (rescaled)"): len(rose),
+                N_("running max m after each block"): _fmt(m),
+                N_("rescale exp(m_old − m_new) at each block"): (
+                    _("start, {factors}", factors=_fmt(factor[1:])) if len(end) > 1 else _("start")
+                ),
+                N_("running sum l after each block"): _fmt(l),
+                N_("full softmax's Σ exp(s − max)"): float(denominators[i]),
+                N_("output a/l after the last block"): frame_out,
+                N_("full attention's output"): full_out[i],
+                N_("max |a/l − full| for query i"): float(np.abs(frame_out - full_out[i]).max()),
+                N_("score bytes: full L×S"): score_bytes(L, S),
+                N_("score bytes: one block L×block"): score_bytes(L, b),
             },
         )
 
     scene = _scene(S, (s_lo, s_hi), l_top, (o_lo, o_hi))
     controls = {
-        "block_size": int_slider("block size (keys per block)", 1, S, block_size, width="320px"),
-        "query": int_slider("query i", 0, L - 1, query, width="220px"),
-        "shuffled": toggle("shuffle the key order", shuffled),
-        "rescale": toggle("rescale old sums by exp(m_old − m_new)", rescale),
+        "block_size": int_slider(_("block size (keys per block)"), 1, S, block_size, width="320px"),
+        "query": int_slider(_("query i"), 0, L - 1, query, width="220px"),
+        "shuffled": toggle(_("shuffle the key order"), shuffled),
+        "rescale": toggle(_("rescale old sums by exp(m_old − m_new)"), rescale),
     }
     data = {"q": q, "k": k, "v": v, "perm": perm}
     return Explorer(controls, compute, scene, digits=3, data=data)
@@ -221,28 +222,28 @@ def _scene(S: int, s_range, l_top: float, o_range) -> Scene:
     score_panel = Panel(
         [
             Line([[-0.5, 0.0], [S - 0.5, 0.0]], color="0.6", width=0.6),
-            Bars("scores", color="C0", label="score s_ij"),
+            Bars("scores", color="C0", label=_("score s_ij")),
             Segments("walls", color="0.35", width=1.0),
-            Line("m_stairs", color="C3", width=2.0, label="running max m"),
-            Points("rose", color="C3", marker="^", size=6, label="m rose: rescale"),
+            Line("m_stairs", color="C3", width=2.0, label=_("running max m")),
+            Points("rose", color="C3", marker="^", size=6, label=_("m rose: rescale")),
         ],
         xlim=(-0.7, S - 0.3),
         ylim=(s_lo, s_hi),
-        title="scores of query i, in blocks",
-        xlabel="key position j (reading order)",
-        ylabel="score",
+        title=_("scores of query i, in blocks"),
+        xlabel=_("key position j (reading order)"),
+        ylabel=_("score"),
         xticks=key_ticks,
         legend="lower right",
     )
     sum_panel = Panel(
         [
-            Line("l_full", color="0.3", width=1.0, dash=True, label="full Σ exp(s − max)"),
-            Line("l_stairs", color="C2", width=2.0, label="running sum l"),
+            Line("l_full", color="0.3", width=1.0, dash=True, label=_("full Σ exp(s − max)")),
+            Line("l_stairs", color="C2", width=2.0, label=_("running sum l")),
         ],
         xlim=(-0.7, S - 0.3),
         ylim=(0.0, l_top),
-        title="running sum after each block",
-        xlabel="key position j",
+        title=_("running sum after each block"),
+        xlabel=_("key position j"),
         xticks=key_ticks,
         legend="upper left",
     )
@@ -250,13 +251,13 @@ def _scene(S: int, s_range, l_top: float, o_range) -> Scene:
         [
             Line("o0_full", color="C0", width=1.0, dash=True),
             Line("o1_full", color="C1", width=1.0, dash=True),
-            Line("o0", color="C0", width=2.0, label="a/l, component 1"),
-            Line("o1", color="C1", width=2.0, label="a/l, component 2"),
+            Line("o0", color="C0", width=2.0, label=_("a/l, component 1")),
+            Line("o1", color="C1", width=2.0, label=_("a/l, component 2")),
         ],
         xlim=(-0.7, S - 0.3),
         ylim=(o_lo, o_hi),
-        title="running output (dashed: full)",
-        xlabel="key position j",
+        title=_("running output (dashed: full)"),
+        xlabel=_("key position j"),
         xticks=key_ticks,
         legend="lower right",
     )

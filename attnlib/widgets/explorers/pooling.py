@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from attnlib.core.pooling import attention_pooling, toy_function, toy_regression_data
+from attnlib.util.i18n import N_, _, gettext
 from attnlib.widgets.framework.artists import Bars, Line, Points
 from attnlib.widgets.framework.controls import dropdown, float_slider, log_slider
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -22,16 +23,16 @@ __all__ = ["kernel_regression_explorer", "SCORE_LABELS"]
 #: Dropdown labels for the score functions of :func:`attnlib.core.pooling.pooling_scores`
 #: (σ: kernel width).
 SCORE_LABELS = (
-    ("Gaussian: −(x−xᵢ)²/2σ²", "gaussian"),
-    ("−distance: −|x−xᵢ|/σ", "neg_euclidean"),
-    ("dot: x·xᵢ/σ", "dot"),
-    ("cosine: cos(x, xᵢ)/σ", "cosine"),
-    ("+distance (wrong): +|x−xᵢ|/σ", "distance (wrong)"),
+    (N_("Gaussian: −(x−xᵢ)²/2σ²"), "gaussian"),
+    (N_("−distance: −|x−xᵢ|/σ"), "neg_euclidean"),
+    (N_("dot: x·xᵢ/σ"), "dot"),
+    (N_("cosine: cos(x, xᵢ)/σ"), "cosine"),
+    (N_("+distance (wrong): +|x−xᵢ|/σ"), "distance (wrong)"),
 )
-_SCORES = tuple(v for _, v in SCORE_LABELS)
+_SCORES = tuple(v for _label, v in SCORE_LABELS)
 
 
-@builder("kernel_regression")
+@builder(N_("kernel_regression"))
 def kernel_regression_explorer(
     n_train: int = 40,
     *,
@@ -75,11 +76,13 @@ def kernel_regression_explorer(
     )  # (G',)
     y_true, y_inside = toy_function(grid), toy_function(inside)  # (G,), (G',)
     controls = {
-        "x": float_slider("query x", 0.0, x_max, float(query), step=0.05, width="280px"),
+        "x": float_slider(_("query x"), 0.0, x_max, float(query), step=0.05, width="280px"),
         "width": log_slider(
-            "kernel width σ", -1.3, 0.7, float(bandwidth), step=0.05, width="280px"
+            _("kernel width σ"), -1.3, 0.7, float(bandwidth), step=0.05, width="280px"
         ),
-        "score": dropdown("score", list(SCORE_LABELS), score, width="300px"),
+        "score": dropdown(
+            _("score"), [(gettext(lab), v) for lab, v in SCORE_LABELS], score, width="300px"
+        ),
     }
 
     @grid_table(controls, "width")  # what the query does not change, for every σ of the slider
@@ -112,15 +115,15 @@ def kernel_regression_explorer(
                 "qline": [[x, -10.0], [x, 10.0]],
             },
             readout={
-                "prediction f(x)": pred,
-                "true f(x)": toy_function(torch.tensor(x, dtype=torch.float64)),
-                "largest weight": w[j],
-                "its key x_i": x_train[j],
-                "distance |x − x_i|": abs(x - float(x_train[j])),
-                "effective neighbours 1/Σα²": 1.0 / float((w**2).sum()),
-                "sum of weights": w.sum(),
-                "train MSE (this σ)": float(mse_train),
-                "MSE vs true f (this σ)": float(mse_true),
+                N_("prediction f(x)"): pred,
+                N_("true f(x)"): toy_function(torch.tensor(x, dtype=torch.float64)),
+                N_("largest weight"): w[j],
+                N_("its key x_i"): x_train[j],
+                N_("distance |x − x_i|"): abs(x - float(x_train[j])),
+                N_("effective neighbours 1/Σα²"): 1.0 / float((w**2).sum()),
+                N_("sum of weights"): w.sum(),
+                N_("train MSE (this σ)"): float(mse_train),
+                N_("MSE vs true f (this σ)"): float(mse_true),
             },
         )
 
@@ -130,7 +133,7 @@ def kernel_regression_explorer(
         controls,
         compute,
         scene,
-        title="Attention pooling on 1-D data",
+        title=_("Attention pooling on 1-D data"),
         digits=3,
         data=data,
     )
@@ -149,7 +152,7 @@ def _scene(x_train, y_train, grid, y_true, x_max: float) -> Scene:
                 color="0.6",
                 width=1,
                 dash=True,
-                label="min / max of y_i",
+                label=_("min / max of y_i"),
             ),
             Line([[xl[0], hi], [xl[1], hi]], color="0.6", width=1, dash=True),
             Line(
@@ -157,21 +160,21 @@ def _scene(x_train, y_train, grid, y_true, x_max: float) -> Scene:
                 color="0.35",
                 width=1.2,
                 dash=True,
-                label="true f(x) = 2 sin x + x^0.8",
+                label=_("true f(x) = 2 sin x + x^0.8"),
             ),
             Points(
                 torch.stack([x_train, y_train], 1),
                 color="C0",
                 size=3,
-                label="training points (x_i, y_i)",
+                label=_("training points (x_i, y_i)"),
             ),
             Line("qline", color="C3", width=1),
-            Line("fit", color="C1", width=2, label="fitted f(x)"),
-            Points("pred", color="C3", marker="*", size=6, label="prediction at the query"),
+            Line("fit", color="C1", width=2, label=_("fitted f(x)")),
+            Points("pred", color="C3", marker="*", size=6, label=_("prediction at the query")),
         ],
         xlim=xl,
         ylim=(y_lo, y_hi),
-        title="Nadaraya–Watson: f(x) = Σ softmax_i(score(x, x_i)) y_i",
+        title=_("Nadaraya–Watson: f(x) = Σ softmax_i(score(x, x_i)) y_i"),
         ylabel="y",
         legend="upper right",
     )
@@ -179,8 +182,8 @@ def _scene(x_train, y_train, grid, y_true, x_max: float) -> Scene:
         [Bars("bars", x=x_train, width=0.05, color="C0"), Line("qline", color="C3", width=1)],
         xlim=xl,
         ylim=(0.0, 1.05),
-        xlabel="x (keys x_i at the bars)",
-        ylabel="α / largest α",
+        xlabel=_("x (keys x_i at the bars)"),
+        ylabel=_("α / largest α"),
     )
     # 600 px wide: the readout fits beside it in a 1280 px browser (issue 16)
     scene = Scene([top, bottom], cols=1, width=600, height=420, row_heights=[1.6, 1.0])

@@ -21,6 +21,7 @@ from attnlib.core.positional import (
     sinusoidal_frequencies,
     sinusoidal_pair,
 )
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Arrows, Bars, Heatmap, Line, Points, Text
 from attnlib.widgets.framework.controls import int_slider, selection_slider
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -38,7 +39,7 @@ def _signed(x: float) -> str:
 BASES = (100, 1000, 10000, 100000)
 
 
-@builder("positions")
+@builder(N_("positions"))
 def positions_explorer(
     *,
     d_model: int = 16,
@@ -121,13 +122,13 @@ def positions_explorer(
             },
             readout={
                 "w_i": float(w),
-                "wavelength 2π / w_i": 2 * math.pi / float(w),
-                "angle w_i k (rad, not reduced mod 2π)": float(w) * k,
-                "angle w_i k mod 2π (as plotted)": (float(w) * k) % (2 * math.pi),
-                "R(k), clockwise by w_i k": r,
-                "pair at pos": p0,
-                "R(k) @ pair at pos": moved,
-                "pair at pos + k": p1,
+                N_("wavelength 2π / w_i"): 2 * math.pi / float(w),
+                N_("angle w_i k (rad, not reduced mod 2π)"): float(w) * k,
+                N_("angle w_i k mod 2π (as plotted)"): (float(w) * k) % (2 * math.pi),
+                N_("R(k), clockwise by w_i k"): r,
+                N_("pair at pos"): p0,
+                N_("R(k) @ pair at pos"): moved,
+                N_("pair at pos + k"): p1,
                 "PE(pos)·PE(pos + k)": float(dots[k]),
                 "Σ_i cos(w_i k)": float(closed[b][k]),
             },
@@ -136,10 +137,10 @@ def positions_explorer(
 
     scene = _scene(num_positions, d_model, max_k)
     controls = {
-        "pos": int_slider("position pos", 0, max_pos, pos, width="205px"),
-        "k": int_slider("offset k", 0, max_k, offset, width="205px"),
-        "i": int_slider("frequency index i", 0, half - 1, freq, width="205px"),
-        "base": selection_slider("base", BASES, base, width="205px"),
+        "pos": int_slider(_("position pos"), 0, max_pos, pos, width="205px"),
+        "k": int_slider(_("offset k"), 0, max_k, offset, width="205px"),
+        "i": int_slider(_("frequency index i"), 0, half - 1, freq, width="205px"),
+        "base": selection_slider(_("base"), BASES, base, width="205px"),
     }
     data = {"pe": tables[base], "omegas": omegas[base]}  # the starting table, for tests
     return Explorer(
@@ -179,12 +180,12 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
     circle = Panel(
         [
             Line(np.stack([np.sin(theta), np.cos(theta)], 1), color="0.8", width=1),
-            Points("trail", color="0.6", size=2.5, label="every pos"),
+            Points("trail", color="0.6", size=2.5, label=_("every pos")),
             Arrows("arm0", color="C0", width=2),
             Arrows("arm1", color="C3", width=2),
-            Points("p0", color="C0", size=6, label="pair at pos"),
-            Points("p1", color="C3", size=6, label="pair at pos + k"),
-            Points("moved", color="black", size=10, filled=False, label="R(k) · pair at pos"),
+            Points("p0", color="C0", size=6, label=_("pair at pos")),
+            Points("p1", color="C3", size=6, label=_("pair at pos + k")),
+            Points("moved", color="black", size=10, filled=False, label=_("R(k) · pair at pos")),
             Text(0.02, 0.04, key="matrix", axes=True, size=8),
         ],
         # room right of the circle for the whole legend (about 2.4 units wide in matplotlib's 7 pt
@@ -195,9 +196,9 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
         xticks=[-1.0, 0.0, 1.0],
         yticks=[-1.0, 0.0, 1.0],
         equal=True,
-        title="pair i on the unit circle",
-        xlabel="sin(w_i pos), column 2i",
-        ylabel="cos(w_i pos), column 2i+1",
+        title=_("pair i on the unit circle"),
+        xlabel=_("sin(w_i pos), column 2i"),
+        ylabel=_("cos(w_i pos), column 2i+1"),
         legend="upper right",
     )
     ticks = sorted(
@@ -212,18 +213,18 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
             Line("row0", color="C0", width=2),
             Line("row1", color="C3", width=2),
         ],
-        title="PE[pos, column]: rows pos, pos + k",
-        xlabel="column (2i: sin, 2i+1: cos)",
-        ylabel="position",
+        title=_("PE[pos, column]: rows pos, pos + k"),
+        xlabel=_("column (2i: sin, 2i+1: cos)"),
+        ylabel=_("position"),
         **grid,
     )
     fingerprint = Panel(
         [Bars("angles", color="C0"), Points("angle_mark", color="C3", size=6)],
         xlim=(-0.6, half - 0.4),
         ylim=(-0.3, 2 * math.pi),  # a mark at angle 0 drawn whole
-        title="angle w_i·k mod 2π of every pair",
-        xlabel="frequency index i",
-        ylabel="angle (rad)",
+        title=_("angle w_i·k mod 2π of every pair"),
+        xlabel=_("frequency index i"),
+        ylabel=_("angle (rad)"),
         xticks=list(range(half)),
         xticklabels=[str(j) for j in range(half)],
         yticks=[0.0, math.pi, 2 * math.pi],
@@ -237,9 +238,9 @@ def _scene(num_positions: int, d_model: int, max_k: int) -> Scene:
         ],
         xlim=(-1.0, max_k + 0.5),  # the k = 0 dot drawn whole
         ylim=(-0.62 * d_model, 0.62 * d_model),  # a mark at d_model / 2 drawn whole
-        title="PE(pos)·PE(pos + k): depends on k only",
-        xlabel="offset k",
-        ylabel="dot product",
+        title=_("PE(pos)·PE(pos + k): depends on k only"),
+        xlabel=_("offset k"),
+        ylabel=_("dot product"),
         legend="lower right",
     )
     # Within the notebook's width and short enough that controls, picture and the readout below

@@ -98,7 +98,7 @@ def query_frame(k: torch.Tensor, v: torch.Tensor, x: float, y: float, scaled: bo
 KEY_LENGTHS = (0.25, 3.0, 0.25)
 
 
-@builder("query")
+@builder(N_("query"))
 def query_explorer(
     keys=DEFAULT_KEYS,
     values=DEFAULT_VALUES,

@@ -14,6 +14,7 @@ import torch
 
 from attnlib.core.softmax import masked_softmax
 from attnlib.course.scaling import entropy, jacobian_norm, max_weight, scores_for_widths
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Bars, Line, Points, Text
 from attnlib.widgets.framework.controls import selection_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -78,7 +79,7 @@ def _fmt(v: float) -> str:
     return "0" if v == 0 else f"{v:.3g}".replace("-", "−")
 
 
-@builder("scaling")
+@builder(N_("scaling"))
 def scaling_explorer(
     d_k: int = 256,
     scale: str = "1",
@@ -156,7 +157,7 @@ def scaling_explorer(
         var_theory = c * c * int(d_k)
         R = axis_half_range(scale, int(d_k), bool(fixed_axis))  # x half-range, in score units
         scores = (raw_pairs[i] * c).numpy()  # (N,)
-        counts, _ = np.histogram(scores / R, bins=edges)
+        counts, _edges = np.histogram(scores / R, bins=edges)
         density = counts / (len(scores) * (2 * R / _NBINS))  # per unit of score
         if fixed_axis:  # the bell may be far narrower than a bin: average it over one bin
             pdf = _normal_bin_density(u, edges, R, var_theory)  # (201,)
@@ -167,7 +168,11 @@ def scaling_explorer(
         row = rows[scale][i]  # (S,)
         texts = {f"x{j}": _fmt(t * R) for j, t in enumerate(_TICKS)}
         texts.update({f"y{j}": _fmt(t * ytop) for j, t in enumerate(_YTICKS)})
-        texts["axis"] = f"x-axis {'fixed' if fixed_axis else 'follows'}: ±{_fmt(R)}"
+        texts["axis"] = (
+            _("x-axis fixed: ±{r}", r=_fmt(R))
+            if fixed_axis
+            else _("x-axis follows: ±{r}", r=_fmt(R))
+        )
         return Frame(
             arrays={
                 "hist": density / ytop,
@@ -179,18 +184,18 @@ def scaling_explorer(
             },
             readout={
                 "d_k": int(d_k),
-                "scale factor": c,
-                "histogram half-range": R,
-                "Var(score), sampled": float(np.var(scores, ddof=1)),
-                "Var(score), theory": var_theory,
-                "sampled / theory": float(np.var(scores, ddof=1)) / var_theory,
-                "scores beyond ±5 sd (of N)": int((np.abs(scores) > R).sum()),
-                "row: max weight": max_weight(row),
-                "row: entropy (nats)": entropy(row),
-                "row: ||J||_F": jacobian_norm(row),
-                "256 rows: mean entropy": float(mean_ent[scale][i]),
-                "256 rows: mean ||J||_F": float(mean_jac[scale][i]),
-                "256 rows: mean max weight": float(mean_top[scale][i]),
+                N_("scale factor"): c,
+                N_("histogram half-range"): R,
+                N_("Var(score), sampled"): float(np.var(scores, ddof=1)),
+                N_("Var(score), theory"): var_theory,
+                N_("sampled / theory"): float(np.var(scores, ddof=1)) / var_theory,
+                N_("scores beyond ±5 sd (of N)"): int((np.abs(scores) > R).sum()),
+                N_("row: max weight"): max_weight(row),
+                N_("row: entropy (nats)"): entropy(row),
+                N_("row: ||J||_F"): jacobian_norm(row),
+                N_("256 rows: mean entropy"): float(mean_ent[scale][i]),
+                N_("256 rows: mean ||J||_F"): float(mean_jac[scale][i]),
+                N_("256 rows: mean max weight"): float(mean_top[scale][i]),
             },
             texts=texts,
         )
@@ -198,8 +203,8 @@ def scaling_explorer(
     scene = _scene(centres, x, mean_ent, mean_jac, num_keys)
     controls = {
         "d_k": selection_slider("d_k", WIDTHS, d_k, width="320px"),
-        "scale": selection_slider("score ×", SCALES, scale, width="260px"),
-        "fixed_axis": toggle("fixed x-axis", fixed_axis),
+        "scale": selection_slider(_("score ×"), SCALES, scale, width="260px"),
+        "fixed_axis": toggle(_("fixed x-axis"), fixed_axis),
     }
     return Explorer(controls, compute, scene, grid=[("d_k", "scale")], digits=3)
 
@@ -219,8 +224,8 @@ def _check_arguments(d_k, scale, fixed_axis, num_keys, num_pairs) -> None:
 def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
     """The histogram, the row, and the mean entropy and Jacobian norm against d_k."""
     hist_artists = [
-        Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label="sampled"),
-        Line("pdf", color="C3", width=1.2, label="normal (theory)"),
+        Bars("hist", x=centres, width=2.0 / _NBINS, color="C0", label=_("sampled")),
+        Line("pdf", color="C3", width=1.2, label=_("normal (theory)")),
     ]
     hist_artists.append(Text(0.02, 0.95, key="axis", size=7, color="0.3", axes=True))
     hist_artists += [
@@ -235,9 +240,9 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
         hist_artists,
         xlim=(-1.0, 1.0),
         ylim=(0.0, 1.0),
-        title="scores of random (q, k) pairs",
-        xlabel="score: q·k × the factor",
-        ylabel="density",
+        title=_("scores of random (q, k) pairs"),
+        xlabel=_("score: q·k × the factor"),
+        ylabel=_("density"),
         xticks=list(_TICKS),
         xticklabels=[" "] * 5,  # blank, but they keep room for the tick texts above the x label
         yticks=list(_YTICKS),
@@ -247,12 +252,14 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
     row_panel = Panel(  # one row jumps about from width to width; the dashed line is the mean
         [
             Bars("row", color="C0"),
-            Line("mean_top", color="C3", width=1.2, dash=True, label="mean max weight, 256 rows"),
+            Line(
+                "mean_top", color="C3", width=1.2, dash=True, label=_("mean max weight, 256 rows")
+            ),
         ],
         ylim=(0.0, 1.3),  # headroom above a one-hot row for the legend
-        title="softmax row of one query",
-        xlabel="key j",
-        ylabel="weight",
+        title=_("softmax row of one query"),
+        xlabel=_("key j"),
+        ylabel=_("weight"),
         legend="upper right",
         **bar_slots(num_keys, [str(j + 1) for j in range(num_keys)], every=5),
     )
@@ -265,7 +272,8 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
 
     def curve_panel(values, marker, title, ylabel, ylim, guides, legend):
         artists = [
-            Line([[x[0], y], [x[-1], y]], color="0.6", width=1, dash=True) for y, _, _ in guides
+            Line([[x[0], y], [x[-1], y]], color="0.6", width=1, dash=True)
+            for y, _label, _va in guides
         ]
         # at the right end, on the side of the line the curves do not reach there
         artists += [
@@ -285,7 +293,7 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
             xlim=(-0.5, 10.5),
             ylim=ylim,
             title=title,
-            xlabel="d_k (log scale)",
+            xlabel=_("d_k (log scale)"),
             ylabel=ylabel,
             xticks=list(x[::2]),
             xticklabels=[str(d) for d in WIDTHS[::2]],
@@ -295,20 +303,23 @@ def _scene(centres, x, mean_ent: dict, mean_jac: dict, num_keys: int) -> Scene:
     ent_panel = curve_panel(
         mean_ent,
         "m_ent",
-        "mean entropy of a row",
-        "entropy (nats)",
+        _("mean entropy of a row"),
+        _("entropy (nats)"),
         (0.0, 1.15 * log_s),
-        [(log_s, "uniform: log S", "bottom")],  # every curve lies below log S
+        [(log_s, _("uniform: log S"), "bottom")],  # every curve lies below log S
         "lower left",
     )
     j_uniform = math.sqrt(num_keys - 1) / num_keys
     jac_panel = curve_panel(
         mean_jac,
         "m_jac",
-        "mean ‖J‖_F of a row",
+        _("mean ‖J‖_F of a row"),
         "‖J‖_F",
         (0.0, 0.62),
-        [(0.5, "two-way split: 0.5", "bottom"), (j_uniform, f"uniform: {j_uniform:.3f}", "top")],
+        [
+            (0.5, _("two-way split: 0.5"), "bottom"),
+            (j_uniform, _("uniform: {u:.3f}", u=j_uniform), "top"),
+        ],
         "lower left",
     )
     scene = Scene([hist_panel, row_panel, ent_panel, jac_panel], cols=2, width=590, height=440)

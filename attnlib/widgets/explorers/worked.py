@@ -19,6 +19,7 @@ import torch
 
 from attnlib.core.attention import dot_product_attention
 from attnlib.core.scoring import default_scale, scaled_scores
+from attnlib.util.i18n import N_, _
 from attnlib.widgets.framework.artists import Arrows, Line, Points, Text
 from attnlib.widgets.framework.controls import float_slider, toggle
 from attnlib.widgets.framework.explorer import Explorer, builder
@@ -61,11 +62,11 @@ def two_key_frame(s: np.ndarray, a: np.ndarray, x, y, v1x, v1y, v2x, v2y) -> Fra
             "output": o[None],  # (S, 2), (1, 2)
         },
         readout={
-            "scores (s1, s2)": s,
+            N_("scores (s1, s2)"): s,
             "s1 - s2": diff,
             "a1 = σ(s1 - s2)": float(a[0]),
-            "weights (a1, a2)": a,
-            "output o = a1 v1 + a2 v2": o,
+            N_("weights (a1, a2)"): a,
+            N_("output o = a1 v1 + a2 v2"): o,
         },
         texts={
             "a1": f"a1 = {float(a[0]):.3f}",
@@ -74,7 +75,7 @@ def two_key_frame(s: np.ndarray, a: np.ndarray, x, y, v1x, v1y, v2x, v2y) -> Fra
     )
 
 
-@builder("two_key")
+@builder(N_("two_key"))
 def two_key_explorer(
     query=(1.0, 2.0), values=((2.0, 0.0), (0.0, 4.0)), *, scaled: bool = True
 ) -> Explorer:
@@ -119,7 +120,7 @@ def two_key_explorer(
 
     def query_slider(axis, x):
         return float_slider(
-            f"query {axis}",
+            _("query {axis}", axis=axis),
             -QUERY_LIM,
             QUERY_LIM,
             float(x),
@@ -131,7 +132,7 @@ def two_key_explorer(
     controls = {
         "x": query_slider("x", qt[0]),
         "y": query_slider("y", qt[1]),
-        "scaled": toggle("divide scores by √d_k = √2", scaled),
+        "scaled": toggle(_("divide scores by √d_k = √2"), scaled),
         "v1x": value_slider("v1 x", vt[0, 0]),
         "v1y": value_slider("v1 y", vt[0, 1]),
         "v2x": value_slider("v2 x", vt[1, 0]),
@@ -166,14 +167,14 @@ def _scene() -> Scene:
                 label="x = y: a1 = a2",
             ),
             Arrows(torch.stack([origin, k], 1), color="C0", width=1.2),
-            Points(k, color="C0", marker="s", size=5, labels=["k1", "k2"], label="keys"),
+            Points(k, color="C0", marker="s", size=5, labels=["k1", "k2"], label=_("keys")),
             Arrows("query_arrow", color="C3", width=1.5),
-            Points("query", color="C3", size=6, label="query q"),
+            Points("query", color="C3", size=6, label=_("query q")),
         ],
         **square(qlim),
-        title="matching: q against k1, k2",
-        xlabel="dimension 1",
-        ylabel="dimension 2",
+        title=_("matching: q against k1, k2"),
+        xlabel=_("dimension 1"),
+        ylabel=_("dimension 2"),
         legend="lower right",
     )
     t = torch.linspace(-_DIFF_LIM, _DIFF_LIM, 131, dtype=torch.float64)
@@ -186,7 +187,7 @@ def _scene() -> Scene:
         ],
         xlim=(-_DIFF_LIM, _DIFF_LIM),
         ylim=(0.0, 1.0),
-        title="weight of position 1: a1 = σ(s1 − s2)",
+        title=_("weight of position 1: a1 = σ(s1 − s2)"),
         xlabel="s1 − s2",
         ylabel="a1",
     )
@@ -196,13 +197,15 @@ def _scene() -> Scene:
             # where the star sits on the dashed segment is the weights (the corner text prints them)
             Line("values", color="C2", width=1.2, dash=True),
             Text(0.04, 0.94, key="mix_text", axes=True, size=8.0),
-            Points("values", color="C2", marker="^", size=6, labels=["v1", "v2"], label="values"),
-            Points("output", color="black", marker="*", size=6, label="output o"),
+            Points(
+                "values", color="C2", marker="^", size=6, labels=["v1", "v2"], label=_("values")
+            ),
+            Points("output", color="black", marker="*", size=6, label=_("output o")),
         ],
         **square(vlim),
-        title="content: o = a1 v1 + a2 v2",
-        xlabel="dimension 1",
-        ylabel="dimension 2",
+        title=_("content: o = a1 v1 + a2 v2"),
+        xlabel=_("dimension 1"),
+        ylabel=_("dimension 2"),
         legend="lower left",
     )
     scene = Scene(

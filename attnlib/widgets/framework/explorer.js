@@ -266,7 +266,7 @@ function drawHeatmap(ctx, a, m, fr, scene, hatch) {
     ctx.fill();
   }
   if (!a.annotate) return;
-  ctx.font = "10px sans-serif";
+  ctx.font = `10px ${m.font}`;
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   for (let i = 0; i < n; i++)
@@ -300,7 +300,7 @@ function drawPoints(ctx, a, m, fr) {
   ctx.fillStyle = a.color;
   ctx.strokeStyle = a.color;
   ctx.lineWidth = 1.5;
-  ctx.font = "11px sans-serif";
+  ctx.font = `11px ${m.font}`;
   for (let i = 0; i < xy.data.length / 2; i++) {
     const x = m.sx(xy.data[2 * i]),
       y = m.sy(xy.data[2 * i + 1]);
@@ -381,7 +381,7 @@ function drawText(ctx, a, m, fr) {
   ctx.fillStyle = a.color;
   // m.minText: the smallest text of the layout (9 px in the narrow one, where every word must be
   // readable on a phone; 0 in the scene's own, which matches render_png)
-  ctx.font = `${Math.max(a.size * 1.2, m.minText || 0)}px sans-serif`;
+  ctx.font = `${Math.max(a.size * 1.2, m.minText || 0)}px ${m.font}`;
   ctx.textAlign = a.ha;
   ctx.textBaseline = { center: "middle", middle: "middle" }[a.va] || a.va;
   const x = a.axes ? m.l + a.x * m.w : m.sx(a.x),
@@ -415,7 +415,7 @@ function drawAxes(ctx, p, m, scene) {
   ctx.lineWidth = 0.8;
   ctx.strokeRect(m.l, m.t, m.w, m.h);
   ctx.fillStyle = "#222";
-  ctx.font = "11px sans-serif";
+  ctx.font = `11px ${m.font}`;
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
   p.xticks.forEach((t, i) => {
@@ -442,7 +442,7 @@ function drawAxes(ctx, p, m, scene) {
     ctx.fillText(p.xlabel, m.l + m.w / 2, m.t + m.h + (p.xticks.length ? 34 : 18));
   }
   if (p.title) {
-    ctx.font = "12px sans-serif";
+    ctx.font = `12px ${m.font}`;
     ctx.textBaseline = "bottom";
     ctx.fillText(p.title, m.l + m.w / 2, m.t - 5);
   }
@@ -450,7 +450,7 @@ function drawAxes(ctx, p, m, scene) {
     const longest = Math.max(0, ...p.yticklabels.map((s) => s.length));
     ctx.translate(m.l - (p.yticks.length ? 8 + 6.5 * longest : 0) - 12, m.t + m.h / 2);
     ctx.rotate(-Math.PI / 2);
-    ctx.font = "11px sans-serif";
+    ctx.font = `11px ${m.font}`;
     ctx.textBaseline = "bottom";
     ctx.fillText(p.ylabel, 0, 0);
   }
@@ -464,7 +464,7 @@ function drawAxes(ctx, p, m, scene) {
       ctx.fillRect(x, m.t + m.h * (1 - (i + 1) / 256), 10, m.h / 256 + 0.5);
     }
     ctx.fillStyle = "#222";
-    ctx.font = "10px sans-serif";
+    ctx.font = `10px ${m.font}`;
     ctx.textAlign = "left";
     ctx.textBaseline = "middle";
     [a.vmin, (a.vmin + a.vmax) / 2, a.vmax].forEach((v, i) => {
@@ -478,7 +478,7 @@ function legendBox(ctx, p, m) {
   const items = p.artists.filter((a) => a.label);
   if (!p.legend || !items.length) return null;
   ctx.save();
-  ctx.font = "10px sans-serif";
+  ctx.font = `10px ${m.font}`;
   const w = 26 + Math.max(...items.map((a) => ctx.measureText(a.label).width)),
     h = 14 * items.length + 6;
   ctx.restore();
@@ -493,7 +493,7 @@ function drawLegend(ctx, p, m) {
   const [x, y, w, h] = box,
     items = p.artists.filter((a) => a.label);
   ctx.save();
-  ctx.font = "10px sans-serif";
+  ctx.font = `10px ${m.font}`;
   ctx.fillStyle = "rgba(255,255,255,0.85)";
   ctx.fillRect(x, y, w, h);
   ctx.strokeStyle = "#ccc";
@@ -603,17 +603,21 @@ function layoutOf(scene, width) {
   return n && width > 0 && width < scene.width * n.below ? "narrow" : "wide";
 }
 
-// The words for a screen reader: English in JupyterLab; the site passes its page's language.
+// The words for a screen reader, in English: the fallback. The kernel sends them in the current
+// language (the "words" trait, wire.py: name, described, label, list and title, the explorer's
+// shown name); the site passes its page's.
 const WORDS = {
   name: "{name} explorer: {panels}",
   described: "The numbers are in the table beside the picture.",
+  label: "{name}. {described}",
+  list: ", ",
 };
 
 function nameOf(scene, meta, words) {
   const panels = scene.panels.map((p) => p.title).filter(Boolean);
   return words.name
-    .replace("{name}", meta.builder || "")
-    .replace("{panels}", panels.join(", "))
+    .replace("{name}", words.title || meta.builder || "")
+    .replace("{panels}", panels.join(words.list))
     .trim();
 }
 
@@ -650,7 +654,8 @@ function makePainter(root, scene, meta, words = WORDS) {
   // a picture with words (WCAG 1.1.1): its name says what it shows; the live region below says
   // what it shows now, politely, once per settled change
   canvas.setAttribute("role", "img");
-  canvas.setAttribute("aria-label", `${nameOf(scene, meta, words)}. ${words.described}`);
+  const label = words.label.replace("{described}", words.described);
+  canvas.setAttribute("aria-label", label.replace("{name}", nameOf(scene, meta, words)));
   const live = document.createElement("div");
   live.className = "attnlib-live";
   live.setAttribute("aria-live", "polite");
@@ -677,6 +682,7 @@ function makePainter(root, scene, meta, words = WORDS) {
     maps = scene.panels.map((p, k) => ({
       ...panelMap(p, layout === "narrow" ? box.rects[k] : p.rect),
       minText: layout === "narrow" ? MIN_TEXT_PX : 0,
+      font: scene.font || "sans-serif", // the language's font stack (Scene.to_json)
     }));
     root.dataset.layout = layout;
     canvas.style.width = `${box.width}px`;
@@ -925,17 +931,19 @@ function staticSource(frameAt) {
 // In JupyterLab (anywidget): the kernel's frames.
 function render({ model, el }) {
   const source = kernelSource(model);
-  const player = makePlayer(el, model.get("scene"), model.get("meta"), source);
+  const words = { ...WORDS, ...(model.get("words") || {}) };
+  const player = makePlayer(el, model.get("scene"), model.get("meta"), source, words);
   source.start(player.schedule);
   return player.destroy; // anywidget calls it when the view is disposed
 }
 
-// On a static page: the page's frames. traits: {scene, meta}; frameAt(values) as above; words:
-// the page's language's screen-reader words (WORDS's keys). Returns
+// On a static page: the page's frames. traits: {scene, meta, words?}; frameAt(values) as above;
+// words: the page's language's screen-reader words (WORDS's keys), over the traits' own. Returns
 // show(values): draw the frame at these values (on the next animation frame).
 function renderStatic({ el, traits, frameAt, words }) {
   const source = staticSource(frameAt);
-  const player = makePlayer(el, traits.scene, traits.meta, source, { ...WORDS, ...words });
+  const said = { ...WORDS, ...(traits.words || {}), ...(words || {}) };
+  const player = makePlayer(el, traits.scene, traits.meta, source, said);
   return {
     destroy: player.destroy,
     show(values) {

@@ -33,6 +33,14 @@ How to write a builder (``attnlib/widgets/<concept>.py``)::
 Then add ``"temperature": temperature_explorer`` to ``BUILDERS`` in ``attnlib/widgets/__init__.py``
 and the notebook to ``tests/browser/specs.py``.
 
+Every word the reader sees is a message (:mod:`attnlib.util.i18n`), made when the builder runs:
+labels, menu entries (the shown label; the value stays), titles, axes, legends and texts with
+``_("...")``, a frame's strings with fields (``_("source: {tokens}", tokens=...)``, never glued),
+readout keys with ``N_`` (the key stays, the readout shows ``gettext(key)``; a key made from
+numbers is a :class:`~attnlib.widgets.framework.readout.Key`), and the builder's name with
+``@builder(N_("temperature"))`` (the explorer's shown name). ``tests/test_widgets_language.py``
+checks every builder of ``BUILDERS`` in Chinese.
+
 How it runs. Every slider is *fast*: for each slider (or each ``grid=[("x", "y")]`` pair of
 sliders, precomputed as a 2-D grid) the kernel calls ``compute`` at every step of its range, at
 the current values of the other controls, and sends that *frame set* (float32 arrays + float64
@@ -228,6 +236,13 @@ class Explorer(FrameSync):
         arguments given that ``args`` cannot rebuild (a static page refuses to show them)."""
         self.name, self.args, self.dropped = name, dict(args), list(dropped)
         self.view.meta = wire.meta(name, self.args, self.columns, self.digits)
+        self.view.words = wire.words(name)
+
+    @property
+    def words(self) -> dict[str, str]:
+        """The screen reader's words, in the language the explorer was built in (the ``words``
+        trait, :func:`~attnlib.widgets.framework.wire.words`); a static page passes them on."""
+        return dict(self.view.words)
 
     @property
     def axes(self) -> dict[str, tuple]:

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlib.util.i18n import gettext
 from attnlib.widgets.framework import wire
-from attnlib.widgets.framework.readout import to_py, value_kind
+from attnlib.widgets.framework.readout import shown_name, to_py, value_kind
 from attnlib.widgets.framework.scene import Frame, Scene
 
 __all__ = [
@@ -99,7 +98,8 @@ def _readout_entry(label, v) -> dict:
     ragged, not numbers) is a ``ValueError`` naming the label."""
     v = to_py(v)
     # the key code reads stays as it is; the page shows its name in the current language
-    named = {"label": str(label), "name": gettext(str(label))}
+    named = {"label": str(label), "name": shown_name(label)}
+
     if isinstance(v, str):
         return {**named, "kind": "s", "shape": []}
     try:

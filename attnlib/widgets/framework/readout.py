@@ -19,7 +19,30 @@ import numpy as np
 
 from attnlib.util.i18n import gettext
 
-__all__ = ["readout_html", "to_fixed", "to_py", "value_kind"]
+__all__ = ["readout_html", "to_fixed", "to_py", "value_kind", "Key", "shown_name"]
+
+
+class Key(str):
+    """A readout key that code reads (the English text, as it is) carrying the name the reader is
+    shown, made when the builder runs: for a key built from the builder's own numbers (``"max
+    |row 1 - row 4| ('the'), all heads"``), which a catalog cannot hold as one ``N_`` key."""
+
+    shown: str
+
+    def __new__(cls, key: str, shown: str) -> Key:
+        self = super().__new__(cls, key)
+        self.shown = str(shown)
+        return self
+
+    def __reduce__(self):  # pickled with its shown name (the site builds in worker processes)
+        return (Key, (str(self), self.shown))
+
+
+def shown_name(key) -> str:
+    """The name the readout shows for ``key``: a :class:`Key`'s own, else ``gettext(key)`` (an
+    ``N_`` key in the current language; any other key as it is)."""
+    shown = getattr(key, "shown", None)
+    return shown if isinstance(shown, str) else gettext(str(key))
 
 
 def to_py(x) -> Any:
@@ -94,7 +117,10 @@ def readout_html(
         )
         for i, r in enumerate(grid):
             rows.append(
-                [html.escape(gettext(name)) if i == 0 else "", *(_fmt(c, kind, digits) for c in r)]
+                [
+                    html.escape(shown_name(name)) if i == 0 else "",
+                    *(_fmt(c, kind, digits) for c in r),
+                ]
             )
     return _table(rows, columns)
 

@@ -29,7 +29,7 @@ The vocabulary (``xy`` arrays are ``(N, 2)`` points; segments/arrows ``(N, 2, 2)
           "lower right"|"lower left")      # ticks None: chosen here; [] none; ylim (hi, lo) flips y
     cells(n_rows, n_cols, row_labels=None, col_labels=None)  # Panel keyword args for a heatmap
     bar_slots(n, labels=None, every=1)  # ... for n bars at 0..n-1; square(lim): a vector plane
-    weights_panel(key, n, labels=None, title=..., xlabel="key", ylabel="weight", every=1)
+    weights_panel(key, n, labels=None, title=..., xlabel=None, ylabel=None, every=1)
                                  # a Panel: one row of softmax weights as bars on 0..1
     Scene(panels, cols=1, width=720, height=300, col_widths=None, row_heights=None)
 
@@ -55,6 +55,8 @@ from typing import Any
 
 import numpy as np
 
+from attnlib.util.fonts import CANVAS_FONTS
+from attnlib.util.i18n import _, get_language
 from attnlib.widgets.framework.artists import HATCH_FILL, Artist, Bars, Heatmap, Text, mpl_cmap
 
 __all__ = ["Scene", "Panel", "Frame", "cells", "bar_slots", "square", "weights_panel"]
@@ -176,18 +178,19 @@ def weights_panel(
     labels: Sequence[str] | None = None,
     *,
     title: str,
-    xlabel: str = "key",
-    ylabel: str = "weight",
+    xlabel: str | None = None,
+    ylabel: str | None = None,
     every: int = 1,
 ) -> Panel:
     """The course's picture of one row of softmax weights: a bar per key (the frame's array
-    ``key``, ``(n,)``, colour C0) on a 0..1 scale, ticked as :func:`bar_slots` ticks them."""
+    ``key``, ``(n,)``, colour C0) on a 0..1 scale, ticked as :func:`bar_slots` ticks them; the
+    axes say "key" and "weight" (in the current language) unless given."""
     return Panel(
         [Bars(key, color="C0")],
         ylim=(0.0, 1.0),
         title=title,
-        xlabel=xlabel,
-        ylabel=ylabel,
+        xlabel=_("key") if xlabel is None else xlabel,
+        ylabel=_("weight") if ylabel is None else ylabel,
         **bar_slots(n, labels, every=every),
     )
 
@@ -224,6 +227,8 @@ class Scene:
                 f"{len(self.col_widths)} and {len(self.row_heights)}"
             )
         self.keys()  # a key read both as a text and as an array is refused here
+        # the canvas's font stack, for the language the scene's words were made in
+        self.font = CANVAS_FONTS[get_language()]
 
     def keys(self) -> dict[str, tuple[Any, str]]:
         """``{frame key: (artist, field)}`` for every dynamic field
@@ -260,7 +265,9 @@ class Scene:
 
     def to_json(self) -> dict:
         """What the front end draws from
-        (static data inline, dynamic fields as ``{"key": name}``).
+        (static data inline, dynamic fields as ``{"key": name}``); ``font``: the canvas's font
+        stack for the language the scene was made in (a CJK stack for Chinese,
+        :data:`~attnlib.util.fonts.CANVAS_FONTS`).
         """
         from matplotlib import colormaps
         from matplotlib.colors import to_hex
@@ -284,6 +291,7 @@ class Scene:
             "bad": bad,
             "narrow": self.narrow(),
             "hatch": HATCH_FILL,
+            "font": self.font,
         }
 
 

@@ -48,6 +48,7 @@ def _make_view_class():
         fast = traitlets.List().tag(sync=True)
         groups = traitlets.List().tag(sync=True)
         meta = traitlets.Dict().tag(sync=True)
+        words = traitlets.Dict().tag(sync=True)
         v0, v1, v2, v3, v4, v5 = (traitlets.Any(None).tag(sync=True) for _ in range(MAX_FAST))
 
     return ExplorerView

@@ -18,6 +18,10 @@ meta       ``{"builder", "args", "columns", "digits", "max_layers"}``: the ``BUI
            its JSON-able arguments (the browser test rebuilds ``BUILDERS[builder](**args)``), the
            readout's column headers and decimals, and :data:`MAX_LAYERS` (the front end reads
            the wire's constants from here, never restates them)
+words      the screen reader's words in the current language (:func:`words`): ``name`` (a
+           sentence with ``{name}`` and ``{panels}``, which the front end fills), ``described``,
+           ``label`` (``{name}. {described}``), ``list`` (the panels' separator) and ``title``
+           (the explorer's shown name); the front end falls back to its English
 v0..v5     fast slider ``i``'s linked value (``jsdlink`` from the slider, so a drag needs no
            kernel); :data:`MAX_FAST` of them
 =========  =====================================================================================
@@ -69,11 +73,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from attnlib.util.i18n import _, gettext
+
 __all__ = [
     "MAX_FAST",
     "MAX_LAYERS",
     "READY",
     "view_traits",
+    "words",
     "frames_header",
     "now_message",
     "set_message",
@@ -96,12 +103,27 @@ def view_traits(
     columns: Sequence[str] | None,
     digits: int,
 ) -> dict[str, Any]:
-    """The synced traits ``scene, fast, groups, meta`` (``fast``: ``(group, values)`` each)."""
+    """The synced traits ``scene, fast, groups, meta, words`` (``fast``: ``(group, values)``
+    each)."""
     return {
         "scene": scene,
         "fast": [{"group": g, "values": list(values)} for g, values in fast],
         "groups": [list(g) for g in groups],
         "meta": meta(builder, args, columns, digits),
+        "words": words(builder),
+    }
+
+
+def words(builder: str | None) -> dict[str, str]:
+    """The ``words`` trait: what a screen reader hears, in the current language. ``title`` is the
+    explorer's shown name: the builder's name is its English (a catalog message of its module)."""
+    return {
+        "name": _("{name} explorer: {panels}"),
+        "described": _("The numbers are in the table beside the picture."),
+        # the canvas's name: the sentence above, then the one before; the panels' titles joined
+        "label": _("{name}. {described}"),
+        "list": _(", "),
+        "title": gettext(builder) if builder else "",
     }
 
 
