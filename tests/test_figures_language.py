@@ -53,6 +53,7 @@ ALLOWED = {
     "cos",
     "pos",
     "MiB",
+    "nats",  # the unit of entropy, as the notebooks write it
     "the",
     "cat",
     "sat",
