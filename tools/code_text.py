@@ -361,7 +361,7 @@ def _fields(text: str) -> list[str]:
     return sorted(field_shape(f) for f in _FIELD.findall(text))
 
 
-_LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"")
+_LITERAL = re.compile(r"""(['"])[^'"]*\1""")
 
 
 def fields(text: str) -> list[str]:
@@ -369,7 +369,7 @@ def fields(text: str) -> list[str]:
     shown word inside a field (``{'yes' if ok else 'no'}``, a header ``{'max weight':>10}``) may be
     translated, the code around it may not. A dict key inside a field (``{st['scores']}``) must
     stay: the notebook's run fails with a KeyError otherwise."""
-    return sorted(_LITERAL.sub("''", field_shape(f)) for f in _FIELD.findall(text))
+    return sorted(_LITERAL.sub(r"\1\1", field_shape(f)) for f in _FIELD.findall(text))
 
 
 def without_fields(text: str) -> str:
