@@ -577,12 +577,14 @@ explorer
 
 # %%
 # The readout of the stored picture (output position t = 3, average of heads), as the explorer shows it
+from attnlib.widgets.framework.readout import shown_name
+
 for key, value in explorer.state(step=3).items():
     if isinstance(value, list):
         value = " ".join(f"{v:.2f}" for v in value)
     elif isinstance(value, float):
         value = f"{value:.2f}"
-    print(f"{key}: {value}")
+    print(f"{shown_name(key)}: {value}")  # the name the readout shows (in the notebook's language)
 
 # %% [markdown]
 # ## Exercises

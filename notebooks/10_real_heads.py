@@ -265,9 +265,9 @@ n_real = cb.valid_lens.double()                                     # (6,) token
 uniform = (n_real * n_real.log()).sum() / n_real.sum()               # log n, averaged over queries
 print(f"highest entropy: layer {hi[0]} head {hi[1]}: {show(ent.max(), 2)} nats "
       f"(a uniform row over its sentence, averaged the same way: {show(uniform, 2)})")
-for offset, name in [(-1, "previous"), (1, "next")]:
+for offset, name in [(-1, "the previous token"), (1, "the next token")]:
     found = hs.find_offset_heads(co.attentions, cb.valid_lens, offset, threshold=0.5)
-    print(f"heads with weight >= 0.5 on the {name} token:",
+    print(f"heads with weight >= 0.5 on {name}:",
           ", ".join(f"layer {l} head {h} ({show(s, 2)})" for l, h, s in found) or "none")
 cls = maps["share on [CLS]"]
 top = divmod(int(cls.argmax()), 12)
@@ -778,7 +778,8 @@ for k in [1, 2, 5, 10, 50]:
 
 # %%
 model_card = (enc.model_dir / "README.md").read_text()
-print("model card:", next(line.strip() for line in model_card.splitlines() if "limited to" in line).split(". ")[1])
+card_line = next(line.strip() for line in model_card.splitlines() if "limited to" in line)
+print(f'model card: "{card_line.split(". ")[1]}"')  # its words, quoted
 print("sentence-transformers cuts inputs at:",
       json.loads((enc.model_dir / "sentence_bert_config.json").read_text())["max_seq_length"], "tokens")
 print("tokenizer.json truncates to:",

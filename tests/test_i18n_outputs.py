@@ -153,12 +153,17 @@ NAMES = frozenset(
     CUDA RNN CNN FFN float32 float64 float16 bfloat16 NaN nan inf Pre-LN Post-LN LayerNorm ReLU
     GELU Adam SGD KV""".split()
 )
+#: The glossary's terms whose Chinese is the English (locale/zh_CN/glossary.tsv).
+KEPT_TERMS = tuple(t.english for t in i18n.read_glossary() if t.english == t.chinese)
 #: An exception's message, after its class name: attnlib's and torch's errors stay English.
 EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b.*")
 #: An object's repr, its text/plain (an explorer shown without a widget manager): code.
 REPR = re.compile(r"<[A-Z]\w*(?:\.\w+)*(?: [^<>]*)?>")
 #: The English term in brackets at its first use, after its Chinese: （attention weight）.
 BRACKETED = re.compile(r"[（(][A-Za-z][A-Za-z \-']*[)）]")
+#: A quotation in Chinese quotation marks: English words quoted as they are (a model card's line,
+#: an English model's input sentence).
+QUOTED = re.compile(r"“[^“”]*”")
 # ASCII look-arounds: an English word may touch a Chinese character (\w would take it in).
 WORDS = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z]{3,}(?:[ ]+[A-Za-z]{3,})+(?![A-Za-z0-9_(])")
 
@@ -188,7 +193,13 @@ def english_sentence(line: str, names: set[str], data: frozenset[str] = frozense
     A lower-case code name (``weights``) still counts as English: a printed sentence made of
     words that are also variable names is a sentence."""
     text = REPR.sub(" ", EXCEPTION.sub(" ", line))
-    text = BRACKETED.sub(" ", text) if CJK.search(text) else text
+    if CJK.search(text):
+        text = QUOTED.sub(" ", BRACKETED.sub(" ", text))
+    for term in KEPT_TERMS:  # the glossary keeps a few terms English: padding mask, one-hot
+        text = text.replace(term, " ")
+    for d in sorted(data, key=len, reverse=True):  # a key or input printed as it is: data
+        if len(d) >= 3:
+            text = text.replace(d, " ")
     for m in WORDS.finditer(text):
         run, runs = [], []
         for w in m.group().split():
@@ -202,11 +213,13 @@ def english_sentence(line: str, names: set[str], data: frozenset[str] = frozense
 
 
 def data_strings(nb: dict) -> frozenset[str]:
-    """The text of every string literal of the notebook's code that is not a catalog message."""
+    """The text of every string literal of the (Chinese) notebook's code that is not a catalog
+    message, or is one the translator kept as its English (no Chinese in it: a key code reads, an
+    English model's input sentence)."""
     found = set()
     for cell in _code(nb).values():
         src = _text(cell["source"])
-        shown = {m.start for m in code_messages(src) if m.kind == "string"}
+        shown = {m.start for m in code_messages(src) if m.kind == "string" and CJK.search(m.text)}
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(mask_magics(src)).readline))
         except (tokenize.TokenError, IndentationError):
@@ -217,7 +230,7 @@ def data_strings(nb: dict) -> frozenset[str]:
                     value = ast.literal_eval(t.string)
                 except (ValueError, SyntaxError):
                     continue  # an f-string: its text is printed or drawn, or code
-                if isinstance(value, str) and " " in value:
+                if isinstance(value, str) and len(value) >= 3:
                     found.add(value)
     return frozenset(found)
 
@@ -250,6 +263,8 @@ def english_output_lines(nb: dict, names: set[str]) -> list[str]:
     found = []
     data = data_strings(nb)
     for i, cell in _code(nb).items():
+        if "getsource(" in _text(cell["source"]):
+            continue  # it prints attnlib's source: code, English as all code is
         for line in output_text(cell).split("\n"):
             run = english_sentence(line, names, data)
             if run is not None:
