@@ -2,12 +2,12 @@
 
 On the built site (the session's ``site`` fixture, ``tools/site.py``): for every explorer of every
 ``site/zh/`` page, every string its spec shows (control labels and menu options, the scene's
-titles, axis and tick labels, legends and texts, the readout's names, the frame-time texts and
-string readouts, the screen-reader sentences) and the words the page gives ``site.js`` hold no
-English word: a word of two or more Latin letters that is not a symbol (``q``, ``k1``, ``d_k``,
-``a_j``) or one of :data:`ALLOWED` (code names, and the terms the glossary keeps in English). The
-test is strict and lists every English string of a page; each explorer's strings are marked in
-``attnlib/widgets/explorers/`` (helper A of issue 32 marks all but the query explorer's).
+titles, axis and tick labels, legends and texts, the readout's names and column heads, the
+frame-time texts and string readouts, the screen-reader sentences) and the words the page gives
+``site.js`` hold no English word: a word of two or more Latin letters that is not a symbol
+(``q``, ``k1``, ``d_k``, ``a_j``) or one of :data:`ALLOWED` (code names, and the terms the
+glossary keeps in English). The test is strict and lists every English string of a page; each
+explorer's strings are marked in ``attnlib/widgets/`` (the explorers and the framework's words).
 
 In Chromium, a Chinese page draws its canvas text in the CJK font stack
 (``attnlib.util.fonts.CANVAS_FONTS``) and shows Chinese control labels.
@@ -53,6 +53,8 @@ ALLOWED = frozenset(
         "diag",
         "max",
         "argmax",
+        "CLS",  # MiniLM's special tokens, [CLS] and [SEP]
+        "SEP",
     }
 )
 #: Phrases the glossary or the page keeps as they are (a command, English-kept terms).
@@ -77,6 +79,19 @@ def english_words(text: str) -> list[str]:
     ]
 
 
+def data_words(spec: dict) -> set[str]:
+    """The words of the explorer's input sentences (a string argument of three words or more,
+    e.g. the head view's English sentences for an English model): data, shown as they are, with
+    the model's tokens of them (word pieces included)."""
+    return {
+        w.lower() for s in _strings(spec["args"]) if len(s.split()) >= 3 for w in LATIN.findall(s)
+    }
+
+
+def _english(text: str, data: set[str]) -> list[str]:
+    return [w for w in english_words(text) if not any(w.lower() in d for d in data)]
+
+
 def _strings(x, parent: str = ""):
     """Every string of a JSON value but those under the keys of :data:`FIXED` (structure)."""
     if isinstance(x, dict):
@@ -98,6 +113,7 @@ def shown_strings(spec: dict) -> list[tuple[str, str]]:
     scene = {k: v for k, v in spec["traits"]["scene"].items() if k not in ("luts", "bad", "font")}
     out += [("scene", s) for s in _strings(scene)]
     out += [("readout name", s["name"]) for s in spec["template"]["readout"]]
+    out += [("readout column", s) for s in spec["traits"]["meta"].get("columns") or []]
     for table in ("texts_table", "strings_table"):
         out += [(table, s) for row in spec[table] for s in row]
     out += [("words", s) for s in _strings(spec["traits"].get("words", {}))]
@@ -110,6 +126,9 @@ def test_english_words_finds_words_and_lets_symbols_and_allowed_names_pass():
     assert english_words("logit spread σ") == ["logit", "spread"]
     assert english_words("J (row j = a_j)") == ["row"]
     assert english_words("{name} 交互演示：{panels}") == []
+    data = data_words({"args": {"sentences": ["The cat sat on the mat."], "head": "x"}})
+    assert _english("The cat sat", data) == [] and _english("##at", data) == []
+    assert _english("head 1", data) == ["head"]
 
 
 @pytest.mark.parametrize("stem", PAGES)
@@ -119,16 +138,16 @@ def test_every_explorer_of_every_chinese_page_shows_no_english_word(site, stem):
     assert specs, f"zh/{stem}: no explorer"
     found = []
     for spec in specs:
+        data = data_words(spec)
         for where, text in shown_strings(spec):
-            if english_words(text):
+            if _english(text, data):
                 found.append(f"{spec['builder']}: {where}: {text!r}")
     [words] = WORDS.findall(page)
     for text in _strings(json.loads(words)):
         if english_words(text):
             found.append(f"site.js: {text!r}")
-    assert not found, f"zh/{stem}: {len(found)} English string(s):\n" + "\n".join(
-        dict.fromkeys(found)
-    )
+    found = list(dict.fromkeys(found))
+    assert not found, f"zh/{stem}: {len(found)} English string(s):\n" + "\n".join(found)
 
 
 def test_the_chinese_page_shows_the_english_pages_frames_and_words_from_its_tables(site):

@@ -46,7 +46,8 @@ def _tiny(keys=("k1", "k2"), *, zh_extra_control=False, zh_other_kind=False):
         return Frame(
             arrays={"w": w},
             readout={N_("weights"): w},
-            texts={"t": _("length of {key} (×)", key=top)},
+            # an empty text when x is 0: not a message (gettext("") is the catalog's header)
+            texts={"t": _("length of {key} (×)", key=top) if x else ""},
         )
 
     kind = Bars("w") if not (zh and zh_other_kind) else Text(0.5, 0.5, key="t")
@@ -63,7 +64,9 @@ def _tiny(keys=("k1", "k2"), *, zh_extra_control=False, zh_other_kind=False):
         width=300,
         height=200,
     )
-    return Explorer(controls, compute, scene)
+    ex = Explorer(controls, compute, scene)
+    ex.words = {"name": _("softmax weights")}  # screen-reader sentences (traits["words"])
+    return ex
 
 
 @pytest.fixture
@@ -96,6 +99,7 @@ def _without_words(spec: dict) -> dict:
         for p in out["traits"]["scene"]["panels"]
     ]
     out["texts_table"] = out["strings_table"] = None
+    out["traits"].pop("words", None)
     return out
 
 
@@ -118,15 +122,18 @@ def test_the_chinese_spec_says_the_catalogs_words_over_the_same_frames(tiny):
         said["first component"],
     )
     assert zh["traits"]["scene"]["font"] == CANVAS_FONTS[ZH]
+    assert en["traits"]["words"] == {"name": "softmax weights"}
+    assert zh["traits"]["words"] == {"name": gettext_in(ZH, "softmax weights")}
     # the frame-time texts, re-said from the English recording: the catalog's message, its field
     # formatted in (the same key as the English frame's)
     form = gettext_in(ZH, "length of {key} (×)")
     assert form != "length of {key} (×)"
     want = [
-        [form.format(key=re.search(r"of (k\d)", t).group(1)) for t in row]
+        [form.format(key=re.search(r"of (k\d)", t).group(1)) if t else "" for t in row]
         for row in en["texts_table"]
     ]
-    assert zh["texts_table"] == want and len(want) == 2  # k1 and k2 lead in some frames
+    assert zh["texts_table"] == want and len(want) == 3  # k1 and k2 lead in some frames
+    assert [""] in want
     assert en["texts_table"] != zh["texts_table"]
     # one computation: one blob, read the same through either spec; all else but words equal
     assert _without_words(en) == _without_words(zh)

@@ -36,9 +36,12 @@ FIXED = frozenset(
 
 
 def explorer_words(ex) -> dict | None:
-    """The explorer's screen-reader sentences (``traits["words"]``), if its view has them."""
-    words = getattr(getattr(ex, "view", None), "words", None)
-    return dict(words) if isinstance(words, dict) and words else None
+    """The explorer's screen-reader sentences (``traits["words"]``), if it or its view has them."""
+    for owner in (getattr(ex, "view", None), ex):
+        words = getattr(owner, "words", None)
+        if isinstance(words, dict) and words:
+            return dict(words)
+    return None
 
 
 def words_traits(ex, meta: dict) -> dict:
@@ -95,6 +98,11 @@ def _readout(name: str, en: list[dict], other: list[dict]) -> list[dict]:
     return [{**s, "name": o["name"]} for s, o in zip(en, other)]
 
 
+def _resaid(rec, text: str, lang: str) -> str:
+    # "" is no message: gettext would answer it with the catalog's header
+    return rec.translate(text, lang) if text else text
+
+
 def translated_spec(spec: dict, rec, lang: str, checkbox: tuple[str, str]) -> dict:
     """``spec`` (English, its frames computed inside the recording ``rec``) with the words of
     ``lang`` (an attnlib language code); ``checkbox``: the page's words for a checkbox's states.
@@ -123,5 +131,5 @@ def translated_spec(spec: dict, rec, lang: str, checkbox: tuple[str, str]) -> di
     out["traits"]["scene"]["font"] = CANVAS_FONTS[code]
     out["template"]["readout"] = _readout(where, spec["template"]["readout"], readout)
     for table in ("texts_table", "strings_table"):
-        out[table] = [[rec.translate(s, code) for s in row] for row in spec[table]]
+        out[table] = [[_resaid(rec, s, code) for s in row] for row in spec[table]]
     return out
