@@ -223,7 +223,7 @@ def explorer_frames(
             try:
                 said = translated_spec(spec, rec, _lang(lang)["attnlib"], _lang(lang)["checkbox"])
             except ValueError as e:
-                raise SiteError(f"the {name} explorer ({args}): {e}") from None
+                raise SiteError(f"the {name} explorer ({args!r:.80}): {e}") from None
         specs[lang] = _spec_json(said)
     spec_json = specs[langs[0]] if langs else _spec_json(spec)
     report = {
