@@ -30,31 +30,21 @@ from harness import PAGES, chromium, missing_browser, offline_context  # noqa: E
 
 from tools.site_words import FIXED  # noqa: E402
 
-#: Latin words a Chinese page may show: code names, function names of the math, and the terms
+#: Latin words a Chinese page may show, each kept as the code or the math writes it: code names,
+#: the math's names (functions, variables, units), names of people, and the terms
 #: locale/zh_CN/glossary.tsv keeps in English.
 ALLOWED = frozenset(
     {
-        "softmax",
-        "Softmax",
-        "token",
-        "NaN",
-        "nan",
-        "inf",
-        "float32",
-        "float64",
-        "PyTorch",
-        "attnlib",
-        "MiniLM",
-        "JupyterLab",
-        "Transformer",
-        "QK",  # QKᵀ
-        "log",
-        "exp",
-        "diag",
-        "max",
-        "argmax",
-        "CLS",  # MiniLM's special tokens, [CLS] and [SEP]
-        "SEP",
+        # code names
+        *("attnlib", "PyTorch", "MiniLM", "JupyterLab", "d2l", "masked_softmax", "finfo"),
+        *("dtype", "float16", "bfloat16", "float32", "float64", "valid_len", "valid_lens"),
+        *("NaN", "nan", "inf", "CLS", "SEP"),  # [CLS], [SEP]: MiniLM's special tokens
+        # the math: functions, variables and units as the formulas write them
+        *("softmax", "Softmax", "logit", "log", "exp", "sin", "cos", "mod", "diag", "max", "min"),
+        *("argmax", "Var", "MSE", "QK", "qW_Q", "kW_K", "PE", "pos", "Dh", "nats"),
+        *("Nadaraya", "Watson"),  # the Nadaraya–Watson estimator
+        # the glossary's English terms
+        *("token", "Transformer"),
     }
 )
 #: Phrases the glossary or the page keeps as they are (a command, English-kept terms).
@@ -80,12 +70,23 @@ def english_words(text: str) -> list[str]:
 
 
 def data_words(spec: dict) -> set[str]:
-    """The words of the explorer's input sentences (a string argument of three words or more,
-    e.g. the head view's English sentences for an English model): data, shown as they are, with
-    the model's tokens of them (word pieces included)."""
-    return {
-        w.lower() for s in _strings(spec["args"]) if len(s.split()) >= 3 for w in LATIN.findall(s)
-    }
+    """The words of the explorer's input text: a string argument of three words or more (the head
+    view's English sentences, for an English model) or a list of three strings or more (the
+    heads explorer's tokens): data, shown as they are, with the model's tokens of them (word
+    pieces included)."""
+    texts: list[str] = []
+
+    def walk(x) -> None:
+        if isinstance(x, str) and len(x.split()) >= 3:
+            texts.append(x)
+        elif isinstance(x, list) and len(x) >= 3 and all(isinstance(v, str) for v in x):
+            texts.extend(x)
+        elif isinstance(x, (list, dict)):
+            for v in x.values() if isinstance(x, dict) else x:
+                walk(v)
+
+    walk(spec["args"])
+    return {w.lower() for s in texts for w in LATIN.findall(s)}
 
 
 def _english(text: str, data: set[str]) -> list[str]:
@@ -123,12 +124,14 @@ def shown_strings(spec: dict) -> list[tuple[str, str]]:
 def test_english_words_finds_words_and_lets_symbols_and_allowed_names_pass():
     assert english_words("分数除以 √d_k，k1 与 q 的 softmax 权重（QKᵀ）") == []
     assert english_words("用 make lab 运行；padding mask") == []
-    assert english_words("logit spread σ") == ["logit", "spread"]
+    assert english_words("weight spread σ") == ["weight", "spread"]
     assert english_words("J (row j = a_j)") == ["row"]
     assert english_words("{name} 交互演示：{panels}") == []
     data = data_words({"args": {"sentences": ["The cat sat on the mat."], "head": "x"}})
     assert _english("The cat sat", data) == [] and _english("##at", data) == []
     assert _english("head 1", data) == ["head"]
+    tokens = data_words({"args": {"tokens": ["the", "cat", "sat"], "mode": "causal"}})
+    assert _english("the cat", tokens) == [] and _english("causal", tokens) == ["causal"]
 
 
 @pytest.mark.parametrize("stem", PAGES)

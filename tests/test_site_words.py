@@ -64,9 +64,7 @@ def _tiny(keys=("k1", "k2"), *, zh_extra_control=False, zh_other_kind=False):
         width=300,
         height=200,
     )
-    ex = Explorer(controls, compute, scene)
-    ex.words = {"name": _("softmax weights")}  # screen-reader sentences (traits["words"])
-    return ex
+    return Explorer(controls, compute, scene)
 
 
 @pytest.fixture
@@ -75,7 +73,17 @@ def tiny(monkeypatch):
     from attnlib.widgets.framework.builder import builder
 
     def register(**kw):
-        monkeypatch.setitem(BUILDERS, "tiny_words", builder("tiny_words")(lambda: _tiny(**kw)))
+        build = builder("tiny_words")(lambda: _tiny(**kw))
+
+        def with_words():
+            from attnlib.util.i18n import _
+
+            ex = build()
+            # the screen reader's sentences (traits["words"]), set over the builder's own
+            ex.view.words = {"name": _("softmax weights")}
+            return ex
+
+        monkeypatch.setitem(BUILDERS, "tiny_words", with_words)
 
     register()
     return register
