@@ -94,6 +94,7 @@ SLOW_MODULES = {
     "test_require_all.py": "packaging",  # pytest in fresh interpreters
     "test_site.py": "browser",  # builds the static site, opens every page in Chromium
     "test_site_accessibility.py": "browser",  # axe-core and the keyboard on every page
+    "test_site_language.py": "browser",  # the Chinese pages' explorers, built site and Chromium
 }
 #: Single tests outside the fast tier: measurements over long sequences, and the sweeps that
 #: move every control of every explorer (each explorer's own test file stays in the fast tier).

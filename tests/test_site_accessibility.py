@@ -10,6 +10,7 @@ the readout and, once the move has settled, the polite live description, in the 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -89,7 +90,11 @@ def test_every_explorer_by_keyboard_alone_with_a_named_picture_and_a_live_descri
             live = root.locator(".attnlib-live")
             assert canvas.get_attribute("role") == "img", name
             label = canvas.get_attribute("aria-label") or ""
-            assert name in label, (name, label)
+            # the explorer's shown name: its words' title in the page's language (issue 32), the
+            # builder's name where it has none
+            spec = json.loads(host.locator("script.attnlib-spec").text_content())
+            shown = (spec["traits"].get("words") or {}).get("title") or name
+            assert shown in label, (name, shown, label)
             assert ("交互演示" in label) == zh, (name, label)
             assert live.get_attribute("aria-live") == "polite", name
             # the first description comes once the first frame has settled

@@ -20,7 +20,10 @@ argument its builder cannot rebuild (``dropped``) fails the build, naming it.
 Both languages: the English pages in ``site/``, the Chinese ones in ``site/zh/`` (``<html
 lang="zh-CN">``), built from ``notebooks/zh/`` (the generated Chinese notebooks, tools/i18n.py).
 Every page links to the same page in the other language. An explorer's frames are computed once and
-put in both pages (the code cells, and so the explorers, are the same); only its alt text differs.
+put in both pages (the code cells, and so the explorers, are the same); only its words differ: its
+alt text, and its spec's words (labels, menus, titles, readout names, texts: :mod:`tools.site_words`
+takes them from the explorer built in the page's language). What ``site.js`` itself says comes
+from the same tables as the page text (:data:`LANGUAGES`), as JSON in the page.
 
 Run ``python -m tools.site build --out site [NOTEBOOK ...]`` (``make site``; a notebook by path or
 stem builds only its pages, the indexes still list every notebook).
@@ -54,6 +57,7 @@ from tools.site_state import (  # noqa: E402
     explorer_state_space,
     readout_columns,
 )
+from tools.site_words import translated_spec  # noqa: E402
 
 __all__ = ["build", "decode_blob", "explorer_state_space", "readout_columns", "main"]
 
@@ -68,7 +72,10 @@ COURSE = "attnlib — learn attention by moving it"
 
 
 #: What a page says around the notebook, per language: the folder of its notebooks and of its pages
-#: (under the site), and the words. ``other``: the link to the same page in the other language.
+#: (under the site), and the words. ``other``: the link to the same page in the other language;
+#: ``attnlib``: the language attnlib speaks for its explorers; ``checkbox``: a checkbox's states;
+#: ``site_words``: what ``site.js`` says (``<script id="site-words">``, and the screen-reader
+#: sentences ``sr`` it passes to ``explorer.js``).
 LANGUAGES: dict[str, dict[str, Any]] = {
     "en": {
         "html": "en",
@@ -90,6 +97,18 @@ LANGUAGES: dict[str, dict[str, Any]] = {
             "JupyterLab on <code>notebooks/</code>).</p>"
         ),
         "explorer_alt": "The {name} explorer at its initial settings.",
+        "attnlib": "en",
+        "checkbox": ("off", "on"),
+        "site_words": {
+            "fixed": "fixed on this page: change it live in JupyterLab (make lab)",
+            "greyed": "Greyed controls are fixed on this page (their frames would not fit it); "
+            "run the notebook with make lab to move them.",
+            "failed": "This explorer could not start: ",
+            "sr": {
+                "name": "{name} explorer: {panels}",
+                "described": "The numbers are in the table beside the picture.",
+            },
+        },
     },
     "zh": {
         "html": "zh-CN",
@@ -112,6 +131,15 @@ LANGUAGES: dict[str, dict[str, Any]] = {
             "中文版在 <code>zh/</code> 文件夹里）。</p>"
         ),
         "explorer_alt": "{name} 交互演示的初始状态。",
+        "attnlib": "zh_CN",
+        "checkbox": ("关", "开"),
+        "site_words": {
+            "fixed": "在本页固定：在 JupyterLab 里可以改动它（make lab）",
+            "greyed": "灰色的控件在本页固定（它们的帧放不进本页）；"
+            "用 make lab 运行笔记本就能改动它们。",
+            "failed": "这个交互演示未能启动：",
+            "sr": {"name": "{name} 交互演示：{panels}", "described": "图中的数值见旁边的表格。"},
+        },
     },
 }
 
@@ -140,11 +168,11 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 # ---------------------------------------------------------------- explorers
 def explorer_html(
-    name: str, args: dict, uid: str, png_b64: str | None, alt: str
+    name: str, args: dict, uid: str, png_b64: str | None, alt: str, lang: str = "en"
 ) -> tuple[str, dict]:
-    """The explorer's block for a page, and a report (frames, bytes, live controls)."""
-    frames, report = explorer_frames(name, args)
-    return explorer_block(name, uid, frames, png_b64, alt), report
+    """The explorer's block for a page of ``lang``, and a report (frames, bytes, live controls)."""
+    (specs, packed), report = explorer_frames(name, args, (lang,))
+    return explorer_block(name, uid, (specs[lang], packed), png_b64, alt), report
 
 
 def explorer_block(name: str, uid: str, frames: tuple[str, str], png_b64: str | None, alt: str):
@@ -166,17 +194,38 @@ def explorer_block(name: str, uid: str, frames: tuple[str, str], png_b64: str | 
     )
 
 
-def explorer_frames(name: str, args: dict) -> tuple[tuple[str, str], dict]:
-    """An explorer's state space as a page stores it (``(spec_json, packed)``), and a report."""
+def _spec_json(spec: dict) -> str:
+    return json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")
+
+
+def explorer_frames(
+    name: str, args: dict, langs: tuple[str, ...] = ("en",)
+) -> tuple[tuple[dict[str, str], str], dict]:
+    """An explorer's state space as the pages of ``langs`` store it: ``({lang: spec_json},
+    packed)``, one blob for every language, and a report. The frames are computed once, in
+    English, recorded (:func:`attnlib.util.i18n.recording`); each other language's spec takes its
+    words from the same explorer built in that language (:mod:`tools.site_words`)."""
+    from attnlib.util.i18n import language, recording
+
     t0 = time.perf_counter()
     max_frames = MAX_FRAMES
-    while True:
-        spec, blob = explorer_state_space(name, args, max_frames)
-        packed = base64.b64encode(gzip.compress(blob, 6, mtime=0)).decode("ascii")
-        if len(packed) <= EXPLORER_BUDGET or spec["frames"] <= 1:
-            break
-        max_frames = spec["frames"] - 1  # over its share: one control fewer live
-    spec_json = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")
+    with language("en"), recording() as rec:
+        while True:
+            spec, blob = explorer_state_space(name, args, max_frames)
+            packed = base64.b64encode(gzip.compress(blob, 6, mtime=0)).decode("ascii")
+            if len(packed) <= EXPLORER_BUDGET or spec["frames"] <= 1:
+                break
+            max_frames = spec["frames"] - 1  # over its share: one control fewer live
+    specs = {}
+    for lang in langs:
+        said = spec
+        if _lang(lang)["attnlib"] != "en":
+            try:
+                said = translated_spec(spec, rec, _lang(lang)["attnlib"], _lang(lang)["checkbox"])
+            except ValueError as e:
+                raise SiteError(f"the {name} explorer ({args!r:.80}): {e}") from None
+        specs[lang] = _spec_json(said)
+    spec_json = specs[langs[0]] if langs else _spec_json(spec)
     report = {
         "builder": name,
         "frames": spec["frames"],
@@ -188,7 +237,7 @@ def explorer_frames(name: str, args: dict) -> tuple[tuple[str, str], dict]:
         "not_live": spec["not_live"],
         "seconds": time.perf_counter() - t0,
     }
-    return (spec_json, packed), report
+    return (specs, packed), report
 
 
 # ---------------------------------------------------------------- markdown, math, code
@@ -437,13 +486,15 @@ def explorer_outputs(path: Path, lang: str = "en") -> dict[tuple[int, int], dict
     return found
 
 
-def _job(job: tuple[str, dict]) -> tuple[tuple[str, str], dict]:
+def _job(job: tuple[str, dict, tuple[str, ...]]) -> tuple[tuple[dict[str, str], str], dict]:
+    """One explorer's frames and its spec per language (the recording that re-says its texts
+    lives in this worker process)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
     torch.set_num_threads(1)
-    name, args = job
-    return explorer_frames(name, args)
+    name, args, langs = job
+    return explorer_frames(name, args, langs)
 
 
 def _outputs_html(cell, ci: int, page: dict, explorers: dict) -> str:
@@ -567,7 +618,9 @@ def _document(title: str, body: str, *, script: bool, lang: str = "en") -> str:
 
         css += CSS
         src = EXPLORER_JS.read_text().replace("</script", "<\\/script")
+        words = json.dumps(_lang(lang)["site_words"], ensure_ascii=False).replace("</", "<\\/")
         js = (
+            f'<script type="application/json" id="site-words">{words}</script>'
             f'<script type="text/plain" id="attnlib-explorer-js">{src}</script>'
             f'<script type="module">{(ASSETS / "site.js").read_text()}</script>'
         )
@@ -617,11 +670,11 @@ def build(
     _check_sources(out, paths, langs)  # before any frame is computed (minutes of work)
     explorers = {p.stem: explorer_outputs(p) for p in paths}
     work = [
-        (p.stem, key, (x["builder"], x["args"]))
+        (p.stem, key, (x["builder"], x["args"], langs))
         for p in paths
         for key, x in explorers[p.stem].items()
     ]
-    frames: dict[tuple[str, tuple[int, int]], tuple[tuple[str, str], dict]] = {}
+    frames: dict[tuple[str, tuple[int, int]], tuple[tuple[dict[str, str], str], dict]] = {}
     if jobs > 1 and len(work) > 1:
         order = sorted(work, key=lambda w: -_cost_guess(w[2][0]))
         with ProcessPoolExecutor(jobs) as pool:
@@ -683,16 +736,12 @@ def _write_language(out, lang, paths, every, explorers, frames, ids, report) -> 
                 f"{src.relative_to(ROOT)}: its explorers are not the English ones "
                 "(run `make translations`)"
             )
-        blocks = {
-            key: explorer_block(
-                x["builder"],
-                f"{p.stem}-c{key[0]}-o{key[1]}",
-                frames[(p.stem, key)][0],
-                x["png"],
-                x["alt"],
-            )
-            for key, x in mine.items()
-        }
+        blocks = {}
+        for key, x in mine.items():
+            specs, packed = frames[(p.stem, key)][0]
+            uid = f"{p.stem}-c{key[0]}-o{key[1]}"
+            block = explorer_block(x["builder"], uid, (specs[lang], packed), x["png"], x["alt"])
+            blocks[key] = block
         i = stems.index(p.stem)
         prev = infos[i - 1] if i > 0 else None
         nxt = infos[i + 1] if i + 1 < len(infos) else None

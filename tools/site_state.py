@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from tools import site_affine
+from tools.site_words import words_traits
 
 #: The blob layout's version; :func:`decode_blob` and ``site.js`` refuse any other.
 LAYOUT_VERSION = 2
@@ -459,13 +460,14 @@ def build_spec(
     the layout of the blob, the texts and strings tables, and what is live."""
     fast, groups = list(ex.fast), [tuple(g) for g in ex.groups]
     by_name = {c["name"]: c for c in controls}
+    words = words_traits(ex, _view_meta(ex))  # scene, meta (and words): tools/site_words.py
     traits = {
-        "scene": ex.scene.to_json(),
+        "scene": words.pop("scene"),
         "fast": [
             {"group": gi, "values": by_name[n]["front"]} for gi, g in enumerate(groups) for n in g
         ],
         "groups": [[fast.index(n) for n in g] for g in groups],
-        "meta": _view_meta(ex),
+        **words,
     }
     affine = list(ex.affine)
     return {

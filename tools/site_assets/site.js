@@ -166,24 +166,9 @@ function controlsUI(host, spec, ui) {
   return box;
 }
 
-// The page's words in its language (<html lang>: "en", or "zh-CN" for the pages in site/zh/).
-const WORDS = document.documentElement.lang.startsWith("zh")
-  ? {
-      fixed: "在本页固定：在 JupyterLab 里可以改动它（make lab）",
-      greyed: "灰色的控件在本页固定（它们的帧放不进本页）；用 make lab 运行笔记本就能改动它们。",
-      failed: "这个交互演示未能启动：",
-      sr: { name: "{name} 交互演示：{panels}", described: "图中的数值见旁边的表格。" },
-    }
-  : {
-      fixed: "fixed on this page: change it live in JupyterLab (make lab)",
-      greyed:
-        "Greyed controls are fixed on this page (their frames would not fit it); run the notebook with make lab to move them.",
-      failed: "This explorer could not start: ",
-      sr: {
-        name: "{name} explorer: {panels}",
-        described: "The numbers are in the table beside the picture.",
-      },
-    };
+// The page's words in its language, from the same tables as its text (tools/site.py LANGUAGES,
+// "site_words"): {fixed, greyed, failed, sr}; sr: the screen-reader sentences for explorer.js.
+const WORDS = JSON.parse(document.getElementById("site-words").textContent);
 
 async function mount(host, explorer) {
   const spec = JSON.parse(host.querySelector("script.attnlib-spec").textContent);
@@ -203,7 +188,8 @@ async function mount(host, explorer) {
     el,
     traits: spec.traits,
     frameAt: frameSource(spec, buffer),
-    words: WORDS.sr,
+    // an explorer's own sentences (its name in the page's language) before the page's
+    words: { ...WORDS.sr, ...(spec.traits.words || {}) },
   });
   host.querySelector(".site-fallback")?.remove();
   view.show({ ...cur });
