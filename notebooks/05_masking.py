@@ -470,10 +470,12 @@ explorer
 
 # %%
 # C12: the explorer's verdict for an empty batch row, per recipe and dtype
+from attnlib.util.i18n import gettext  # a recipe's name as the explorer's menu shows it
+
 print(f"{'recipe':30s}" + "".join(f"{dt:>18s}" for dt in DTYPES))
 for recipe in RECIPES:
     verdicts = [explorer.state(len0=0, recipe=recipe, dtype=dt)["row 0: a fully hidden query gets"] for dt in DTYPES]
-    print(f"{recipe:30s}" + "".join(f"{v:>18s}" for v in verdicts))
+    print(f"{gettext(recipe):30s}" + "".join(f"{v:>18s}" for v in verdicts))  # its shown name
 st = explorer.state(len0=0, causal=True, recipe="add M = finfo(dtype).min")
 print()
 print("causal + finfo.min, valid_len 0: largest weight on a hidden key =", round(st["largest weight on a hidden key"], 3))
